@@ -1,0 +1,43 @@
+# The README's two commands: `make demo` and `make test`. Both set themselves up from a bare Python.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-$(shell cksum < pyproject.toml | cut -d' ' -f1)
+
+.PHONY: setup demo test lint typecheck unit bench schemas clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade pip
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[test]'
+	@rm -f $(VENV)/.installed-*
+	@touch $@
+
+setup: $(STAMP)
+
+demo: setup
+	$(BIN)/python docs/demo.py
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check shared aicr nvcre nvsentinel || true
+	$(BIN)/mypy
+
+typecheck: lint
+
+unit: setup
+	$(BIN)/python -m pytest
+
+test: setup
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+	$(BIN)/python -m pytest
+
+bench: setup
+	$(BIN)/python -m benches
+
+schemas: setup
+	$(BIN)/python -m shared.schemas docs/schemas
+
+clean:
+	rm -rf $(VENV) build *.egg-info

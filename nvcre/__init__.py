@@ -1,0 +1,1 @@
+"""The ``nvcrectl`` program. Thin: commands parse flags and call the shared library."""

@@ -1,0 +1,1 @@
+"""The ``nvsentinel`` program. Thin: commands parse flags and call the shared library."""

@@ -1,0 +1,150 @@
+"""What the three programs share at their edge: the typer app factory and the entry wrapper.
+
+The wrapper is the single place that turns an error into one stderr line and an exit status
+(shared.errors), sets up logging on stderr, and refuses a single-value flag given twice, which
+click would otherwise silently let the last one win.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import typer
+
+from shared import __version__, errors, logs
+
+logger = logging.getLogger(__name__)
+
+DEBUG_FLAG = "--debug"
+LOG_JSON_FLAG = "--log-json"
+
+
+def make_app(name: str, help_text: str) -> typer.Typer:
+    """A typer app with plain help (no rich markup: faster, and user text prints literally)."""
+    return typer.Typer(
+        name=name,
+        help=help_text,
+        rich_markup_mode=None,
+        pretty_exceptions_enable=False,
+        add_completion=False,
+        no_args_is_help=True,
+        context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    )
+
+
+class GlobalOptions:
+    """Options every program takes before its command; held on the typer context."""
+
+    def __init__(self, *, debug: bool, log_json: bool) -> None:
+        self.debug = debug
+        self.log_json = log_json
+
+
+def add_global_options(app: typer.Typer, program: str, env_prefix: str) -> None:
+    """Register ``--debug``, ``--log-json`` and ``--version`` on the root callback."""
+
+    def _version(value: bool) -> None:
+        if value:
+            sys.stdout.write(f"{program} version {__version__}\n")
+            raise typer.Exit(0)
+
+    @app.callback()
+    def _root(
+        ctx: typer.Context,
+        debug: bool = typer.Option(False, DEBUG_FLAG, envvar=f"{env_prefix}_DEBUG",
+                                   help="Debug logs and tracebacks on stderr (secrets stay redacted)."),
+        log_json: bool = typer.Option(False, LOG_JSON_FLAG, envvar=f"{env_prefix}_LOG_JSON",
+                                      help="Structured JSON logs on stderr."),
+        version: bool = typer.Option(False, "--version", "-v", callback=_version, is_eager=True,
+                                     help="Print the version and exit."),
+    ) -> None:
+        logs.configure(program, debug=debug, log_json=log_json)
+        ctx.obj = GlobalOptions(debug=debug, log_json=log_json)
+
+
+def _command_for(root: Any, args: Sequence[str]) -> Any:
+    """Follow sub-command names through the click tree to the command being invoked."""
+    # Duck-typed on purpose: typer vendors its own click, and only these attributes are stable.
+    command = root
+    for token in args:
+        if token.startswith("-"):
+            continue
+        children = getattr(command, "commands", None)
+        if not children:
+            break
+        if token in children:
+            command = children[token]
+    return command
+
+
+def check_repeated_flags(root: Any, args: Sequence[str]) -> None:
+    """A single-value flag may appear once; repeating it is ambiguous, so it is an error."""
+    command = _command_for(root, args)
+    for param in getattr(command, "params", []):
+        if getattr(param, "param_type_name", "") != "option":
+            continue
+        if getattr(param, "multiple", False) or getattr(param, "count", False) or getattr(param, "is_flag", False):
+            continue
+        names = list(param.opts) + list(param.secondary_opts)
+        seen = 0
+        for token in args:
+            if token == "--":
+                break
+            if token in names or any(token.startswith(n + "=") for n in names if n.startswith("--")):
+                seen += 1
+        if seen > 1:
+            longest = max(names, key=len)
+            raise errors.InvalidInput(f"flag {longest} can only be specified once")
+
+
+def run(app: typer.Typer, program: str, argv: Sequence[str] | None = None) -> int:
+    """Run ``app`` and return the exit status; every error becomes one stderr line."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = DEBUG_FLAG in args or os.environ.get(f"{program.upper()}_DEBUG", "").lower() in ("1", "true")
+    command = typer.main.get_command(app)
+    try:
+        check_repeated_flags(command, args)
+        result = command.main(args=args, prog_name=program, standalone_mode=False)
+        return int(result) if isinstance(result, int) else 0
+    except errors.ToolError as exc:
+        _report(exc, debug, exc.line())
+        return exc.exit_code
+    except typer.Exit as exc:
+        return int(exc.exit_code)
+    except typer.Abort:
+        sys.stderr.write("error: aborted\n")
+        return 130
+    except typer.TyperException as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            sys.stderr.write(exc.format_message() + "\n")
+            return errors.InvalidInput.exit_code
+        # Usage errors (unknown flag, missing argument, bad choice) are invalid input.
+        ctx = getattr(exc, "ctx", None)
+        hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+        sys.stderr.write(f"error: {exc.format_message()}{hint}\n")
+        return errors.InvalidInput.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("error: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:
+        _report(exc, debug, f"error: internal error: {logs.redact(str(exc)) or type(exc).__name__}"
+                f"{'' if debug else ' (run with --debug for a traceback)'}")
+        return errors.Internal.exit_code
+
+
+def _report(exc: BaseException, debug: bool, line: str) -> None:
+    if debug:
+        sys.stderr.write(logs.redact("".join(traceback.format_exception(exc))))
+    sys.stderr.write(line + "\n")
+
+
+def entry(app_factory: Callable[[], typer.Typer], program: str) -> None:
+    """Console-script body: build the app, run it, exit with its status."""
+    sys.exit(run(app_factory(), program))

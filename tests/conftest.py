@@ -1,0 +1,54 @@
+"""Fixtures shared by every test: isolated environment, the reference folder, thread hygiene."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+PROJECT = Path(__file__).resolve().parent.parent
+TEAM_SHARED = PROJECT.parent / "shared"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-golden", action="store_true", help="rewrite golden outputs")
+    parser.addoption("--real-cluster", action="store_true",
+                     help="run the contract suite against the cluster named by KUBECONFIG")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Fixed terminal, no colour, private cache and home, no inherited debug flags."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("COLUMNS", "120")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    for name in list(os.environ):
+        if name.endswith(("_DEBUG", "_LOG_JSON")) and name.split("_")[0] in ("AICR", "NVCRE", "NVSENTINEL"):
+            monkeypatch.delenv(name)
+
+
+@pytest.fixture(autouse=True)
+def _no_leaked_threads() -> Iterator[None]:
+    """A test must stop every thread it starts."""
+    before = set(threading.enumerate())
+    yield
+    leaked = [t for t in threading.enumerate() if t not in before and t.is_alive() and not t.daemon]
+    assert not leaked, f"test leaked threads: {leaked}"
+
+
+@pytest.fixture()
+def team_shared() -> Path:
+    """The team's reference folder beside the project; tests that need it skip without it."""
+    if not TEAM_SHARED.is_dir():
+        pytest.skip(f"reference folder {TEAM_SHARED} is absent (CI always has it)")
+    return TEAM_SHARED
+
+
+@pytest.fixture()
+def update_golden(request: pytest.FixtureRequest) -> bool:
+    return bool(request.config.getoption("--update-golden"))
