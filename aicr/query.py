@@ -1,0 +1,40 @@
+"""``aicr query``: read one value from the fully merged recipe (values included)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from aicr import _options as opt
+
+
+def query(
+    selector: Annotated[str, typer.Option("--selector", help="Dotted path, e.g. "
+                                          "components.gpu-operator.values.driver.version.")],
+    service: opt.Service = None,
+    accelerator: opt.Accelerator = None,
+    intent: opt.Intent = None,
+    os: opt.Os = None,
+    platform: opt.Platform = None,
+    nodes: opt.Nodes = None,
+    criteria: opt.CriteriaFile = None,
+    snapshot: opt.SnapshotFile = None,
+    data: opt.DataDir = None,
+    catalog: opt.CatalogDir = None,
+    fmt: opt.Format = "yaml",
+) -> None:
+    """Print a value of the merged recipe: scalars plain, maps and lists as YAML (or JSON)."""
+    from shared import output as out
+    from shared.recipe import report, request, values
+
+    chosen = out.parse_format(fmt, allowed=(out.Format.YAML, out.Format.JSON), flag="--format")
+    resolution, cat = request.build(request.RecipeRequest(
+        service=service, accelerator=accelerator, intent=intent, os=os, platform=platform, nodes=nodes,
+        criteria_file=criteria, snapshot_file=snapshot, catalog_dir=catalog, data_dir=data))
+    tree = values.hydrate(resolution.recipe, cat)
+    out.write_data(report.query_text(values.select(tree, selector), chosen))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("query")(query)

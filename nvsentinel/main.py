@@ -6,7 +6,10 @@ import typer
 
 from shared import cli
 
-HELP = "Operate GPU Kubernetes clusters: health events, CEL fault-quarantine rule sets, cordon/taint with a circuit breaker, drain, remediation and re-validation."
+HELP = (
+    "Operate GPU Kubernetes clusters: health events, CEL fault-quarantine rule sets, cordon/taint "
+    "with a circuit breaker, drain, remediation and re-validation."
+)
 
 
 def build_app() -> typer.Typer:

@@ -114,29 +114,35 @@ def run(app: typer.Typer, program: str, argv: Sequence[str] | None = None) -> in
     except errors.ToolError as exc:
         _report(exc, debug, exc.line())
         return exc.exit_code
-    except typer.Exit as exc:
-        return int(exc.exit_code)
-    except typer.Abort:
-        sys.stderr.write("error: aborted\n")
-        return 130
-    except typer.TyperException as exc:
-        if type(exc).__name__ == "NoArgsIsHelpError":
-            sys.stderr.write(exc.format_message() + "\n")
-            return errors.InvalidInput.exit_code
-        # Usage errors (unknown flag, missing argument, bad choice) are invalid input.
-        ctx = getattr(exc, "ctx", None)
-        hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
-        sys.stderr.write(f"error: {exc.format_message()}{hint}\n")
-        return errors.InvalidInput.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("error: interrupted\n")
         return 130
     except BrokenPipeError:
         return 0
+    except typer.Exit as exc:
+        return int(exc.exit_code)
+    except typer.Abort:
+        sys.stderr.write("error: aborted\n")
+        return 130
     except Exception as exc:
-        _report(exc, debug, f"error: internal error: {logs.redact(str(exc)) or type(exc).__name__}"
-                f"{'' if debug else ' (run with --debug for a traceback)'}")
-        return errors.Internal.exit_code
+        if not _is_usage_error(exc):
+            _report(exc, debug, f"error: internal error: {logs.redact(str(exc)) or type(exc).__name__}"
+                    f"{'' if debug else ' (run with --debug for a traceback)'}")
+            return errors.Internal.exit_code
+        text = str(exc.format_message())  # type: ignore[attr-defined]
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            sys.stderr.write(text + "\n")
+            return errors.InvalidInput.exit_code
+        # Usage errors (unknown flag, missing argument, bad choice) are invalid input.
+        ctx = getattr(exc, "ctx", None)
+        hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+        sys.stderr.write(f"error: {text}{hint}\n")
+        return errors.InvalidInput.exit_code
+
+
+def _is_usage_error(exc: BaseException) -> bool:
+    """A click-style usage error (unknown flag, bad value), whichever click typer brings."""
+    return type(exc).__module__.split(".")[0] in ("click", "typer") and hasattr(exc, "format_message")
 
 
 def _report(exc: BaseException, debug: bool, line: str) -> None:

@@ -29,7 +29,9 @@ def _safe_loader() -> Any:
 
 
 def _where(source: str, exc: Exception) -> str:
-    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    # The context mark (where the broken construct began) is nearer the typo than the problem
+    # mark, which for an unclosed bracket points past the last line.
+    mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
     if mark is not None:
         return f"{source}:{mark.line + 1}"
     return source
@@ -159,3 +161,39 @@ def iter_scalars(data: Any) -> Iterator[Any]:
             yield from iter_scalars(item)
     else:
         yield data
+
+
+def line_of(text: str, path: str) -> int | None:
+    """1-based line of the key at a dotted path (``components[3].helm.foo``), or None.
+
+    Parses again with the round-trip loader, which keeps positions; only used on the error path,
+    so the normal load stays fast.
+    """
+    import re
+
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        node = YAML(typ="rt").load(text)
+    except YAMLError:
+        return None
+    parts: list[str | int] = []
+    for piece in path.split("."):
+        match = re.match(r"^([^\[]*)((?:\[\d+\])*)$", piece)
+        if not match:
+            return None
+        if match.group(1):
+            parts.append(match.group(1))
+        parts.extend(int(i) for i in re.findall(r"\[(\d+)\]", match.group(2)))
+    line: int | None = None
+    for part in parts:
+        try:
+            if isinstance(part, int):
+                line = node.lc.item(part)[0] + 1
+            else:
+                line = node.lc.key(part)[0] + 1
+            node = node[part]
+        except (AttributeError, KeyError, IndexError, TypeError):
+            return line
+    return line

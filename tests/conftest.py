@@ -52,3 +52,35 @@ def team_shared() -> Path:
 @pytest.fixture()
 def update_golden(request: pytest.FixtureRequest) -> bool:
     return bool(request.config.getoption("--update-golden"))
+
+
+class CliResult:
+    """What one in-process program run produced."""
+
+    def __init__(self, code: int, stdout: str, stderr: str) -> None:
+        self.code = code
+        self.stdout = stdout
+        self.stderr = stderr
+
+    def __repr__(self) -> str:
+        return f"CliResult(code={self.code}, stderr={self.stderr!r})"
+
+
+@pytest.fixture()
+def run_cli(capsys: pytest.CaptureFixture[str]):  # type: ignore[no-untyped-def]
+    """Run a program in-process as its console script would, returning exit code and streams."""
+    from shared import cli
+
+    def _run(program: str, *args: str) -> CliResult:
+        if program == "aicr":
+            from aicr.main import build_app
+        elif program == "nvcrectl":
+            from nvcre.main import build_app
+        else:
+            from nvsentinel.main import build_app
+        capsys.readouterr()
+        code = cli.run(build_app(), program, list(args))
+        captured = capsys.readouterr()
+        return CliResult(code, captured.out, captured.err)
+
+    return _run

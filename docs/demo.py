@@ -1,0 +1,62 @@
+"""The lifecycle walk-through behind ``make demo``.
+
+Runs the real console scripts as subprocesses, printing each command before its output, over what
+exists so far. Stops at the first command that fails, with that command's exit status.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+BIN = Path(sys.executable).parent
+
+
+def step(title: str) -> None:
+    print(f"\n=== {title} ===", flush=True)
+
+
+def run(*argv: str, expect: int = 0, show_lines: int | None = None) -> str:
+    print(f"$ {shlex.join(argv)}", flush=True)
+    program = str(BIN / argv[0]) if (BIN / argv[0]).exists() else argv[0]
+    proc = subprocess.run([program, *argv[1:]], capture_output=True, text=True, check=False)
+    out = proc.stdout
+    lines = out.splitlines()
+    if show_lines is not None and len(lines) > show_lines:
+        out = "\n".join(lines[:show_lines]) + f"\n... ({len(lines) - show_lines} more lines)\n"
+    sys.stdout.write(out)
+    sys.stdout.write(proc.stderr)
+    if proc.returncode != expect:
+        print(f"demo: expected exit {expect}, got {proc.returncode}", file=sys.stderr)
+        sys.exit(proc.returncode or 1)
+    return proc.stdout
+
+
+def main() -> None:
+    work = Path(tempfile.mkdtemp(prefix="aicr-demo-"))
+    os.chdir(work)
+    print(f"Working in {work}")
+
+    step("1. Configure: resolve a version-pinned recipe for the target environment")
+    run("aicr", "recipe", "--service", "eks", "--accelerator", "h100", "--os", "ubuntu",
+        "--intent", "inference", "--platform", "dynamo", "-o", "recipe.yaml")
+    run("aicr", "recipe", "--service", "eks", "--accelerator", "h100", "--os", "ubuntu",
+        "--intent", "inference", "--platform", "dynamo", "--format", "table")
+    step("2. Review: why does gpu-operator look like this? (which overlay set each field)")
+    run("aicr", "recipe", "--service", "eks", "--accelerator", "h100", "--os", "ubuntu",
+        "--intent", "inference", "--platform", "dynamo", "--explain", show_lines=24)
+    step("3. Query one merged value, as a script would")
+    run("aicr", "query", "--service", "eks", "--accelerator", "h100", "--os", "ubuntu", "--intent", "inference",
+        "--selector", "components.gpu-operator.values.driver.version")
+    step("4. Bad input is one line and exit 2, with nothing written")
+    run("aicr", "recipe", "--service", "ecs", "-o", "never.yaml", expect=2)
+    assert not Path("never.yaml").exists()
+    print("\nDemo finished: the recipe is in", work / "recipe.yaml")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,155 @@
+"""Criteria: the closed vocabularies a recipe is selected by, and how overlays match them.
+
+Each criterion is a ``StrEnum`` whose values drive the CLI help and the error that lists allowed
+values. ``any`` is the wildcard. Aliases are upstream's (``self-managed`` → any, ``al2023`` →
+amazonlinux). Matching is upstream's asymmetric rule: a wildcard in an overlay matches anything; a
+value in an overlay matches only the same value in the query.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from shared import errors
+from shared.recipe.vocabulary import ALIASES, ANY, FIELDS, allowed_values
+
+CRITERIA_KIND = "RecipeCriteria"
+CRITERIA_API_VERSIONS = ("aicr.run/v1alpha2", "aicr.nvidia.com/v1alpha1")
+
+
+def parse_value(field: str, raw: object, *, where: str | None = None) -> str:
+    """Canonical value of one criterion; an unknown value lists the allowed ones."""
+    if raw is None:
+        return ANY
+    if not isinstance(raw, str):
+        raise errors.InvalidInput(f"{field} must be a string, got {raw!r}", where=where)
+    text = raw.strip().lower()
+    text = ALIASES[field].get(text, text)
+    try:
+        return FIELDS[field](text).value
+    except ValueError:
+        raise errors.InvalidInput(
+            f"invalid {field} {raw!r}: allowed values are {', '.join(allowed_values(field))}",
+            where=where,
+        ) from None
+
+
+def parse_nodes(raw: object, *, where: str | None = None) -> int:
+    if raw is None:
+        return 0
+    if isinstance(raw, bool) or not isinstance(raw, int | str):
+        raise errors.InvalidInput(f"nodes must be a whole number, got {raw!r}", where=where)
+    try:
+        nodes = int(raw)
+    except ValueError:
+        raise errors.InvalidInput(f"nodes must be a whole number, got {raw!r}", where=where) from None
+    if nodes < 0:
+        raise errors.InvalidInput(f"invalid nodes count {nodes} (must be >= 0)", where=where)
+    return nodes
+
+
+class Criteria(BaseModel):
+    """A query or an overlay's selector. ``any`` = wildcard; ``nodes`` 0 = any."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    service: str = ANY
+    accelerator: str = ANY
+    intent: str = ANY
+    os: str = ANY
+    platform: str = ANY
+    nodes: int = 0
+
+    @classmethod
+    def parse(cls, raw: dict[str, Any], *, where: str | None = None) -> Criteria:
+        """Build from untrusted data (a file or flags); every value is checked."""
+        unknown = sorted(set(raw) - set(FIELDS) - {"nodes"})
+        if unknown:
+            raise errors.InvalidInput(
+                f"unknown criteria field {unknown[0]!r}: known fields are "
+                f"{', '.join([*FIELDS, 'nodes'])}",
+                where=where,
+            )
+        values: dict[str, Any] = {
+            name: parse_value(name, raw.get(name), where=f"{where} {name}" if where else name)
+            for name in FIELDS
+        }
+        values["nodes"] = parse_nodes(raw.get("nodes"), where=f"{where} nodes" if where else "nodes")
+        return cls(**values)
+
+    def specificity(self) -> int:
+        """How many fields are set; the correct count (upstream's counts empty strings too)."""
+        return sum(1 for name in FIELDS if getattr(self, name) != ANY) + (1 if self.nodes else 0)
+
+    def matches(self, query: Criteria) -> bool:
+        """Does this overlay selector apply to ``query``?"""
+        for name in FIELDS:
+            mine = getattr(self, name)
+            if mine != ANY and mine != getattr(query, name):
+                return False
+        return not (self.nodes and self.nodes != query.nodes)
+
+    def merged(self, overrides: dict[str, Any]) -> Criteria:
+        """These criteria with every non-None override applied (flags over a file)."""
+        data = self.model_dump()
+        data.update({k: v for k, v in overrides.items() if v is not None})
+        return Criteria.parse(data)
+
+    def describe(self) -> str:
+        """``criteria(service=eks, accelerator=h100)`` for logs and errors."""
+        parts = [f"{n}={getattr(self, n)}" for n in FIELDS if getattr(self, n) != ANY]
+        if self.nodes:
+            parts.append(f"nodes={self.nodes}")
+        return f"criteria({', '.join(parts) or 'any'})"
+
+    def to_output(self) -> dict[str, Any]:
+        """The recipe's criteria block: every field, nodes only when set."""
+        data: dict[str, Any] = {n: getattr(self, n) for n in FIELDS}
+        if self.nodes:
+            data["nodes"] = self.nodes
+        return data
+
+
+def load_criteria_file(path: Path) -> Criteria:
+    """Read a ``RecipeCriteria`` document (ours or upstream's apiVersion) or a bare criteria map."""
+    from shared import yamlio
+
+    data = yamlio.load_file(path)
+    where = str(path)
+    if not isinstance(data, dict):
+        raise errors.InvalidInput("expected a RecipeCriteria mapping", where=where)
+    kind = data.get("kind")
+    if kind is not None and kind != CRITERIA_KIND:
+        raise errors.InvalidInput(f"invalid kind {kind!r}, expected {CRITERIA_KIND!r}", where=f"{where} kind")
+    api = data.get("apiVersion")
+    if api is not None and api not in CRITERIA_API_VERSIONS:
+        raise errors.InvalidInput(
+            f"invalid apiVersion {api!r}, expected one of {', '.join(CRITERIA_API_VERSIONS)}",
+            where=f"{where} apiVersion",
+        )
+    if "spec" in data or kind is not None:
+        spec = data.get("spec") or {}
+        extra = sorted(set(data) - {"kind", "apiVersion", "metadata", "spec"})
+        if extra:
+            raise errors.InvalidInput(f"unknown field {extra[0]!r}", where=where)
+        if not isinstance(spec, dict):
+            raise errors.InvalidInput("spec must be a mapping", where=f"{where} spec")
+        return _parse_located(spec, path, "spec.")
+    return _parse_located(data, path, "")
+
+
+def _parse_located(data: dict[str, Any], path: Path, prefix: str) -> Criteria:
+    """Parse criteria from a file; an error names the file, line and field."""
+    from shared import yamlio
+
+    try:
+        return Criteria.parse(data)
+    except errors.InvalidInput as exc:
+        field = (exc.where or "").split(" ")[-1]
+        unknown = exc.message.split("'")[1] if exc.message.startswith("unknown criteria field") else None
+        key = f"{prefix}{unknown or field}"
+        line = yamlio.line_of(path.read_text(encoding="utf-8"), key)
+        raise errors.InvalidInput(exc.message, where=f"{path}:{line} {key}" if line else f"{path} {key}") from None

@@ -1,0 +1,107 @@
+"""Memoised recipe output: a recipe is a pure function of its inputs, so the bytes are kept.
+
+``aicr recipe`` runs in CI loops and scripts; most of its cost is importing the libraries that
+resolve (pydantic models, networkx, ruamel). The key covers everything the output depends on: the
+program's own source, every catalog file, the criteria, snapshot and criteria-file bytes and the
+format. A hit needs only the standard library. Runs that logged a warning are not kept, so a
+warning is never silently lost on the next run. Stdlib only, on purpose.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from shared import files
+
+logger = logging.getLogger(__name__)
+
+MAX_ENTRIES = 256
+_PROGRAM_MODULES = ("shared/recipe", "shared/yamlio.py", "shared/output.py", "shared/__init__.py")
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "aicr" / "recipes"
+
+
+def _hash_tree(digest: hashlib._Hash, root: Path, *, suffixes: tuple[str, ...] | None = None) -> None:
+    for folder, dirs, names in os.walk(root):
+        dirs.sort()
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for name in sorted(names):
+            if suffixes and not name.endswith(suffixes):
+                continue
+            path = Path(folder, name)
+            digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+            digest.update(path.read_bytes() + b"\0")
+
+
+def key(*, request: dict[str, object], fmt: str, catalogs: list[Path], inputs: list[Path]) -> str | None:
+    """The memo key, or None when an input cannot be read (the slow path then reports why)."""
+    package = Path(__file__).resolve().parent.parent.parent
+    digest = hashlib.sha256()
+    try:
+        for module in _PROGRAM_MODULES:
+            path = package / module
+            if path.is_dir():
+                _hash_tree(digest, path, suffixes=(".py",))
+            else:
+                digest.update(path.read_bytes())
+        for root in catalogs:
+            digest.update(b"catalog\0")
+            _hash_tree(digest, root)
+        for path in inputs:
+            digest.update(b"input\0" + path.read_bytes())
+    except OSError:
+        return None
+    digest.update(repr(sorted(request.items())).encode() + fmt.encode())
+    return digest.hexdigest()
+
+
+def lookup(memo_key: str | None) -> str | None:
+    if memo_key is None:
+        return None
+    try:
+        return (_cache_dir() / f"{memo_key}.out").read_text(encoding="utf-8")
+    except OSError:
+        return None
+
+
+def store(memo_key: str | None, text: str) -> None:
+    if memo_key is None:
+        return
+    folder = _cache_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        files.atomic_write_text(folder / f"{memo_key}.out", text)
+        entries = sorted(folder.glob("*.out"), key=lambda p: p.stat().st_mtime)
+        for stale in entries[: max(0, len(entries) - MAX_ENTRIES)]:
+            stale.unlink(missing_ok=True)
+    except Exception:  # a cache that cannot be written only costs speed
+        logger.debug("recipe memo not writable", extra={"folder": str(folder)})
+
+
+class _WarningCounter(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += 1
+
+
+@contextmanager
+def counting_warnings() -> Iterator[_WarningCounter]:
+    """Count warnings logged by the library while resolving."""
+    counter = _WarningCounter()
+    root = logging.getLogger("shared")
+    root.addHandler(counter)
+    try:
+        yield counter
+    finally:
+        root.removeHandler(counter)

@@ -1,0 +1,70 @@
+"""What a recipe or query command asks for, and the one function that answers it.
+
+Criteria come from, in rising precedence: a snapshot (detected), a criteria file, then flags.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from shared.recipe import catalog as catalog_mod
+from shared.recipe import criteria as criteria_mod
+from shared.recipe import resolver
+from shared.recipe import snapshot as snapshot_mod
+
+logger = logging.getLogger(__name__)
+
+
+class RecipeRequest(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    service: str | None = None
+    accelerator: str | None = None
+    intent: str | None = None
+    os: str | None = None
+    platform: str | None = None
+    nodes: int | None = None
+    criteria_file: Path | None = None
+    snapshot_file: Path | None = None
+    catalog_dir: Path | None = None
+    data_dir: Path | None = None
+
+    def flag_values(self) -> dict[str, object]:
+        return {"service": self.service, "accelerator": self.accelerator, "intent": self.intent,
+                "os": self.os, "platform": self.platform, "nodes": self.nodes}
+
+
+def criteria_for(request: RecipeRequest) -> tuple[criteria_mod.Criteria, snapshot_mod.Snapshot | None]:
+    """The query criteria and the snapshot they were detected from (if any)."""
+    snap = snapshot_mod.load_file(request.snapshot_file) if request.snapshot_file else None
+    query = snap.detect_criteria() if snap is not None else criteria_mod.Criteria()
+    if request.criteria_file is not None:
+        from_file = criteria_mod.load_criteria_file(request.criteria_file)
+        query = query.merged({k: v for k, v in from_file.model_dump().items() if v not in ("any", 0)})
+    flags = request.flag_values()
+    if snap is not None:
+        for name, value in flags.items():
+            if value is not None:
+                logger.info("flag overrides a value detected from the snapshot",
+                            extra={"field": name, "detected": getattr(query, name), "flag": value})
+    for name, value in flags.items():
+        if value is not None and name != "nodes":
+            flags[name] = criteria_mod.parse_value(name, value, where=f"--{name}")
+        elif name == "nodes" and value is not None:
+            flags[name] = criteria_mod.parse_nodes(value, where="--nodes")
+    return query.merged(flags), snap
+
+
+def build(request: RecipeRequest) -> tuple[resolver.Resolution, catalog_mod.Catalog]:
+    """Resolve the recipe a request asks for, with the catalog it came from (for values)."""
+    query, snap = criteria_for(request)
+    resolver.require_criteria(query)
+    cat = catalog_mod.select(catalog_dir=request.catalog_dir, data_dir=request.data_dir)
+    logger.debug("building recipe", extra={"criteria": query.describe(), "catalog": cat.label})
+    resolution = resolver.resolve(query, cat, snapshot=snap)
+    logger.debug("recipe resolved", extra={"components": len(resolution.recipe.componentRefs),
+                                           "overlays": len(resolution.recipe.metadata.appliedOverlays)})
+    return resolution, cat

@@ -1,0 +1,89 @@
+"""Fully merged Helm values per component, and the selector language of ``aicr query``.
+
+Values stack as upstream stacks them: the component's default ``values.yaml``, then the values file
+the most specific overlay chose, then the recipe's inline overrides; maps merge recursively, any
+other value (lists included) replaces.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from shared import errors
+from shared.recipe import catalog as catalog_mod
+from shared.recipe import models, resolver
+
+
+def deep_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    """A new dict: ``top`` over ``base``, maps merged recursively, everything else replaced."""
+    merged = copy.deepcopy(base)
+    for key, value in top.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def component_values(ref: models.ComponentRef, cat: catalog_mod.Catalog) -> dict[str, Any]:
+    """The values a deployer hands to Helm for ``ref``."""
+    default_file = f"components/{ref.name}/values.yaml"
+    values: dict[str, Any] = {}
+    if ref.valuesFile and ref.valuesFile != default_file and cat.has_file(default_file):
+        values = deep_merge(values, cat.values(default_file))
+    if ref.valuesFile:
+        values = deep_merge(values, cat.values(ref.valuesFile))
+    if ref.overrides:
+        values = deep_merge(values, ref.overrides)
+    return values
+
+
+def hydrate(recipe: models.RecipeResult, cat: catalog_mod.Catalog) -> dict[str, Any]:
+    """The recipe as one tree that ``aicr query`` selects from: components by name, with values."""
+    doc = resolver.recipe_document(recipe)
+    criteria = dict(recipe.criteria)
+    criteria.setdefault("nodes", 0)
+    components: dict[str, Any] = {}
+    for ref in recipe.componentRefs:
+        entry = {k: v for k, v in resolver.component_document(ref).items()
+                 if k in ("name", "type", "source", "namespace", "chart", "version", "tag", "path",
+                          "dependencyRefs", "manifestFiles", "healthCheckAsserts")}
+        entry["values"] = component_values(ref, cat)
+        components[ref.name] = entry
+    return {
+        "kind": doc["kind"],
+        "apiVersion": doc["apiVersion"],
+        "metadata": doc["metadata"],
+        "criteria": criteria,
+        "constraints": doc.get("constraints", []),
+        "components": components,
+        "deploymentOrder": doc["deploymentOrder"],
+        **({"validation": doc["validation"]} if "validation" in doc else {}),
+    }
+
+
+def select(tree: Any, selector: str) -> Any:
+    """Follow a dotted path; a number indexes a list. A bad part raises NotFound naming it."""
+    path = selector.strip().strip(".")
+    if not path:
+        return tree
+    current = tree
+    walked: list[str] = []
+    for part in path.split("."):
+        if isinstance(current, dict):
+            if part not in current:
+                keys = ", ".join(sorted(str(k) for k in current))
+                raise errors.NotFound(f"key {part!r} not found under {'.'.join(walked) or 'the root'}; "
+                                      f"available keys: {keys}", where=f"selector {selector!r}")
+            current = current[part]
+        elif isinstance(current, list):
+            if not part.isdigit() or int(part) >= len(current):
+                raise errors.NotFound(f"{part!r} is not an index of the list at {'.'.join(walked)} "
+                                      f"(0..{len(current) - 1})", where=f"selector {selector!r}")
+            current = current[int(part)]
+        else:
+            raise errors.NotFound(f"cannot descend into {part!r}: {'.'.join(walked)} is a {type(current).__name__}",
+                                  where=f"selector {selector!r}")
+        walked.append(part)
+    return current
