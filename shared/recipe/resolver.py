@@ -306,7 +306,7 @@ def component_document(ref: models.ComponentRef) -> dict[str, Any]:
             out[key] = value or ("Helm" if key == "type" else "")
         elif value not in (None, [], {}):
             if key == "healthCheckAsserts":
-                out[key] = value.model_dump(exclude_none=True, mode="json")
+                out[key] = {k: v for k, v in value.model_dump(exclude_none=True, mode="json").items() if v != []}
             elif key == "expectedResources":
                 out[key] = [r.model_dump(exclude_none=True) for r in value]
             else:

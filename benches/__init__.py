@@ -1,0 +1,1 @@
+"""Benchmarks, run with ``make bench``; each writes its figures into docs/benchmarks.md."""
