@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib
 import platform
-import re
 import subprocess
 import sys
 from datetime import date
@@ -43,7 +42,8 @@ def main(selected: list[str]) -> int:
         start, end = f"<!-- bench:{module.NAME} -->", f"<!-- /bench:{module.NAME} -->"
         block = f"{start}\n{body}{end}"
         if start in text:
-            text = re.sub(re.escape(start) + r".*?" + re.escape(end), lambda _m: block, text, flags=re.S)
+            before, rest = text.split(start, 1)
+            text = before + block + rest.split(end, 1)[1]
         else:
             text = text.rstrip() + f"\n\n{block}\n"
         print(body)
