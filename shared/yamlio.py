@@ -9,12 +9,14 @@ scalar. User files that are edited in place use the round-trip pair, which keeps
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from shared import errors
 
+_SPECIAL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff\ufffe\uffff]")
 _INDENT_MAPPING = 2
 _INDENT_SEQUENCE = 4
 _INDENT_OFFSET = 2
@@ -83,14 +85,19 @@ def load_file(path: Path) -> Any:
 
 def _prepare(data: Any) -> Any:
     """Multi-line strings become literal blocks; everything else is dumped as is."""
-    from ruamel.yaml.scalarstring import LiteralScalarString
+    from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarString
 
     if isinstance(data, dict):
-        return {key: _prepare(value) for key, value in data.items()}
+        return {_prepare(key): _prepare(value) for key, value in data.items()}
     if isinstance(data, list | tuple):
         return [_prepare(item) for item in data]
-    if isinstance(data, str) and "\n" in data and not _has_unsafe_whitespace(data):
-        return LiteralScalarString(data)
+    if isinstance(data, str):
+        if _SPECIAL.search(data):
+            # YAML folds these (NEL, CR, line/paragraph separators, control characters) unless
+            # escaped, and only a double-quoted scalar escapes them.
+            return DoubleQuotedScalarString(data)
+        if "\n" in data and not _has_unsafe_whitespace(data):
+            return LiteralScalarString(data)
     return data
 
 
