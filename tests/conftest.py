@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["tests.simfixtures"]
+
 PROJECT = Path(__file__).resolve().parent.parent
 TEAM_SHARED = PROJECT.parent / "shared"
 

@@ -1,0 +1,103 @@
+"""Building an API client the way kubectl finds its cluster.
+
+Order: an explicit ``--kubeconfig`` (with ``--context``), else ``$KUBECONFIG`` (a list of files,
+merged as kubectl merges them), else ``~/.kube/config``, else the in-cluster service account
+(``KUBERNETES_SERVICE_HOST`` and the mounted token). Every failure is one ``InvalidInput`` or
+``NotFound`` naming the file or context; credentials never appear in a message.
+
+``KUBECONFIG`` is read when a client is built, not when the module is imported (the kubernetes
+package freezes it at import, which would surprise tests and long-running programs).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from shared import errors, logs
+
+ENV_KUBECONFIG = "KUBECONFIG"
+ENV_SERVICE_HOST = "KUBERNETES_SERVICE_HOST"
+SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a client's configuration came from, for messages (never holds a credential)."""
+
+    kind: str                   # "kubeconfig" or "in-cluster"
+    paths: tuple[Path, ...] = ()
+    context: str | None = None
+
+    def describe(self) -> str:
+        if self.kind == "in-cluster":
+            return "in-cluster service account"
+        where = os.pathsep.join(str(p) for p in self.paths)
+        return f"{where} (context {self.context})" if self.context else where
+
+
+def find_source(*, kubeconfig: Path | None = None, context: str | None = None,
+                environ: Mapping[str, str] | None = None, home: Path | None = None,
+                service_account_dir: Path = SERVICE_ACCOUNT_DIR) -> Source:
+    """Decide where the configuration comes from, without reading credentials yet."""
+    env = os.environ if environ is None else environ
+    if kubeconfig is not None:
+        if not kubeconfig.is_file():
+            raise errors.InvalidInput("kubeconfig file does not exist", where=str(kubeconfig))
+        return Source("kubeconfig", (kubeconfig,), context)
+    listed = [Path(p) for p in env.get(ENV_KUBECONFIG, "").split(os.pathsep) if p]
+    present = tuple(p for p in listed if p.is_file())
+    if listed and not present:
+        raise errors.InvalidInput("no file named by KUBECONFIG exists",
+                                  where=env.get(ENV_KUBECONFIG, ""))
+    if present:
+        return Source("kubeconfig", present, context)
+    default = (home or Path(env.get("HOME", "~")).expanduser()) / ".kube" / "config"
+    if default.is_file():
+        return Source("kubeconfig", (default,), context)
+    if env.get(ENV_SERVICE_HOST) and (service_account_dir / "token").is_file():
+        if context:
+            raise errors.InvalidInput("--context needs a kubeconfig; none was found (running in-cluster)")
+        return Source("in-cluster")
+    raise errors.InvalidInput("no cluster configuration: pass --kubeconfig, set KUBECONFIG, create "
+                              "~/.kube/config, or run inside a cluster")
+
+
+def new_client(*, kubeconfig: Path | None = None, context: str | None = None,
+               environ: Mapping[str, str] | None = None, home: Path | None = None,
+               service_account_dir: Path = SERVICE_ACCOUNT_DIR) -> Any:
+    """A ``kubernetes.client.ApiClient`` for the chosen cluster; the caller closes it."""
+    from kubernetes import client, config
+    from kubernetes.config.config_exception import ConfigException
+    from urllib3 import Retry
+
+    source = find_source(kubeconfig=kubeconfig, context=context, environ=environ, home=home,
+                         service_account_dir=service_account_dir)
+    configuration = client.Configuration()
+    try:
+        if source.kind == "in-cluster":
+            from kubernetes.config.incluster_config import InClusterConfigLoader
+
+            env = os.environ if environ is None else environ
+            InClusterConfigLoader(token_filename=str(service_account_dir / "token"),
+                                  cert_filename=str(service_account_dir / "ca.crt"),
+                                  environ=dict(env)).load_and_set(configuration)
+        else:
+            config.load_kube_config(config_file=os.pathsep.join(str(p) for p in source.paths), context=context,
+                                    client_configuration=configuration, persist_config=False)
+    except ConfigException as exc:
+        message = logs.redact(str(exc)).strip() or "invalid cluster configuration"
+        if context and "context" in message.lower():
+            raise errors.NotFound(f"context {context!r} not found", where=source.describe()) from exc
+        raise errors.InvalidInput(message, where=source.describe()) from exc
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        raise errors.InvalidInput(f"unusable cluster configuration: {type(exc).__name__}",
+                                  where=source.describe()) from exc
+    # Only connection set-up is retried below us; statuses (409/429/5xx) and broken reads are
+    # left to shared.kube.retry, so there is one visible retry policy, not two stacked ones.
+    configuration.retries = Retry(total=2, connect=2, read=0, status=0, other=0, redirect=0,
+                                  respect_retry_after_header=False)
+    return client.ApiClient(configuration)

@@ -1,0 +1,121 @@
+"""API failures → the project's error classes, in one function.
+
+Callers branch on our classes, never on HTTP statuses: 401/403 are ``Unauthorized``, 404
+``NotFound``, 400/413/415/422 and an existing name are ``InvalidInput``, 429, 5xx and broken
+connections are ``Unavailable``, client-side timeouts are ``Timeout``. Three situations a
+controller retries get their own subclasses (``Conflict``, ``Throttled``, ``ServerError``,
+``ConnectionFailed``); if one escapes the retry helper it still has the right exit status,
+because it *is* an ``Unavailable``. An error that already has a class is returned unchanged,
+never wrapped again.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from shared import errors, logs
+
+
+class Conflict(errors.Unavailable):
+    """409: the object changed since it was read (or a precondition failed); re-read and retry."""
+
+
+class Throttled(errors.Unavailable):
+    """429: the server asked us to slow down, for ``retry_after`` seconds when it said so."""
+
+    def __init__(self, message: str, *, where: str | None = None, retry_after: float | None = None) -> None:
+        super().__init__(message, where=where)
+        self.retry_after = retry_after
+
+
+class ServerError(errors.Unavailable):
+    """5xx: the server failed this time; the same request may succeed later."""
+
+    def __init__(self, message: str, *, where: str | None = None, status: int = 500) -> None:
+        super().__init__(message, where=where)
+        self.status = status
+
+
+class ConnectionFailed(errors.Unavailable):
+    """The connection failed or broke before an answer."""
+
+
+class Expired(errors.Unavailable):
+    """410: a watch or continue token is too old; list again and start over."""
+
+
+class AlreadyExists(errors.InvalidInput):
+    """409 AlreadyExists: a create for a name that is taken."""
+
+
+RETRYABLE: tuple[type[errors.ToolError], ...] = (Conflict, Throttled, ServerError, ConnectionFailed)
+
+
+def _status_body(exc: Any) -> tuple[str, str]:
+    """(reason, message) from a Status body, falling back to the HTTP reason phrase."""
+    body = getattr(exc, "body", None)
+    reason, message = str(getattr(exc, "reason", "") or ""), ""
+    if body:
+        try:
+            data = json.loads(body)
+        except (TypeError, ValueError):
+            data = None
+        if isinstance(data, dict):
+            reason = str(data.get("reason") or reason)
+            message = str(data.get("message") or "")
+    return reason, logs.redact(message or reason or "request failed")
+
+
+def _retry_after(exc: Any) -> float | None:
+    headers = getattr(exc, "headers", None) or {}
+    try:
+        value = headers.get("Retry-After")
+        return float(value) if value is not None else None
+    except (AttributeError, ValueError):
+        return None
+
+
+def from_status(status: int, reason: str, message: str, *, where: str | None = None,
+                retry_after: float | None = None) -> errors.ToolError:
+    """The error class for one HTTP status and Status reason."""
+    if status in (401, 403):
+        return errors.Unauthorized(message, where=where)
+    if status == 404:
+        return errors.NotFound(message, where=where)
+    if status == 409:
+        if reason == "AlreadyExists":
+            return AlreadyExists(message, where=where)
+        return Conflict(message, where=where)
+    if status == 410:
+        return Expired(message, where=where)
+    if status == 429:
+        return Throttled(message, where=where, retry_after=retry_after)
+    if status in (400, 413, 415, 422):
+        return errors.InvalidInput(message, where=where)
+    if status >= 500:
+        return ServerError(f"server error {status}: {message}", where=where, status=status)
+    if status == 0:
+        return ConnectionFailed(message, where=where)
+    return errors.Internal(f"unexpected API status {status}: {message}", where=where)
+
+
+def from_exception(exc: BaseException, *, where: str | None = None) -> errors.ToolError:
+    """Map anything the kubernetes client or urllib3 raises; ToolErrors pass through unchanged."""
+    if isinstance(exc, errors.ToolError):
+        return exc
+    from kubernetes.client.exceptions import ApiException
+    from urllib3 import exceptions as http
+
+    if isinstance(exc, ApiException):
+        reason, message = _status_body(exc)
+        return from_status(int(exc.status or 0), reason, message, where=where, retry_after=_retry_after(exc))
+    if isinstance(exc, http.MaxRetryError) and exc.reason is not None:
+        return from_exception(exc.reason, where=where)
+    if isinstance(exc, http.NewConnectionError):  # a subclass of ConnectTimeoutError, but a refusal
+        return ConnectionFailed(f"cannot reach the API server: {logs.redact(str(exc))}", where=where)
+    if isinstance(exc, http.TimeoutError | TimeoutError):
+        return errors.Timeout(f"the API server did not answer in time: {type(exc).__name__}", where=where)
+    if isinstance(exc, http.HTTPError | ConnectionError | OSError):
+        return ConnectionFailed(f"cannot reach the API server: {logs.redact(str(exc))}", where=where)
+    return errors.Internal(f"{type(exc).__name__}: {logs.redact(str(exc))}", where=where)

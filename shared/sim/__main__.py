@@ -1,0 +1,165 @@
+"""``python -m shared.sim``: run the emulator in the foreground, and talk to a running one.
+
+- ``serve``: start, write the kubeconfig, print ``ready <url>``, run until Ctrl-C/SIGTERM (exit 0);
+- ``api-faults``: change injected API faults of a running server;
+- ``token``: a bearer token for a ServiceAccount (RBAC applies to it), optionally as a kubeconfig;
+- ``audit``: the requests the server recorded, as lines or JSON.
+
+A thin command layer: the work is in :mod:`shared.sim.server` and :mod:`shared.sim.control`.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import threading
+from pathlib import Path
+from types import FrameType
+
+import typer
+
+from shared import cli, errors
+from shared.sim import kubeconfig as kubeconfig_mod
+
+app = cli.make_app("python -m shared.sim", "The simulated cluster: a Kubernetes API emulator on 127.0.0.1.")
+
+_KUBECONFIG_HELP = "Kubeconfig the server wrote (default: $KUBECONFIG)."
+
+
+@app.callback()
+def _root() -> None:
+    """The simulated cluster: a Kubernetes API emulator on 127.0.0.1."""
+
+
+def _target(path: Path | None) -> kubeconfig_mod.Target:
+    import os
+
+    chosen = path or (Path(os.environ["KUBECONFIG"].split(os.pathsep)[0]) if os.environ.get("KUBECONFIG") else None)
+    if chosen is None:
+        raise errors.InvalidInput("no kubeconfig: pass --kubeconfig FILE or set KUBECONFIG")
+    return kubeconfig_mod.read(chosen)
+
+
+@app.command()
+def serve(
+    kubeconfig_out: Path = typer.Option(..., "--kubeconfig-out", help="Where to write the kubeconfig."),
+    nodes: int = typer.Option(0, "--nodes", min=0, help="Plain nodes to create (node-000, node-001, ...)."),
+    port: int = typer.Option(0, "--port", min=0, max=65535, help="Port on 127.0.0.1; 0 picks a free one."),
+    state: Path | None = typer.Option(None, "--state", help="Load objects from FILE and save them on exit."),
+    seed: int | None = typer.Option(None, "--seed", help="Seed for uids, generated names and fault dice."),
+) -> None:
+    """Run the emulator in the foreground until Ctrl-C or SIGTERM."""
+    from shared.sim.server import SimServer
+
+    stop = threading.Event()
+
+    def _on_signal(_signum: int, _frame: FrameType | None) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, _on_signal)
+    signal.signal(signal.SIGINT, _on_signal)
+    try:
+        server = SimServer(port=port, nodes=nodes, seed=seed, state_file=state)
+    except OSError as exc:
+        raise errors.Unavailable(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}") from exc
+    with server:
+        server.write_kubeconfig(kubeconfig_out)
+        sys.stdout.write(f"ready {server.url}\n")
+        sys.stdout.flush()
+        while not stop.wait(0.5):
+            pass
+
+
+@app.command("api-faults")
+def api_faults(
+    kubeconfig: Path | None = typer.Option(None, "--kubeconfig", help=_KUBECONFIG_HELP),
+    latency_ms: float | None = typer.Option(None, "--latency-ms", min=0, help="Delay every API request."),
+    conflict_rate: float | None = typer.Option(None, "--conflict-rate", min=0, max=1,
+                                                  help="Share of updates/patches answered 409."),
+    error_rate: float | None = typer.Option(None, "--error-rate", min=0, max=1,
+                                               help="Share of requests answered 500."),
+    throttle_rate: float | None = typer.Option(None, "--throttle-rate", min=0, max=1,
+                                                  help="Share of requests answered 429."),
+    drop_watches: bool = typer.Option(False, "--drop-watches", help="Cut every open watch now."),
+    down_seconds: float | None = typer.Option(None, "--down-seconds", min=0,
+                                                 help="Cut every API connection for T seconds."),
+    kill_after_writes: int | None = typer.Option(None, "--kill-after-writes", min=0,
+                                                    help="Writes of --identity after the K-th get no answer."),
+    identity: str | None = typer.Option(None, "--identity", help="User name for --kill-after-writes."),
+    clear: bool = typer.Option(False, "--clear", help="Remove every fault first."),
+) -> None:
+    """Change how the running API misbehaves; prints the resulting settings as JSON."""
+    from shared.sim import control
+
+    target = _target(kubeconfig)
+    if kill_after_writes is not None and not identity:
+        raise errors.InvalidInput("--kill-after-writes needs --identity")
+    body = {"latency_ms": latency_ms, "conflict_rate": conflict_rate, "error_rate": error_rate,
+            "throttle_rate": throttle_rate, "drop_watches": drop_watches or None, "down_seconds": down_seconds,
+            "kill_after_writes": kill_after_writes, "kill_identity": identity, "clear": clear}
+    result = control.call(target, "PUT", "faults", body)
+    sys.stdout.write(json.dumps(result, sort_keys=True) + "\n")
+
+
+@app.command()
+def token(
+    serviceaccount: str = typer.Option(..., "--serviceaccount", help="NAMESPACE/NAME; created if missing."),
+    kubeconfig: Path | None = typer.Option(None, "--kubeconfig", help=_KUBECONFIG_HELP),
+    kubeconfig_out: Path | None = typer.Option(None, "--kubeconfig-out",
+                                                  help="Write a kubeconfig for this identity instead of printing."),
+) -> None:
+    """A bearer token for a ServiceAccount; requests with it are checked against RBAC."""
+    from shared.sim import control
+
+    namespace, _, name = serviceaccount.partition("/")
+    if not namespace or not name:
+        raise errors.InvalidInput(f"--serviceaccount must be NAMESPACE/NAME, got {serviceaccount!r}")
+    target = _target(kubeconfig)
+    base = f"/api/v1/namespaces/{namespace}/serviceaccounts"
+    try:
+        control.api_request(target, "GET", f"{base}/{name}")
+    except errors.NotFound:
+        control.api_request(target, "POST", base, {"metadata": {"name": name}})
+    answer = control.api_request(target, "POST", f"{base}/{name}/token",
+                                 {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}})
+    secret = answer["status"]["token"]
+    if kubeconfig_out is not None:
+        kubeconfig_mod.write(kubeconfig_out, target.server, secret,
+                 user=f"system:serviceaccount:{namespace}:{name}", namespace=namespace, ca_pem=target.ca_pem)
+        sys.stdout.write(f"wrote {kubeconfig_out}\n")
+    else:
+        sys.stdout.write(secret + "\n")
+
+
+@app.command()
+def audit(
+    kubeconfig: Path | None = typer.Option(None, "--kubeconfig", help=_KUBECONFIG_HELP),
+    identity: str | None = typer.Option(None, "--identity", help="Only this user's requests."),
+    output: str = typer.Option("text", "--output", "-o", help="text or json."),
+) -> None:
+    """The requests the server recorded: identity, verb, group/resource, namespace, name, code."""
+    from urllib.parse import urlencode
+
+    from shared.sim import control
+
+    if output not in ("text", "json"):
+        raise errors.InvalidInput(f"--output must be text or json, got {output!r}")
+    target = _target(kubeconfig)
+    query = urlencode({"identity": identity}) if identity else ""
+    records = control.call(target, "GET", "audit", query=query)["records"]
+    if output == "json":
+        sys.stdout.write(json.dumps(records, indent=2) + "\n")
+        return
+    for r in records:
+        resource = f"{r['group']}/{r['resource']}" if r["group"] else r["resource"]
+        sys.stdout.write(f"{r['identity']} {r['verb']} {resource} {r['namespace'] or '-'} "
+                         f"{r['name'] or '-'} {r['code']}\n")
+
+
+def main() -> None:
+    sys.exit(cli.run(app, "python -m shared.sim"))
+
+
+if __name__ == "__main__":
+    main()

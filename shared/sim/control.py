@@ -1,0 +1,99 @@
+"""The emulator's own control endpoints under ``/sim/v1/`` and the client the CLI uses for them.
+
+Fault injection, the audit record and history compaction are not Kubernetes APIs, so they live
+under a prefix no real server has, and only the admin token may use them. ``python -m shared.sim
+api-faults|audit`` call these; tests use the server object directly instead.
+"""
+
+from __future__ import annotations
+
+import json
+import ssl
+import urllib.error
+import urllib.request
+from typing import TYPE_CHECKING, Any
+
+from shared import errors
+from shared.sim.apierrors import ApiError
+
+if TYPE_CHECKING:
+    from shared.sim.kubeconfig import Target
+    from shared.sim.server import SimServer
+
+PREFIX = "/sim/v1/"
+_FAULT_FIELDS = ("latency_ms", "conflict_rate", "error_rate", "throttle_rate", "down_seconds",
+                 "kill_after_writes", "kill_identity", "drop_watches")
+
+
+def handle(sim: SimServer, method: str, path: str, query: dict[str, str], raw: bytes,
+           token: str | None) -> tuple[int, Any]:
+    """Serve one control request; only the admin identity may call these."""
+    who = sim.identities.who(token)
+    if who is None:
+        raise ApiError(401, "Unauthorized", "Unauthorized")
+    if not who.is_admin:
+        raise ApiError(403, "Forbidden", f'User "{who.user}" cannot use the simulator control API')
+    what = path[len(PREFIX):].strip("/")
+    body = json.loads(raw) if raw.strip() else {}
+    if what == "faults" and method == "GET":
+        return 200, sim.faults.settings.public()
+    if what == "faults" and method in ("PUT", "POST"):
+        if body.get("clear"):
+            sim.faults.clear()
+        changes = {k: body[k] for k in _FAULT_FIELDS if body.get(k) is not None}
+        try:
+            sim.faults.configure(**changes)
+        except (TypeError, ValueError) as exc:
+            raise ApiError(400, "BadRequest", str(exc)) from exc
+        return 200, sim.faults.settings.public()
+    if what == "audit" and method == "GET":
+        records = sim.audit.records(identity=query.get("identity") or None)
+        return 200, {"records": [r.as_dict() for r in records]}
+    if what == "compact" and method == "POST":
+        sim.store.compact(int(body.get("keep", 0)))
+        return 200, {"compacted": sim.store.compacted}
+    raise ApiError(404, "NotFound", f"no control endpoint {method} {path}")
+
+
+def call(target: Target, method: str, what: str, body: dict[str, Any] | None = None,
+         query: str = "") -> Any:
+    """Call a control endpoint of the server ``target`` names; errors become ToolErrors."""
+    data = json.dumps(body).encode() if body is not None else None
+    url = f"{target.server}{PREFIX}{what}" + (f"?{query}" if query else "")
+    request = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+    if target.token:
+        request.add_header("Authorization", f"Bearer {target.token}")
+    return _send(request, target)
+
+
+def api_request(target: Target, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+    """A plain Kubernetes API call (the sim CLI must not import the kubernetes client)."""
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(f"{target.server}{path}", data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
+    if target.token:
+        request.add_header("Authorization", f"Bearer {target.token}")
+    return _send(request, target)
+
+
+def _send(request: urllib.request.Request, target: Target) -> Any:
+    context = None
+    if target.ca_pem:
+        context = ssl.create_default_context(cadata=target.ca_pem)
+    try:
+        with urllib.request.urlopen(request, timeout=10, context=context) as response:
+            return json.loads(response.read() or b"null")
+    except urllib.error.HTTPError as exc:
+        try:
+            message = json.loads(exc.read()).get("message", exc.reason)
+        except ValueError:
+            message = exc.reason
+        if exc.code in (401, 403):
+            raise errors.Unauthorized(str(message), where=request.full_url) from exc
+        if exc.code == 404:
+            raise errors.NotFound(str(message), where=request.full_url) from exc
+        if exc.code in (400, 422):
+            raise errors.InvalidInput(str(message), where=request.full_url) from exc
+        raise errors.Unavailable(f"{exc.code}: {message}", where=request.full_url) from exc
+    except (urllib.error.URLError, OSError) as exc:
+        raise errors.Unavailable(f"cannot reach the simulator: {exc}", where=request.full_url) from exc

@@ -1,0 +1,232 @@
+"""The emulator as one object: start it, point clients at it, hook behaviour onto it, stop it.
+
+Everything a test or a later part of the simulation needs hangs off :class:`SimServer`:
+``store`` (objects and events), ``api`` (the verbs, for seeding without HTTP), ``faults``,
+``audit``, ``identities``, ``logs`` (pod logs a kubelet writes) and ``clock``. Part 2's
+kubelet and fabric attach the same way. Stopping closes every connection and joins every thread
+the server started, so a test that used it leaks nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import random
+import socket
+import ssl
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from shared import files
+from shared.sim import api, audit, faults, handler, kubeconfig, podlogs, rbac, resources, store, tls, watch
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+@dataclass
+class ServerSettings:
+    """Tunables of one server."""
+
+    bookmark_interval: float = watch.BOOKMARK_INTERVAL
+    """Seconds between BOOKMARK events on an idle watch that asked for them."""
+    max_watch_seconds: float = 1800.0
+    """Longest a watch stays open (the real default is 30-60 minutes)."""
+
+
+def wall_clock() -> datetime:
+    return datetime.now(UTC)
+
+
+def node_names(count: int) -> list[str]:
+    """``node-000`` … zero-padded to the width ``count`` needs (at least three digits)."""
+    width = max(3, len(str(max(count - 1, 0))))
+    return [f"node-{i:0{width}d}" for i in range(count)]
+
+
+def plain_node(name: str, index: int, now: str) -> dict[str, Any]:
+    """A ready, schedulable, GPU-less node, as a kubelet would register it."""
+    return {
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
+                                              "kubernetes.io/arch": "amd64"}},
+        "spec": {},
+        "status": {
+            "capacity": {"cpu": "64", "memory": "512Gi", "pods": "110"},
+            "allocatable": {"cpu": "63", "memory": "500Gi", "pods": "110"},
+            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                            "message": "kubelet is posting ready status", "lastHeartbeatTime": now,
+                            "lastTransitionTime": now}],
+            "addresses": [{"type": "InternalIP", "address": f"10.0.{index // 250}.{index % 250 + 1}"},
+                          {"type": "Hostname", "address": name}],
+            # Every field the official client's V1NodeSystemInfo requires, or it refuses the node.
+            "nodeInfo": {"kubeletVersion": "v1.32.0-sim", "kubeProxyVersion": "v1.32.0-sim",
+                         "osImage": "Simulated Linux", "architecture": "amd64", "operatingSystem": "linux",
+                         "containerRuntimeVersion": "sim://1", "kernelVersion": "6.1.0-sim",
+                         "bootID": f"boot-{name}", "machineID": f"machine-{name}", "systemUUID": f"uuid-{name}"},
+        },
+    }
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    allow_reuse_address = True
+    request_queue_size = 128
+    tls_context: ssl.SSLContext | None = None
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that drops the connection or refuses the certificate is not the server's error.
+        logger.debug("connection from %s ended with an error", client_address, exc_info=True)
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        sock, address = self.socket.accept()
+        if self.tls_context is not None:
+            # The handshake runs on the connection's own thread (first read), not the accept loop.
+            sock = self.tls_context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+        return sock, address
+
+
+class SimServer:
+    """One emulated API server on 127.0.0.1. Use as a context manager or call start()/stop()."""
+
+    def __init__(self, *, port: int = 0, host: str = "127.0.0.1", nodes: int = 0, seed: int | None = None,
+                 state_file: Path | None = None, clock: Callable[[], datetime] = wall_clock,
+                 history: int = store.DEFAULT_HISTORY, use_tls: bool = True) -> None:
+        self.clock = clock
+        self.nodes = nodes
+        self.state_file = state_file
+        self.settings = ServerSettings()
+        self.table = resources.ResourceTable.with_builtins()
+        self.store = store.Store(history=history)
+        self.api = api.Api(objects=self.store, table=self.table, clock=clock, rng=random.Random(seed))
+        self.identities = rbac.Identities(random.SystemRandom())
+        self.authorizer = rbac.Authorizer(self.store)
+        self.faults = faults.Faults(rng=random.Random(seed))
+        self.audit = audit.AuditLog()
+        self.logs = podlogs.PodLogs()
+        self.closing = False
+        self._connections: dict[socket.socket, threading.Thread] = {}
+        self._lock = threading.Lock()
+        handler_class = type("SimHandler", (handler.Handler,), {"sim": self})
+        self._httpd = _HTTPServer((host, port), handler_class)
+        # TLS by default: kubectl sends bearer tokens only over https, and RBAC needs them.
+        self.tls = tls.identity() if use_tls else None
+        if self.tls is not None:
+            self._httpd.tls_context = tls.server_context(self.tls)
+        self.port = int(self._httpd.server_address[1])
+        self.url = f"{'https' if self.tls else 'http'}://{host}:{self.port}"
+        self._thread: threading.Thread | None = None
+        if state_file is not None and state_file.exists():
+            self.load_state(state_file)
+        else:
+            self.seed()
+
+    # ------------------------------------------------------------ state
+    def seed(self) -> None:
+        """The objects every cluster starts with, plus the plain nodes asked for."""
+        ns = self._resource("", "namespaces")
+        for name in DEFAULT_NAMESPACES:
+            self.api.create(ns, None, {"metadata": {"name": name}})
+        self.api.create(self._resource("rbac.authorization.k8s.io", "clusterroles"), None, {
+            "metadata": {"name": "cluster-admin"},
+            "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]})
+        self.add_nodes(self.nodes)
+
+    def add_nodes(self, count: int) -> list[str]:
+        """Register ``count`` plain nodes, each with the heartbeat Lease a kubelet keeps."""
+        nodes, leases = self._resource("", "nodes"), self._resource("coordination.k8s.io", "leases")
+        names = node_names(count)
+        now = self.api.now()
+        renew = self.clock().strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        for index, name in enumerate(names):
+            node = self.api.create(nodes, None, plain_node(name, index, now))
+            self.api.create(leases, "kube-node-lease", {"metadata": {
+                "name": name, "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": name,
+                                                   "uid": node["metadata"]["uid"]}]},
+                "spec": {"holderIdentity": name, "leaseDurationSeconds": 40, "renewTime": renew}})
+        return names
+
+    def reset(self) -> None:
+        """Back to a fresh cluster: objects, CRDs, faults, tokens, audit and logs are cleared."""
+        with self.store.lock:
+            self.store.clear()
+            self.table.reset()
+            self.faults.clear()
+            self.faults.drop_watches()
+            self.identities.reset()
+            self.audit.clear()
+            self.logs.clear()
+            self.settings = ServerSettings()
+            self.seed()
+
+    def _resource(self, group: str, plural: str) -> resources.Resource:
+        found = self.table.by_group_resource(group, plural)
+        assert found is not None, (group, plural)
+        return found
+
+    def save_state(self, path: Path) -> None:
+        files.atomic_write_text(path, json.dumps(self.store.dump()), mode=0o600)
+
+    def load_state(self, path: Path) -> None:
+        state = json.loads(path.read_text(encoding="utf-8"))
+        for (group, plural), obj in state.get("objects", []):
+            if (group, plural) == ("apiextensions.k8s.io", "customresourcedefinitions"):
+                self.table.register_crd(obj)
+        self.store.load(state, self.table)
+
+    # ------------------------------------------------------------ lifecycle
+    def start(self) -> SimServer:
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name=f"sim-apiserver:{self.port}", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop accepting, end watches, close connections, join threads. Idempotent."""
+        if self.closing:
+            return
+        self.closing = True
+        self.store.closed = True
+        self.store.wake()
+        if self._thread is not None:
+            self._httpd.shutdown()
+        with self._lock:
+            connections = dict(self._connections)
+        for conn in connections:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+        for thread in connections.values():
+            thread.join(timeout=5)
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        if self.state_file is not None:
+            self.save_state(self.state_file)
+
+    def _track(self, conn: socket.socket, *, add: bool) -> None:
+        with self._lock:
+            if add:
+                self._connections[conn] = threading.current_thread()
+            else:
+                self._connections.pop(conn, None)
+
+    def write_kubeconfig(self, path: Path, *, namespace: str = "default") -> Path:
+        kubeconfig.write(path, self.url, self.identities.admin_token, namespace=namespace,
+                         ca_pem=self.tls.cert_pem if self.tls else None)
+        return path
+
+    def __enter__(self) -> SimServer:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
