@@ -34,3 +34,6 @@ DataDir = Annotated[Path | None, typer.Option("--data", help="Catalog folder lay
 CatalogDir = Annotated[Path | None, typer.Option("--catalog", help="Catalog folder used instead of the "
                                                  "embedded one.", show_default=False)]
 Format = Annotated[str, typer.Option("--format", "-t", help="yaml, json or table.")]
+Kubeconfig = Annotated[Path | None, typer.Option("--kubeconfig", "-k", help="Kubeconfig file (default: $KUBECONFIG, "
+                                                 "~/.kube/config, in-cluster).", show_default=False)]
+Context = Annotated[str | None, typer.Option("--context", help="Kubeconfig context.", show_default=False)]

@@ -13,12 +13,15 @@ HELP = (
 
 
 def build_app() -> typer.Typer:
-    from aicr import query, recipe
+    from aicr import diff, query, recipe, snapshot, validate
 
     app = cli.make_app("aicr", HELP)
     cli.add_global_options(app, "aicr", "AICR")
     recipe.register(app)
     query.register(app)
+    snapshot.register(app)
+    validate.register(app)
+    diff.register(app)
     return app
 
 

@@ -61,11 +61,18 @@ def holds(expression: str, actual: str) -> bool:
     return same if op == "==" else not same
 
 
+MULTI_VALUE_SEPARATOR = " | "
+
+
 def evaluate(expression: str, actual: str | None) -> Outcome:
-    """Evaluate with a missing measurement or unparsable version reported, not raised."""
+    """Evaluate with a missing measurement or unparsable version reported, not raised.
+
+    A measurement that differs between nodes holds each distinct value joined by `` | ``; the
+    constraint must hold for every one of them.
+    """
     if actual is None:
         return Outcome(False, None, "measurement not found in snapshot")
     try:
-        return Outcome(holds(expression, actual), actual)
+        return Outcome(all(holds(expression, part) for part in actual.split(MULTI_VALUE_SEPARATOR)), actual)
     except versions.VersionError as exc:
         return Outcome(False, actual, str(exc))

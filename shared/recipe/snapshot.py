@@ -17,6 +17,8 @@ from shared import errors
 from shared.recipe import constraints, criteria
 
 KIND = "Snapshot"
+MULTI_VALUE_SEPARATOR = constraints.MULTI_VALUE_SEPARATOR
+"""Joins the distinct values of a measurement that differs between nodes; a constraint must hold for each."""
 MEASUREMENT_TYPES = ("K8s", "GPU", "OS", "SystemD", "NodeTopology")
 Scalar = str | int | float | bool | None
 

@@ -1,0 +1,35 @@
+"""``aicr snapshot``: measure the live cluster into a Snapshot document."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from aicr import _options as opt
+
+
+def snapshot(
+    output: Annotated[str | None, typer.Option("--output", "-o", help="File or cm://NAMESPACE/NAME "
+                                               "(default: stdout).", show_default=False)] = None,
+    fmt: Annotated[str, typer.Option("--format", "-t", help="yaml or json.")] = "yaml",
+    kubeconfig: opt.Kubeconfig = None,
+    context: opt.Context = None,
+) -> None:
+    """Measure the cluster: versions, node pools, GPUs, drivers, Helm releases, images, CRDs, labels."""
+    from shared import output as out
+    from shared.snapshot import service, source
+
+    chosen = out.parse_format(fmt, allowed=(out.Format.YAML, out.Format.JSON), flag="--format")
+    access = service.ClusterAccess(kubeconfig=kubeconfig, context=context)
+    measured = service.take(access).model_dump(exclude_none=True)
+    text = out.to_json(measured) if chosen is out.Format.JSON else out.to_yaml(measured)
+    if output is None or output == "-":
+        out.write_data(text)
+    else:
+        source.write_text(output, out.to_yaml(measured) if output.startswith(source.CM_SCHEME) else text,
+                          api=access.factory, component="snapshot")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("snapshot")(snapshot)

@@ -1,0 +1,45 @@
+"""``aicr validate``: hold the live cluster to its recipe (constraints and health asserts)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from aicr import _options as opt
+
+
+def validate(
+    recipe: Annotated[str, typer.Option("--recipe", "-r", help="Recipe file or cm://NAMESPACE/NAME.")],
+    snapshot: Annotated[str | None, typer.Option("--snapshot", "-s", help="Snapshot file or cm:// "
+                                                 "(default: measure the live cluster).", show_default=False)] = None,
+    fmt: Annotated[str | None, typer.Option("--format", "-t", help="table or json (CTRF); default table.",
+                                            show_default=False)] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report to this file.",
+                                                show_default=False)] = None,
+    wait: Annotated[bool, typer.Option("--wait", help="Re-check until healthy or the timeout.")] = False,
+    timeout: Annotated[str | None, typer.Option("--timeout", help="With --wait: how long, e.g. 10m (default: the "
+                                                "longest component timeout).", show_default=False)] = None,
+    kubeconfig: opt.Kubeconfig = None,
+    context: opt.Context = None,
+) -> int:
+    """Check every constraint and every component's health asserts; exit 1 when any fails."""
+    from shared import output as out
+    from shared.snapshot import service
+    from shared.validate import report, run
+
+    chosen = out.parse_format(fmt or "table", allowed=(out.Format.TABLE, out.Format.JSON), flag="--format")
+    seconds = run.parse_duration(timeout) if timeout else None
+    outcome = service.validate(recipe=recipe, snapshot=snapshot, wait=wait, timeout=seconds,
+                               access=service.ClusterAccess(kubeconfig=kubeconfig, context=context))
+    text = out.to_json(report.ctrf(outcome)) if chosen is out.Format.JSON else report.table(outcome)
+    out.write_data(text, destination=output)
+    if outcome.timed_out:
+        out.error_line(f"error: timed out after {outcome.seconds:.0f}s with {len(outcome.failures)} check(s) failing")
+        return 5
+    return 0 if outcome.passed else 1
+
+
+def register(app: typer.Typer) -> None:
+    app.command("validate")(validate)

@@ -1,0 +1,80 @@
+"""Raw JSON reads and writes through the official client's transport.
+
+Reading a thousand Nodes through the client's generated models costs seconds of deserialisation;
+the domain code only needs plain data, so these calls ask the same ``ApiClient`` (same
+authentication, TLS and retries) for the JSON body and parse it once. Lists are paged with
+``limit``/``continue`` so a large cluster is never fetched in one response. Every failure is mapped
+by ``shared.kube.errors`` and transient ones are retried by ``shared.kube.retry``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from shared.kube import retry
+
+PAGE_SIZE = 500
+_AUTH = ["BearerToken"]
+_JSON = {"Accept": "application/json", "Content-Type": "application/json"}
+
+
+def _request(api: Any, method: str, path: str, *, query: dict[str, Any] | None = None,
+             body: Any = None, what: str | None = None, headers: dict[str, str] | None = None) -> Any:
+    def call() -> Any:
+        response = api.call_api(path, method, query_params=list((query or {}).items()),
+                                header_params={**_JSON, **(headers or {})}, body=body, auth_settings=_AUTH,
+                                _return_http_data_only=True, _preload_content=False, _request_timeout=30)
+        data = response.data
+        return json.loads(data) if data else None
+
+    return retry.call(call, what=what or path)
+
+
+def get(api: Any, path: str, *, what: str | None = None) -> dict[str, Any]:
+    """One object (or any JSON document) at ``path``."""
+    result: dict[str, Any] = _request(api, "GET", path, what=what)
+    return result
+
+
+def list_items(api: Any, path: str, *, label_selector: str | None = None,
+               field_selector: str | None = None) -> list[dict[str, Any]]:
+    """Every item of a collection, fetched page by page."""
+    items: list[dict[str, Any]] = []
+    token: str | None = None
+    while True:
+        query: dict[str, Any] = {"limit": PAGE_SIZE}
+        if label_selector:
+            query["labelSelector"] = label_selector
+        if field_selector:
+            query["fieldSelector"] = field_selector
+        if token:
+            query["continue"] = token
+        page = _request(api, "GET", path, query=query)
+        items.extend(page.get("items") or [])
+        token = (page.get("metadata") or {}).get("continue")
+        if not token:
+            return items
+
+
+def create(api: Any, path: str, body: dict[str, Any], *, what: str | None = None) -> dict[str, Any]:
+    result: dict[str, Any] = _request(api, "POST", path, body=body, what=what)
+    return result
+
+
+def replace(api: Any, path: str, body: dict[str, Any], *, what: str | None = None) -> dict[str, Any]:
+    """PUT with the body's resourceVersion: a stale one is a 409 for the caller's retry loop."""
+    result: dict[str, Any] = _request(api, "PUT", path, body=body, what=what)
+    return result
+
+
+def core_path(resource: str, namespace: str | None = None, name: str | None = None) -> str:
+    base = f"/api/v1/namespaces/{namespace}/{resource}" if namespace else f"/api/v1/{resource}"
+    return f"{base}/{name}" if name else base
+
+
+def group_path(group: str, version: str, resource: str, namespace: str | None = None,
+               name: str | None = None) -> str:
+    base = f"/apis/{group}/{version}"
+    base = f"{base}/namespaces/{namespace}/{resource}" if namespace else f"{base}/{resource}"
+    return f"{base}/{name}" if name else base

@@ -1,0 +1,93 @@
+"""The calls behind ``aicr snapshot``, ``aicr validate`` and ``aicr diff``.
+
+Each command names its inputs as files or ``cm://`` references and, when it needs the live cluster,
+a kubeconfig and context; the API client is built only when something actually needs it.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from shared import errors
+from shared.recipe import models
+from shared.recipe import snapshot as snapshot_model
+from shared.recipe.snapshot import Snapshot
+from shared.snapshot import source
+
+
+@dataclass(frozen=True)
+class ClusterAccess:
+    kubeconfig: Path | None = None
+    context: str | None = None
+
+    @functools.cached_property
+    def api(self) -> Any:
+        from shared.kube import client
+
+        return client.new_client(kubeconfig=self.kubeconfig, context=self.context)
+
+    def factory(self) -> Any:
+        return self.api
+
+
+def take(access: ClusterAccess) -> Snapshot:
+    from shared.snapshot import collect
+
+    return collect.collect(access.api)
+
+
+def load_snapshot(reference: str, access: ClusterAccess) -> Snapshot:
+    data, where = source.read_document(reference, api=access.factory)
+    return snapshot_model.parse(data, where=where)
+
+
+def load_recipe(reference: str, access: ClusterAccess) -> models.RecipeResult:
+    data, where = source.read_document(reference, api=access.factory)
+    return parse_recipe(data, where=where)
+
+
+def parse_recipe(data: Any, *, where: str) -> models.RecipeResult:
+    if not isinstance(data, dict) or data.get("kind") != "RecipeResult":
+        raise errors.InvalidInput("expected a RecipeResult document (from aicr recipe)", where=where)
+    if data.get("apiVersion") not in models.API_VERSIONS:
+        raise errors.InvalidInput(f"unsupported apiVersion {data.get('apiVersion')!r}", where=f"{where} apiVersion")
+    try:
+        return models.RecipeResult.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        raise errors.InvalidInput(f"{loc}: {first['msg']}", where=where) from None
+
+
+def snapshot_or_live(reference: str | None, access: ClusterAccess) -> tuple[Snapshot, str]:
+    if reference is None:
+        return take(access), "live cluster"
+    return load_snapshot(reference, access), reference
+
+
+def drift(*, baseline: str, target: str | None, ignore: list[str], access: ClusterAccess) -> Any:
+    """A DriftReport of ``target`` (default: the live cluster) against ``baseline`` (snapshot or recipe)."""
+    from shared.snapshot import diff
+
+    data, where = source.read_document(baseline, api=access.factory)
+    target_snapshot, target_name = snapshot_or_live(target, access)
+    if isinstance(data, dict) and data.get("kind") == "RecipeResult":
+        changes = diff.compare_recipe(parse_recipe(data, where=where), target_snapshot)
+    else:
+        changes = diff.compare(snapshot_model.parse(data, where=where), target_snapshot)
+    return diff.report(changes, ignore=ignore, baseline=baseline, target=target_name)
+
+
+def validate(*, recipe: str, snapshot: str | None, access: ClusterAccess, wait: bool,
+             timeout: float | None) -> Any:
+    """Constraints against the snapshot (live when none), then the components' asserts, live."""
+    from shared.validate import run
+
+    loaded = load_recipe(recipe, access)
+    measured, _ = snapshot_or_live(snapshot, access)
+    return run.validate(loaded, measured, api=access.api, wait=wait, timeout=timeout)

@@ -1,0 +1,134 @@
+"""The individual checks, as pure functions over objects already fetched.
+
+Each returns a ``Check`` naming its component, what it looked at and, when it fails, why — the object
+and the reason, so the reader can go straight to ``kubectl describe``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from shared.recipe import constraints, health, models
+from shared.recipe.snapshot import Snapshot
+
+PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
+
+
+@dataclass(frozen=True)
+class Check:
+    component: str
+    name: str
+    status: str
+    message: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.status != FAILED
+
+
+def _meta(obj: dict[str, Any]) -> dict[str, Any]:
+    return obj.get("metadata") or {}
+
+
+def selector_matches(selector: dict[str, str], labels: dict[str, str]) -> bool:
+    return all(labels.get(k) == v for k, v in selector.items())
+
+
+def constraint_check(constraint: models.Constraint, snapshot: Snapshot) -> Check:
+    outcome = constraints.evaluate(constraint.value, snapshot.lookup(constraint.name))
+    name = f"{constraint.name} {constraint.value}"
+    if outcome.passed:
+        return Check("(constraints)", name, PASSED)
+    reason = outcome.error or f"expected {constraint.value}, got {outcome.actual}"
+    return Check("(constraints)", name, FAILED, reason)
+
+
+def _ready_and_desired(kind: str, obj: dict[str, Any]) -> tuple[int, int]:
+    status, spec = obj.get("status") or {}, obj.get("spec") or {}
+    if kind == health.WorkloadKind.DAEMONSET:
+        return int(status.get("numberReady") or 0), int(status.get("desiredNumberScheduled") or 0)
+    ready = int(status.get("availableReplicas") or status.get("readyReplicas") or 0)
+    desired = spec.get("replicas")
+    return ready, 1 if desired is None else int(desired)
+
+
+def _workload_labels(obj: dict[str, Any]) -> dict[str, str]:
+    template = ((obj.get("spec") or {}).get("template") or {}).get("metadata") or {}
+    return {**(template.get("labels") or {}), **(_meta(obj).get("labels") or {})}
+
+
+def workload_check(component: str, namespace: str, wanted: health.WorkloadAssert,
+                   objects: list[dict[str, Any]]) -> list[Check]:
+    """Every matching workload must have the replicas it needs ready."""
+    what = f"{wanted.kind} {wanted.name or ','.join(f'{k}={v}' for k, v in sorted((wanted.selector or {}).items()))}"
+    if wanted.name is not None:
+        matches = [o for o in objects if _meta(o).get("name") == wanted.name]
+    else:
+        matches = [o for o in objects if selector_matches(wanted.selector or {}, _workload_labels(o))]
+    if not matches:
+        return [Check(component, f"{what} available", FAILED, f"no {wanted.kind} {what.split(' ', 1)[1]} in "
+                                                                  f"namespace {namespace}")]
+    out = []
+    for obj in sorted(matches, key=lambda o: str(_meta(o).get("name"))):
+        ready, desired = _ready_and_desired(wanted.kind, obj)
+        needed = wanted.minReady if wanted.minReady is not None else max(desired, 1)
+        name = f"{wanted.kind} {namespace}/{_meta(obj).get('name')} available"
+        if ready >= needed:
+            out.append(Check(component, name, PASSED))
+        else:
+            out.append(Check(component, name, FAILED, f"{ready} of {needed} replicas ready"))
+    return out
+
+
+def _waiting_reasons(pod: dict[str, Any]) -> Iterable[tuple[str, str]]:
+    status = pod.get("status") or {}
+    for field in ("initContainerStatuses", "containerStatuses"):
+        for container in status.get(field) or []:
+            waiting = (container.get("state") or {}).get("waiting") or {}
+            if waiting.get("reason"):
+                yield str(container.get("name")), str(waiting["reason"])
+
+
+def pods_check(component: str, namespace: str, wanted: health.PodAssert, pods: list[dict[str, Any]]) -> Check:
+    """Pods in an allowed phase with no container waiting in a forbidden reason, whatever the phase."""
+    selector = wanted.selector or {}
+    scope = ",".join(f"{k}={v}" for k, v in sorted(selector.items())) or "all"
+    name = f"pods {namespace} ({scope}) healthy"
+    matching = [p for p in pods if selector_matches(selector, _meta(p).get("labels") or {})]
+    if len(matching) < wanted.minCount:
+        return Check(component, name, FAILED, f"{len(matching)} pods found, at least {wanted.minCount} expected")
+    problems = []
+    for pod in sorted(matching, key=lambda p: str(_meta(p).get("name"))):
+        pod_name = _meta(pod).get("name")
+        phase = (pod.get("status") or {}).get("phase", "Unknown")
+        if phase not in wanted.allowedPhases:
+            problems.append(f"pod {pod_name} is {phase}")
+        for container, reason in _waiting_reasons(pod):
+            if reason in wanted.forbiddenWaitingReasons:
+                problems.append(f"pod {pod_name} container {container} waiting: {reason} (phase {phase})")
+    if problems:
+        return Check(component, name, FAILED, "; ".join(problems))
+    return Check(component, name, PASSED)
+
+
+def crd_check(component: str, crd_name: str, crd: dict[str, Any] | None) -> Check:
+    name = f"CRD {crd_name} established"
+    if crd is None:
+        return Check(component, name, FAILED, f"CRD {crd_name} does not exist")
+    conditions = (crd.get("status") or {}).get("conditions") or []
+    if any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions):
+        return Check(component, name, PASSED)
+    return Check(component, name, FAILED, f"CRD {crd_name} is not Established")
+
+
+def chart_check(ref: models.ComponentRef, installed: str | None) -> Check:
+    """The Helm release of the component carries exactly the pinned chart version."""
+    name = f"chart {ref.chart or ref.name} {ref.version}"
+    if installed is None:
+        return Check(ref.name, name, FAILED, f"no Helm release {ref.namespace}/{ref.name} is installed")
+    if installed.lstrip("v") != str(ref.version).lstrip("v"):
+        return Check(ref.name, name, FAILED, f"release {ref.namespace}/{ref.name} runs chart version {installed}, "
+                                             f"the recipe pins {ref.version}")
+    return Check(ref.name, name, PASSED)
