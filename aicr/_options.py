@@ -26,9 +26,9 @@ Platform = Annotated[str | None, typer.Option("--platform", help=_help("platform
 Nodes = Annotated[int | None, typer.Option("--nodes", help="GPU node count (0 = any).", show_default=False)]
 CriteriaFile = Annotated[Path | None, typer.Option("--criteria", "-c", help="RecipeCriteria file (YAML/JSON); "
                                                    "flags override it.", show_default=False)]
-SnapshotFile = Annotated[Path | None, typer.Option("--snapshot", "-s", help="Snapshot file: detect criteria from "
-                                                   "it and drop overlays the cluster does not meet.",
-                                                   show_default=False)]
+SnapshotFile = Annotated[str | None, typer.Option("--snapshot", "-s", help="Snapshot file or cm://NAMESPACE/NAME: "
+                                                  "detect criteria from it and drop overlays the cluster does not "
+                                                  "meet.", show_default=False)]
 DataDir = Annotated[Path | None, typer.Option("--data", help="Catalog folder layered over the embedded one "
                                               "(ours or upstream AICR's format).", show_default=False)]
 CatalogDir = Annotated[Path | None, typer.Option("--catalog", help="Catalog folder used instead of the "

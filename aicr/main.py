@@ -13,12 +13,14 @@ HELP = (
 
 
 def build_app() -> typer.Typer:
-    from aicr import diff, query, recipe, snapshot, validate
+    from aicr import bundle, diff, query, recipe, snapshot, validate, verify
 
     app = cli.make_app("aicr", HELP)
     cli.add_global_options(app, "aicr", "AICR")
     recipe.register(app)
     query.register(app)
+    bundle.register(app)
+    verify.register(app)
     snapshot.register(app)
     validate.register(app)
     diff.register(app)

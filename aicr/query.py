@@ -22,6 +22,8 @@ def query(
     snapshot: opt.SnapshotFile = None,
     data: opt.DataDir = None,
     catalog: opt.CatalogDir = None,
+    kubeconfig: opt.Kubeconfig = None,
+    context: opt.Context = None,
     fmt: opt.Format = "yaml",
 ) -> None:
     """Print a value of the merged recipe: scalars plain, maps and lists as YAML (or JSON)."""
@@ -31,7 +33,8 @@ def query(
     chosen = out.parse_format(fmt, allowed=(out.Format.YAML, out.Format.JSON), flag="--format")
     resolution, cat = request.build(request.RecipeRequest(
         service=service, accelerator=accelerator, intent=intent, os=os, platform=platform, nodes=nodes,
-        criteria_file=criteria, snapshot_file=snapshot, catalog_dir=catalog, data_dir=data))
+        criteria_file=criteria, snapshot_file=snapshot, catalog_dir=catalog, data_dir=data, kubeconfig=kubeconfig,
+        context=context))
     tree = values.hydrate(resolution.recipe, cat)
     out.write_data(report.query_text(values.select(tree, selector), chosen))
 

@@ -21,6 +21,8 @@ def recipe(
     snapshot: opt.SnapshotFile = None,
     data: opt.DataDir = None,
     catalog: opt.CatalogDir = None,
+    kubeconfig: opt.Kubeconfig = None,
+    context: opt.Context = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file (atomic) "
                                                 "instead of stdout.", show_default=False)] = None,
     fmt: Annotated[str | None, typer.Option("--format", "-t", help="yaml, json or table (default: yaml; "
@@ -38,7 +40,7 @@ def recipe(
     text, explanation = recipe_service.recipe_text(
         fmt=chosen, explain=explain, service=service, accelerator=accelerator, intent=intent, os=os,
         platform=platform, nodes=nodes, criteria_file=criteria, snapshot_file=snapshot, catalog_dir=catalog,
-        data_dir=data)
+        data_dir=data, kubeconfig=kubeconfig, context=context)
     if explanation is None or output is not None:
         out.write_data(text, destination=output)
     if explanation is not None:

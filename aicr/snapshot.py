@@ -18,17 +18,11 @@ def snapshot(
 ) -> None:
     """Measure the cluster: versions, node pools, GPUs, drivers, Helm releases, images, CRDs, labels."""
     from shared import output as out
-    from shared.snapshot import service, source
+    from shared.snapshot import service
 
     chosen = out.parse_format(fmt, allowed=(out.Format.YAML, out.Format.JSON), flag="--format")
     access = service.ClusterAccess(kubeconfig=kubeconfig, context=context)
-    measured = service.take(access).model_dump(exclude_none=True)
-    text = out.to_json(measured) if chosen is out.Format.JSON else out.to_yaml(measured)
-    if output is None or output == "-":
-        out.write_data(text)
-    else:
-        source.write_text(output, out.to_yaml(measured) if output.startswith(source.CM_SCHEME) else text,
-                          api=access.factory, component="snapshot")
+    service.write_snapshot(service.take(access), destination=output, fmt=chosen, access=access)
 
 
 def register(app: typer.Typer) -> None:

@@ -55,7 +55,18 @@ def main() -> None:
     step("4. Bad input is one line and exit 2, with nothing written")
     run("aicr", "recipe", "--service", "ecs", "-o", "never.yaml", expect=2)
     assert not Path("never.yaml").exists()
-    print("\nDemo finished: the recipe is in", work / "recipe.yaml")
+    step("5. Bundle: one recipe, five deployers, the dependency order encoded in each")
+    for deployer in ("helm", "argocd", "argocd-helm", "flux", "helmfile"):
+        run("aicr", "bundle", "--recipe", "recipe.yaml", "--deployer", deployer, "--output", f"bundle-{deployer}",
+            "--repo", "https://github.com/example/gitops.git", "--accelerated-node-selector", "nodeGroup=gpu")
+    run("ls", "bundle-helm")
+    run("sed", "-n", "/^echo/,$p", "bundle-helm/deploy.sh", show_lines=8)
+    step("6. Verify: the checksums prove nothing changed; an edit is named and fails with exit 1")
+    run("aicr", "verify", "bundle-flux")
+    with open("bundle-flux/kustomization.yaml", "a", encoding="utf-8") as handle:
+        handle.write("# edited by hand\n")
+    run("aicr", "verify", "bundle-flux", expect=1)
+    print("\nDemo finished: the recipe and five bundles are in", work)
 
 
 if __name__ == "__main__":

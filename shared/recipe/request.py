@@ -28,18 +28,33 @@ class RecipeRequest(BaseModel):
     platform: str | None = None
     nodes: int | None = None
     criteria_file: Path | None = None
-    snapshot_file: Path | None = None
+    snapshot_file: str | None = None
     catalog_dir: Path | None = None
     data_dir: Path | None = None
+    kubeconfig: Path | None = None
+    context: str | None = None
 
     def flag_values(self) -> dict[str, object]:
         return {"service": self.service, "accelerator": self.accelerator, "intent": self.intent,
                 "os": self.os, "platform": self.platform, "nodes": self.nodes}
 
 
+def _load_snapshot(request: RecipeRequest) -> snapshot_mod.Snapshot:
+    """A snapshot file, or a ``cm://`` ConfigMap read with the request's cluster access."""
+    from shared import refs
+
+    def api() -> object:
+        from shared.kube import client
+
+        return client.new_client(kubeconfig=request.kubeconfig, context=request.context)
+
+    data, where = refs.read_document(str(request.snapshot_file), api=api)
+    return snapshot_mod.parse(data, where=where)
+
+
 def criteria_for(request: RecipeRequest) -> tuple[criteria_mod.Criteria, snapshot_mod.Snapshot | None]:
     """The query criteria and the snapshot they were detected from (if any)."""
-    snap = snapshot_mod.load_file(request.snapshot_file) if request.snapshot_file else None
+    snap = _load_snapshot(request) if request.snapshot_file else None
     query = snap.detect_criteria() if snap is not None else criteria_mod.Criteria()
     if request.criteria_file is not None:
         from_file = criteria_mod.load_criteria_file(request.criteria_file)

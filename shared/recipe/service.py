@@ -16,9 +16,11 @@ EMBEDDED_CATALOG = Path(__file__).resolve().parent / "catalog"
 def recipe_text(*, fmt: Format, explain: bool = False, **fields: object) -> tuple[str, str | None]:
     """(recipe text, explanation text or None) for the request ``fields`` (see RecipeRequest)."""
     catalogs = [p for p in (fields.get("catalog_dir") or EMBEDDED_CATALOG, fields.get("data_dir")) if p]
+    fields = {k: v for k, v in fields.items() if v is not None}
     inputs = [p for p in (fields.get("criteria_file"), fields.get("snapshot_file")) if p]
     memo_key = None
-    if not explain:
+    live = str(fields.get("snapshot_file") or "").startswith("cm://")  # a ConfigMap cannot be hashed unread
+    if not explain and not live:
         memo_key = memo.key(request={k: str(v) for k, v in fields.items()}, fmt=fmt.value,
                             catalogs=[Path(str(p)) for p in catalogs], inputs=[Path(str(p)) for p in inputs])
         cached = memo.lookup(memo_key)

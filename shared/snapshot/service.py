@@ -13,11 +13,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from shared import errors
+from shared import errors, refs
 from shared.recipe import models
 from shared.recipe import snapshot as snapshot_model
 from shared.recipe.snapshot import Snapshot
-from shared.snapshot import source
 
 
 @dataclass(frozen=True)
@@ -41,13 +40,26 @@ def take(access: ClusterAccess) -> Snapshot:
     return collect.collect(access.api)
 
 
+def write_snapshot(snapshot: Snapshot, *, destination: str | None, fmt: Any, access: ClusterAccess) -> None:
+    """To stdout, a file (atomically) or a ConfigMap (always YAML there, as upstream reads it)."""
+    from shared import output
+
+    data = snapshot.model_dump(exclude_none=True)
+    if destination is None or destination == "-":
+        output.write_data(output.to_json(data) if fmt is output.Format.JSON else output.to_yaml(data))
+        return
+    as_json = fmt is output.Format.JSON and not destination.startswith(refs.CM_SCHEME)
+    refs.write_text(destination, output.to_json(data) if as_json else output.to_yaml(data), api=access.factory,
+                    component="snapshot")
+
+
 def load_snapshot(reference: str, access: ClusterAccess) -> Snapshot:
-    data, where = source.read_document(reference, api=access.factory)
+    data, where = refs.read_document(reference, api=access.factory)
     return snapshot_model.parse(data, where=where)
 
 
 def load_recipe(reference: str, access: ClusterAccess) -> models.RecipeResult:
-    data, where = source.read_document(reference, api=access.factory)
+    data, where = refs.read_document(reference, api=access.factory)
     return parse_recipe(data, where=where)
 
 
@@ -74,7 +86,7 @@ def drift(*, baseline: str, target: str | None, ignore: list[str], access: Clust
     """A DriftReport of ``target`` (default: the live cluster) against ``baseline`` (snapshot or recipe)."""
     from shared.snapshot import diff
 
-    data, where = source.read_document(baseline, api=access.factory)
+    data, where = refs.read_document(baseline, api=access.factory)
     target_snapshot, target_name = snapshot_or_live(target, access)
     if isinstance(data, dict) and data.get("kind") == "RecipeResult":
         changes = diff.compare_recipe(parse_recipe(data, where=where), target_snapshot)

@@ -1,4 +1,7 @@
-"""Where snapshots (and recipes) are read from and written to: a file or ``cm://NAMESPACE/NAME``.
+"""Where documents (snapshots, recipes) are read from and written to: a file or ``cm://NAMESPACE/NAME``.
+
+Base layer beside ``yamlio`` and ``files``; the cluster is reached through ``shared.kube`` only when a
+reference names a ConfigMap, and only through the client factory the caller passes.
 
 A ConfigMap holds the document under ``snapshot.<format>`` with a ``format`` key, as upstream AICR
 writes it, so both tools read each other's. Writes are conflict-safe: read, replace with the
