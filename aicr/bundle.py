@@ -13,8 +13,8 @@ _DEPLOYERS = "helm, argocd, argocd-helm, flux, helmfile"
 
 
 def bundle(
-    recipe: Annotated[Path, typer.Option("--recipe", "-r", help="RecipeResult file (ours or upstream's).",
-                                         show_default=False)],
+    recipe: Annotated[str, typer.Option("--recipe", "-r", help="RecipeResult file (ours or upstream's) or "
+                                        "cm://NAMESPACE/NAME.", show_default=False)],
     output: Annotated[Path, typer.Option("--output", "-o", help="Bundle directory (written atomically).",
                                          show_default=False)],
     deployer: Annotated[str, typer.Option("--deployer", "-d", help=f"One of: {_DEPLOYERS}.")] = "helm",
@@ -44,6 +44,8 @@ def bundle(
     data: opt.DataDir = None,
     catalog: opt.CatalogDir = None,
     force: Annotated[bool, typer.Option("--force", help="Replace a non-empty output directory.")] = False,
+    kubeconfig: opt.Kubeconfig = None,
+    context: opt.Context = None,
 ) -> None:
     """Write a deployment bundle: values, order and manifests for one deployer, plus checksums."""
     from shared import output as out
@@ -54,7 +56,8 @@ def bundle(
         system_node_selector=system_node_selector or [], system_node_toleration=system_node_toleration or [],
         accelerated_node_selector=accelerated_node_selector or [],
         accelerated_node_toleration=accelerated_node_toleration or [], workload_selector=workload_selector or [],
-        workload_gate=workload_gate, nodes=nodes, data_dir=data, catalog_dir=catalog, force=force))
+        workload_gate=workload_gate, nodes=nodes, data_dir=data, catalog_dir=catalog, force=force,
+        kubeconfig=kubeconfig, context=context))
     out.write_data(result.text())
 
 

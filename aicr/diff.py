@@ -30,8 +30,8 @@ def diff(
 
     chosen = out.parse_format(fmt or "yaml", allowed=(out.Format.YAML, out.Format.JSON, out.Format.TABLE),
                               flag="--format")
-    drift = service.drift(baseline=baseline, target=target, ignore=list(ignore or []),
-                          access=service.ClusterAccess(kubeconfig=kubeconfig, context=context))
+    with service.ClusterAccess(kubeconfig=kubeconfig, context=context) as access:
+        drift = service.drift(baseline=baseline, target=target, ignore=list(ignore or []), access=access)
     out.write_data(report.drift_text(drift, chosen), destination=output)
     return 1 if fail_on_drift and drift.drifted else 0
 

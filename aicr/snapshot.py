@@ -21,8 +21,8 @@ def snapshot(
     from shared.snapshot import service
 
     chosen = out.parse_format(fmt, allowed=(out.Format.YAML, out.Format.JSON), flag="--format")
-    access = service.ClusterAccess(kubeconfig=kubeconfig, context=context)
-    service.write_snapshot(service.take(access), destination=output, fmt=chosen, access=access)
+    with service.ClusterAccess(kubeconfig=kubeconfig, context=context) as access:
+        service.write_snapshot(service.take(access), destination=output, fmt=chosen, access=access)
 
 
 def register(app: typer.Typer) -> None:

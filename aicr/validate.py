@@ -31,8 +31,8 @@ def validate(
 
     chosen = out.parse_format(fmt or "table", allowed=(out.Format.TABLE, out.Format.JSON), flag="--format")
     seconds = run.parse_duration(timeout) if timeout else None
-    outcome = service.validate(recipe=recipe, snapshot=snapshot, wait=wait, timeout=seconds,
-                               access=service.ClusterAccess(kubeconfig=kubeconfig, context=context))
+    with service.ClusterAccess(kubeconfig=kubeconfig, context=context) as access:
+        outcome = service.validate(recipe=recipe, snapshot=snapshot, wait=wait, timeout=seconds, access=access)
     text = out.to_json(report.ctrf(outcome)) if chosen is out.Format.JSON else report.table(outcome)
     out.write_data(text, destination=output)
     if outcome.timed_out:

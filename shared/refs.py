@@ -46,9 +46,15 @@ def parse(reference: str) -> Path | ConfigMapRef:
 
 def read_document(reference: str, *, api: ApiFactory) -> tuple[Any, str]:
     """(parsed document, where it came from) for a file or a ConfigMap."""
+    text, where = read_text(reference, api=api)
+    return yamlio.loads(text, source=where), where
+
+
+def read_text(reference: str, *, api: ApiFactory) -> tuple[str, str]:
+    """(document text, where it came from) for a file or a ConfigMap."""
     target = parse(reference)
     if isinstance(target, Path):
-        return yamlio.load_file(target), str(target)
+        return yamlio.read_text(target), str(target)
     from shared.kube import rest
 
     cm = rest.get(api(), rest.core_path("configmaps", target.namespace, target.name), what=str(target))
@@ -58,7 +64,7 @@ def read_document(reference: str, *, api: ApiFactory) -> tuple[Any, str]:
                                                                       if k.startswith("snapshot.")), None)
     if key is None:
         raise errors.InvalidInput("ConfigMap holds no snapshot.yaml or snapshot.json key", where=str(target))
-    return yamlio.loads(data[key], source=f"{target} {key}"), f"{target} {key}"
+    return str(data[key]), f"{target} {key}"
 
 
 def write_text(reference: str, text: str, *, api: ApiFactory, component: str) -> None:

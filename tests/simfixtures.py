@@ -7,7 +7,11 @@
 - ``sim_kubeconfig``: a kubeconfig file for it (admin identity), in the test's tmp dir;
 - ``api_client``: a real ``kubernetes`` ApiClient built through ``shared.kube.client``, closed after;
 - ``kubectl``: runs kubectl against ``sim_kubeconfig`` (skips the test when kubectl is absent);
-- ``sim_identity``: a kubeconfig for a ServiceAccount, whose requests RBAC checks.
+- ``sim_identity``: a kubeconfig for a ServiceAccount, whose requests RBAC checks;
+- ``gpu_sim``: the same server as a GPU cluster for part 2: virtual clock paused (tests move it
+  with ``gpu_sim.advance(seconds)``), kubelet running, janitor CRDs registered, node files under
+  ``tmp_path/nodes``; add nodes with ``gpu_sim.add_gpu_nodes(n, racks=r, gpu="h100")`` and faults
+  with ``gpu_sim.fabric.inject(fabric.parse_all([...]))``.
 
 Registered for the whole suite by ``pytest_plugins = ["tests.simfixtures"]`` in tests/conftest.py;
 until then the conftests under tests/sim, tests/contract and tests/kube register it themselves.
@@ -58,7 +62,7 @@ def api_client(sim_kubeconfig: Path) -> Iterator[Any]:
     try:
         yield api
     finally:
-        api.close()
+        client.close(api)
 
 
 Kubectl = Callable[..., subprocess.CompletedProcess[str]]
@@ -102,3 +106,15 @@ def sim_identity(sim: SimServer, tmp_path: Path) -> Callable[[str, str], Path]:
         return path
 
     return make
+
+
+@pytest.fixture()
+def gpu_sim(sim: SimServer, tmp_path: Path) -> Iterator[SimServer]:
+    sim.vclock.set_speed(0)
+    sim.noderoot.root = tmp_path / "nodes"
+    sim.repair.install_crds()
+    sim.kubelet.start()
+    try:
+        yield sim
+    finally:
+        sim.kubelet.stop()

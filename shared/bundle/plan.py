@@ -20,17 +20,15 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from pydantic import ValidationError
-
 from shared import errors, yamlio
+from shared import refs as documents
 from shared.bundle import overrides, scheduling
 from shared.bundle.request import BundleRequest
 from shared.recipe import catalog as catalog_mod
-from shared.recipe import models, values
+from shared.recipe import models, result, values
 
 logger = logging.getLogger(__name__)
 
-KIND = "RecipeResult"
 DEFAULT_NAMESPACE = "default"
 # Release, Application and HelmRelease names and namespaces must be DNS-1123 labels; refusing
 # anything else also keeps component names out of shell and template syntax altogether.
@@ -142,24 +140,10 @@ def _parse_cached(text: str, where: str) -> Any:
     return data
 
 
-def load_recipe(path: Path) -> tuple[models.RecipeResult, str]:
-    """Read a RecipeResult file (ours or upstream's apiVersion, YAML or JSON): the model and the text."""
-    text = yamlio.read_text(path)
-    data = _parse_cached(text, str(path))
-    where = str(path)
-    if not isinstance(data, dict):
-        raise errors.InvalidInput("expected a RecipeResult mapping", where=where)
-    if data.get("kind") != KIND:
-        raise errors.InvalidInput(f"expected kind {KIND}, got {data.get('kind')!r}", where=f"{where} kind")
-    if data.get("apiVersion") not in models.API_VERSIONS:
-        raise errors.InvalidInput(f"unsupported apiVersion {data.get('apiVersion')!r}, expected one of "
-                                  f"{', '.join(models.API_VERSIONS)}", where=f"{where} apiVersion")
-    try:
-        recipe = models.RecipeResult.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"]).lstrip(".")
-        raise errors.InvalidInput(first["msg"], where=f"{where} {loc}") from None
+def load_recipe(reference: str, *, api: documents.ApiFactory) -> tuple[models.RecipeResult, str]:
+    """Read a RecipeResult from a file or ``cm://NAMESPACE/NAME``: the model and the text as given."""
+    text, where = documents.read_text(reference, api=api)
+    recipe = result.parse(_parse_cached(text, where), where=where)
     if not recipe.componentRefs:
         raise errors.InvalidInput("the recipe has no components", where=f"{where} componentRefs")
     return recipe, text
@@ -275,7 +259,10 @@ def _validation_notes(recipe: models.RecipeResult, cat: catalog_mod.Catalog,
 def build(request: BundleRequest) -> BundlePlan:
     """The plan for ``request``. Raises InvalidInput for anything that cannot be bundled as asked."""
     where = str(request.recipe)
-    recipe, text = load_recipe(request.recipe)
+    from shared.kube.client import LazyClient
+
+    with LazyClient(kubeconfig=request.kubeconfig, context=request.context) as api:
+        recipe, text = load_recipe(where, api=api)
     order = deployment_order(recipe, where=where)
     flags = _flags(request)
     cat = catalog_mod.select(catalog_dir=request.catalog_dir, data_dir=request.data_dir)

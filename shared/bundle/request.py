@@ -12,7 +12,8 @@ class BundleRequest(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    recipe: Path
+    recipe: str | Path
+    """A file or ``cm://NAMESPACE/NAME`` (read with ``kubeconfig``/``context``)."""
     deployer: str = "helm"
     output: Path = Path(".")
     sets: list[str] = Field(default_factory=list)
@@ -27,3 +28,5 @@ class BundleRequest(BaseModel):
     data_dir: Path | None = None
     catalog_dir: Path | None = None
     force: bool = False
+    kubeconfig: Path | None = None
+    context: str | None = None

@@ -101,3 +101,41 @@ def new_client(*, kubeconfig: Path | None = None, context: str | None = None,
     configuration.retries = Retry(total=2, connect=2, read=0, status=0, other=0, redirect=0,
                                   respect_retry_after_header=False)
     return client.ApiClient(configuration)
+
+
+def close(api: Any) -> None:
+    """Close an ApiClient and its connections (``ApiClient.close`` leaves the HTTP pool open, whose
+    sockets then linger until garbage collection)."""
+    api.close()
+    pool = getattr(getattr(api, "rest_client", None), "pool_manager", None)
+    if pool is not None:
+        pool.clear()
+
+
+class LazyClient:
+    """An ApiClient built on first use and closed with the ``with`` block that owns it.
+
+    Commands that may or may not need the cluster (a ``cm://`` input, a live snapshot) pass this as
+    the factory, so an offline run never loads the kubernetes package and no connection is left open.
+    """
+
+    def __init__(self, *, kubeconfig: Path | None = None, context: str | None = None) -> None:
+        self.kubeconfig = kubeconfig
+        self.context = context
+        self._client: Any = None
+
+    def __call__(self) -> Any:
+        if self._client is None:
+            self._client = new_client(kubeconfig=self.kubeconfig, context=self.context)
+        return self._client
+
+    def close(self) -> None:
+        if self._client is not None:
+            close(self._client)
+            self._client = None
+
+    def __enter__(self) -> LazyClient:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()

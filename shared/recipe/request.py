@@ -42,13 +42,10 @@ class RecipeRequest(BaseModel):
 def _load_snapshot(request: RecipeRequest) -> snapshot_mod.Snapshot:
     """A snapshot file, or a ``cm://`` ConfigMap read with the request's cluster access."""
     from shared import refs
+    from shared.kube.client import LazyClient
 
-    def api() -> object:
-        from shared.kube import client
-
-        return client.new_client(kubeconfig=request.kubeconfig, context=request.context)
-
-    data, where = refs.read_document(str(request.snapshot_file), api=api)
+    with LazyClient(kubeconfig=request.kubeconfig, context=request.context) as api:
+        data, where = refs.read_document(str(request.snapshot_file), api=api)
     return snapshot_mod.parse(data, where=where)
 
 

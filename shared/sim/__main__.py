@@ -3,7 +3,11 @@
 - ``serve``: start, write the kubeconfig, print ``ready <url>``, run until Ctrl-C/SIGTERM (exit 0);
 - ``api-faults``: change injected API faults of a running server;
 - ``token``: a bearer token for a ServiceAccount (RBAC applies to it), optionally as a kubeconfig;
-- ``audit``: the requests the server recorded, as lines or JSON.
+- ``audit``: the requests the server recorded, as lines or JSON;
+- ``inject`` / ``clear``: hardware faults of a running GPU cluster (``node-007:nic=0.4`` …);
+- ``upgrade-driver``: a new NVIDIA driver on some or all nodes;
+- ``seed``: make the cluster look as if a recipe had been installed with Helm 3;
+- ``clock``: read, advance or re-pace the virtual clock.
 
 A thin command layer: the work is in :mod:`shared.sim.server` and :mod:`shared.sim.control`.
 """
@@ -48,9 +52,28 @@ def serve(
     port: int = typer.Option(0, "--port", min=0, max=65535, help="Port on 127.0.0.1; 0 picks a free one."),
     state: Path | None = typer.Option(None, "--state", help="Load objects from FILE and save them on exit."),
     seed: int | None = typer.Option(None, "--seed", help="Seed for uids, generated names and fault dice."),
+    gpu: str | None = typer.Option(None, "--gpu", help="GPU node profile: h100, gb200 or a100 (default: plain "
+                                                       "nodes; h100 when --racks, --fault or --node-root is given)."),
+    racks: int = typer.Option(1, "--racks", min=1, help="Racks the nodes spread over (rack-0 ...)."),
+    fault: list[str] = typer.Option([], "--fault", help="Hardware fault SPEC, e.g. node-007:nic=0.4 (repeatable)."),
+    speed: float = typer.Option(60.0, "--speed", min=0, help="Virtual seconds per real second (0 pauses)."),
+    node_root: Path | None = typer.Option(None, "--node-root", help="Keep each node's kern.log, DCGM health and "
+                                                                     "sysfs under DIR/<node>/."),
 ) -> None:
     """Run the emulator in the foreground until Ctrl-C or SIGTERM."""
-    from shared.sim.server import SimServer
+    from shared.sim import fabric, stages
+    from shared.sim.server import GpuSettings, SimServer
+
+    if gpu is None and (fault or node_root is not None or racks > 1):
+        gpu = "h100"
+    if gpu is not None and gpu not in stages.profile_names():
+        raise errors.InvalidInput(f"--gpu must be one of {', '.join(stages.profile_names())}, got {gpu!r}")
+    try:
+        fabric.parse_all(fault)
+    except ValueError as exc:
+        raise errors.InvalidInput(str(exc), where="--fault") from None
+    if node_root is not None:
+        node_root.mkdir(parents=True, exist_ok=True)
 
     stop = threading.Event()
 
@@ -60,9 +83,12 @@ def serve(
     signal.signal(signal.SIGTERM, _on_signal)
     signal.signal(signal.SIGINT, _on_signal)
     try:
-        server = SimServer(port=port, nodes=nodes, seed=seed, state_file=state)
+        server = SimServer(port=port, nodes=nodes, seed=seed, state_file=state, speed=speed, node_root=node_root,
+                           gpus=GpuSettings(gpu=gpu, racks=racks, faults=tuple(fault)), run_kubelet=True)
     except OSError as exc:
         raise errors.Unavailable(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}") from exc
+    except ValueError as exc:
+        raise errors.InvalidInput(str(exc), where="--fault") from None
     with server:
         server.write_kubeconfig(kubeconfig_out)
         sys.stdout.write(f"ready {server.url}\n")
@@ -155,6 +181,94 @@ def audit(
         resource = f"{r['group']}/{r['resource']}" if r["group"] else r["resource"]
         sys.stdout.write(f"{r['identity']} {r['verb']} {resource} {r['namespace'] or '-'} "
                          f"{r['name'] or '-'} {r['code']}\n")
+
+
+def _print(result: object) -> None:
+    sys.stdout.write(json.dumps(result, sort_keys=True) + "\n")
+
+
+@app.command()
+def inject(
+    specs: list[str] = typer.Argument(..., help="Fault SPECs, e.g. node-007:nic=0.4 rack-0/rack-1:link=0.3."),
+    kubeconfig: Path | None = typer.Option(None, "--kubeconfig", help=_KUBECONFIG_HELP),
+) -> None:
+    """Add hardware faults to a running simulated cluster; prints the active faults."""
+    from shared.sim import control, faultspec
+
+    for spec in specs:
+        try:
+            faultspec.parse(spec)
+        except ValueError as exc:
+            raise errors.InvalidInput(str(exc)) from None
+    _print(control.call(_target(kubeconfig), "POST", "inject", {"specs": specs}))
+
+
+@app.command()
+def clear(
+    specs: list[str] = typer.Argument(None, help="TARGET[:KIND[INDEX]], e.g. node-007 or node-007:nic."),
+    all_faults: bool = typer.Option(False, "--all", help="Remove every hardware fault."),
+    kubeconfig: Path | None = typer.Option(None, "--kubeconfig", help=_KUBECONFIG_HELP),
+) -> None:
+    """Remove hardware faults (a repair by hand); prints the faults left."""
+    from shared.sim import control
+
+    if not specs and not all_faults:
+        raise errors.InvalidInput("name what to clear (node-007, node-007:nic, rack-0/rack-1:link) or pass --all")
+    _print(control.call(_target(kubeconfig), "POST", "clear", {"specs": specs or [], "all": all_faults}))
+
+
+@app.command("upgrade-driver")
+def upgrade_driver(
+    version: str = typer.Option(..., "--version", help="Driver version, e.g. 575.51.03."),
+    nodes: str | None = typer.Option(None, "--nodes", help="Comma-separated node names (default: all)."),
+    kubeconfig: Path | None = typer.Option(None, "--kubeconfig", help=_KUBECONFIG_HELP),
+) -> None:
+    """Install another NVIDIA driver: GFD labels, kernel module, the driver DaemonSet's image."""
+    from shared.sim import control
+
+    chosen = [n.strip() for n in nodes.split(",") if n.strip()] if nodes else None
+    _print(control.call(_target(kubeconfig), "POST", "upgrade-driver", {"version": version, "nodes": chosen}))
+
+
+@app.command("seed")
+def seed_command(
+    recipe: Path = typer.Option(..., "--recipe", help="A resolved recipe (aicr recipe output)."),
+    breaks: list[str] = typer.Option([], "--break", help="COMPONENT=crashloop|old-chart|missing-crd|unavailable."),
+    kernels: list[str] = typer.Option([], "--kernel", help="NODE=VERSION: that node reports another kernel."),
+    kubeconfig: Path | None = typer.Option(None, "--kubeconfig", help=_KUBECONFIG_HELP),
+) -> None:
+    """Make the cluster look as if the recipe's components were installed with Helm 3."""
+    from shared import yamlio
+    from shared.sim import control
+
+    def pairs(values: list[str], flag: str) -> dict[str, str]:
+        found = {}
+        for value in values:
+            key, sep, item = value.partition("=")
+            if not sep or not key or not item:
+                raise errors.InvalidInput(f"{flag} takes KEY=VALUE, got {value!r}")
+            found[key] = item
+        return found
+
+    document = yamlio.load_file(recipe)
+    body = {"recipe": document, "breaks": pairs(breaks, "--break"), "kernels": pairs(kernels, "--kernel")}
+    _print(control.call(_target(kubeconfig), "POST", "seed", body))
+
+
+@app.command()
+def clock(
+    advance: float | None = typer.Option(None, "--advance", min=0, help="Run the cluster this many virtual seconds."),
+    speed: float | None = typer.Option(None, "--speed", min=0, help="New speed (virtual seconds per real second)."),
+    kubeconfig: Path | None = typer.Option(None, "--kubeconfig", help=_KUBECONFIG_HELP),
+) -> None:
+    """Print the virtual time and speed; --advance and --speed change them first."""
+    from shared.sim import control
+
+    target = _target(kubeconfig)
+    if advance is None and speed is None:
+        _print(control.call(target, "GET", "clock"))
+        return
+    _print(control.call(target, "PUT", "clock", {"advance": advance, "speed": speed}))
 
 
 def main() -> None:

@@ -1,7 +1,9 @@
 """The emulator's own control endpoints under ``/sim/v1/`` and the client the CLI uses for them.
 
-Fault injection, the audit record and history compaction are not Kubernetes APIs, so they live
-under a prefix no real server has, and only the admin token may use them. ``python -m shared.sim
+Fault injection, the audit record, history compaction and the simulated hardware are not
+Kubernetes APIs, so they live under a prefix no real server has, and only the admin token may
+use them; the one exception is ``GET /sim/v1/clock``, the virtual time, which any authenticated
+identity may read (it is how the product's clock follows the simulation). ``python -m shared.sim
 api-faults|audit`` call these; tests use the server object directly instead.
 """
 
@@ -14,6 +16,7 @@ import urllib.request
 from typing import TYPE_CHECKING, Any
 
 from shared import errors
+from shared.sim import fabriccontrol
 from shared.sim.apierrors import ApiError
 
 if TYPE_CHECKING:
@@ -31,10 +34,14 @@ def handle(sim: SimServer, method: str, path: str, query: dict[str, str], raw: b
     who = sim.identities.who(token)
     if who is None:
         raise ApiError(401, "Unauthorized", "Unauthorized")
+    what = path[len(PREFIX):].strip("/")
+    if what == "clock" and method == "GET":   # any identity may read the time, as any may read /version
+        return 200, fabriccontrol.clock(sim)
     if not who.is_admin:
         raise ApiError(403, "Forbidden", f'User "{who.user}" cannot use the simulator control API')
-    what = path[len(PREFIX):].strip("/")
     body = json.loads(raw) if raw.strip() else {}
+    if what in fabriccontrol.ENDPOINTS:
+        return fabriccontrol.handle(sim, method, what, body)
     if what == "faults" and method == "GET":
         return 200, sim.faults.settings.public()
     if what == "faults" and method in ("PUT", "POST"):

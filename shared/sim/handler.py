@@ -11,6 +11,7 @@ wait ~40 ms for a delayed ACK.
 from __future__ import annotations
 
 import contextlib
+import email.utils
 import json
 import logging
 import select
@@ -53,6 +54,10 @@ class Handler(BaseHTTPRequestHandler):
     disable_nagle_algorithm = True
     server_version = "sim-apiserver/1"
     sim: SimServer  # set on the subclass the server builds
+
+    def date_time_string(self, timestamp: float | None = None) -> str:
+        """The ``Date`` header carries the cluster's virtual time."""
+        return email.utils.formatdate(self.sim.vclock.time() if timestamp is None else timestamp, usegmt=True)
 
     def log_message(self, format: str, *args: Any) -> None:
         logger.debug("%s " + format, self.address_string(), *args)

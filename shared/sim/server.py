@@ -2,8 +2,10 @@
 
 Everything a test or a later part of the simulation needs hangs off :class:`SimServer`:
 ``store`` (objects and events), ``api`` (the verbs, for seeding without HTTP), ``faults``,
-``audit``, ``identities``, ``logs`` (pod logs a kubelet writes) and ``clock``. Part 2's
-kubelet and fabric attach the same way. Stopping closes every connection and joins every thread
+``audit``, ``identities``, ``logs`` (pod logs a kubelet writes) and ``clock``, and part 2's
+``vclock`` (virtual time), ``fabric`` (GPU hardware and faults), ``noderoot`` (node files),
+``kubelet``, ``jobctl`` and ``repair``; ``advance(seconds)`` runs the cluster in virtual time.
+Stopping closes every connection and joins every thread
 the server started, so a test that used it leaks nothing.
 """
 
@@ -25,7 +27,27 @@ from types import TracebackType
 from typing import Any
 
 from shared import files
-from shared.sim import api, audit, faults, handler, kubeconfig, podlogs, rbac, resources, store, tls, watch
+from shared.sim import (
+    api,
+    audit,
+    fabric,
+    faults,
+    gpunodes,
+    handler,
+    jobcontroller,
+    kubeconfig,
+    kubelet,
+    noderoot,
+    podlogs,
+    rbac,
+    repair,
+    resources,
+    stages,
+    store,
+    tls,
+    vclock,
+    watch,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +66,16 @@ class ServerSettings:
 
 def wall_clock() -> datetime:
     return datetime.now(UTC)
+
+
+@dataclass
+class GpuSettings:
+    """What ``serve --gpu`` asks for: the GPU nodes, their racks and the faults they start with."""
+
+    gpu: str | None = None
+    """Profile name (h100, gb200, a100); None: plain GPU-less nodes, as in part 1."""
+    racks: int = 1
+    faults: tuple[str, ...] = ()
 
 
 def node_names(count: int) -> list[str]:
@@ -99,20 +131,31 @@ class SimServer:
     """One emulated API server on 127.0.0.1. Use as a context manager or call start()/stop()."""
 
     def __init__(self, *, port: int = 0, host: str = "127.0.0.1", nodes: int = 0, seed: int | None = None,
-                 state_file: Path | None = None, clock: Callable[[], datetime] = wall_clock,
-                 history: int = store.DEFAULT_HISTORY, use_tls: bool = True) -> None:
-        self.clock = clock
+                 state_file: Path | None = None, clock: Callable[[], datetime] | None = None,
+                 history: int = store.DEFAULT_HISTORY, use_tls: bool = True, gpus: GpuSettings | None = None,
+                 speed: float = 1.0, node_root: Path | None = None, run_kubelet: bool = False) -> None:
+        self.vclock = vclock.VirtualClock(speed=speed)
+        self.clock = clock or self.vclock.now
         self.nodes = nodes
+        self.gpus = gpus or GpuSettings()
+        self.run_kubelet = run_kubelet
+        self.fabric = fabric.Fabric(seed=seed)
+        self.noderoot = noderoot.NodeRoot(node_root, self.fabric, now=self.vclock.time)
+        self.fabric.listeners.append(self.noderoot.refresh)
+        self.fabric.xid_listeners.append(self.noderoot.xid)
         self.state_file = state_file
         self.settings = ServerSettings()
         self.table = resources.ResourceTable.with_builtins()
         self.store = store.Store(history=history)
-        self.api = api.Api(objects=self.store, table=self.table, clock=clock, rng=random.Random(seed))
+        self.api = api.Api(objects=self.store, table=self.table, clock=self.clock, rng=random.Random(seed))
         self.identities = rbac.Identities(random.SystemRandom())
         self.authorizer = rbac.Authorizer(self.store)
         self.faults = faults.Faults(rng=random.Random(seed))
         self.audit = audit.AuditLog()
         self.logs = podlogs.PodLogs()
+        self.kubelet = kubelet.Kubelet(self)
+        self.jobctl = jobcontroller.JobController(self)
+        self.repair = repair.Janitor(self)
         self.closing = False
         self._connections: dict[socket.socket, threading.Thread] = {}
         self._lock = threading.Lock()
@@ -139,7 +182,12 @@ class SimServer:
         self.api.create(self._resource("rbac.authorization.k8s.io", "clusterroles"), None, {
             "metadata": {"name": "cluster-admin"},
             "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]})
-        self.add_nodes(self.nodes)
+        if self.gpus.gpu is None:
+            self.add_nodes(self.nodes)
+            return
+        self.add_gpu_nodes(self.nodes, racks=self.gpus.racks, gpu=self.gpus.gpu)
+        self.repair.install_crds()
+        self.fabric.inject(fabric.parse_all(self.gpus.faults))
 
     def add_nodes(self, count: int) -> list[str]:
         """Register ``count`` plain nodes, each with the heartbeat Lease a kubelet keeps."""
@@ -155,9 +203,48 @@ class SimServer:
                 "spec": {"holderIdentity": name, "leaseDurationSeconds": 40, "renewTime": renew}})
         return names
 
+    def add_gpu_nodes(self, count: int, *, racks: int = 1, gpu: str = "h100") -> list[str]:
+        """Register ``count`` GPU nodes of profile ``gpu`` over ``racks`` racks, with their node files."""
+        profile = stages.profile(gpu)
+        nodes, leases = self._resource("", "nodes"), self._resource("coordination.k8s.io", "leases")
+        first = self.store.count(nodes.group_resource)
+        names = [n for n in node_names(first + count) if self.store.get(nodes.group_resource, "", n) is None][:count]
+        now = self.api.now()
+        renew = self.clock().strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        for hw in self.fabric.add_nodes(names, racks=racks, profile=profile):
+            node = self.api.create(nodes, None, gpunodes.node_object(hw, now))
+            self.api.create(leases, "kube-node-lease", {"metadata": {
+                "name": hw.name, "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": hw.name,
+                                                      "uid": node["metadata"]["uid"]}]},
+                "spec": {"holderIdentity": hw.name, "leaseDurationSeconds": 40, "renewTime": renew}})
+            self.noderoot.boot(hw)
+        return names
+
+    def advance(self, seconds: float) -> None:
+        """Run the cluster for ``seconds`` of virtual time, timer by timer, letting the kubelet
+        catch up at each step; returns when everything due by then has happened."""
+        target = self.vclock.time() + seconds
+        self.kubelet.settle()
+        while True:
+            now = self.vclock.time()
+            due = self.vclock.next_due()
+            step_to = target if due is None else min(due, target)
+            if step_to > now:
+                self.vclock.advance(step_to - now)
+                self.store.wake()
+            self.kubelet.settle()
+            if step_to >= target:
+                return
+
     def reset(self) -> None:
         """Back to a fresh cluster: objects, CRDs, faults, tokens, audit and logs are cleared."""
-        with self.store.lock:
+        with self.store.lock, self.kubelet.lock:
+            self.vclock.reset()
+            self.fabric.clear()
+            self.noderoot.root = None
+            self.kubelet.reset()
+            self.jobctl.reset()
+            self.repair.reset()
             self.store.clear()
             self.table.reset()
             self.faults.clear()
@@ -188,6 +275,8 @@ class SimServer:
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
                                         name=f"sim-apiserver:{self.port}", daemon=True)
         self._thread.start()
+        if self.run_kubelet:
+            self.kubelet.start()
         return self
 
     def stop(self) -> None:
@@ -195,6 +284,7 @@ class SimServer:
         if self.closing:
             return
         self.closing = True
+        self.kubelet.stop()
         self.store.closed = True
         self.store.wake()
         if self._thread is not None:

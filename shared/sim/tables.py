@@ -57,6 +57,12 @@ def _pod(obj: dict[str, Any]) -> list[Any]:
     ready = sum(1 for s in statuses if s.get("ready"))
     restarts = sum(int(s.get("restartCount", 0)) for s in statuses)
     phase = status.get("reason") or status.get("phase") or "Unknown"
+    for s in statuses:   # as kubectl prints it: a container's waiting/terminated reason wins over the phase
+        state = s.get("state") or {}
+        why = (state.get("waiting") or {}).get("reason") or (state.get("terminated") or {}).get("reason")
+        if why:
+            phase = why
+            break
     if obj["metadata"].get("deletionTimestamp"):
         phase = "Terminating"
     return [f"{ready}/{len(spec.get('containers') or [])}", phase, restarts,

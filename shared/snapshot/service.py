@@ -6,32 +6,35 @@ a kubeconfig and context; the API client is built only when something actually n
 
 from __future__ import annotations
 
-import functools
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from shared import errors, refs
-from shared.recipe import models
+from shared import refs
+from shared.recipe import models, result
 from shared.recipe import snapshot as snapshot_model
 from shared.recipe.snapshot import Snapshot
 
 
-@dataclass(frozen=True)
 class ClusterAccess:
-    kubeconfig: Path | None = None
-    context: str | None = None
+    """The cluster a command may talk to; built on first use, closed when the ``with`` block ends."""
 
-    @functools.cached_property
+    def __init__(self, *, kubeconfig: Path | None = None, context: str | None = None) -> None:
+        from shared.kube.client import LazyClient
+
+        self._lazy = LazyClient(kubeconfig=kubeconfig, context=context)
+
+    @property
     def api(self) -> Any:
-        from shared.kube import client
-
-        return client.new_client(kubeconfig=self.kubeconfig, context=self.context)
+        return self._lazy()
 
     def factory(self) -> Any:
-        return self.api
+        return self._lazy()
+
+    def __enter__(self) -> ClusterAccess:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._lazy.close()
 
 
 def take(access: ClusterAccess) -> Snapshot:
@@ -60,20 +63,7 @@ def load_snapshot(reference: str, access: ClusterAccess) -> Snapshot:
 
 def load_recipe(reference: str, access: ClusterAccess) -> models.RecipeResult:
     data, where = refs.read_document(reference, api=access.factory)
-    return parse_recipe(data, where=where)
-
-
-def parse_recipe(data: Any, *, where: str) -> models.RecipeResult:
-    if not isinstance(data, dict) or data.get("kind") != "RecipeResult":
-        raise errors.InvalidInput("expected a RecipeResult document (from aicr recipe)", where=where)
-    if data.get("apiVersion") not in models.API_VERSIONS:
-        raise errors.InvalidInput(f"unsupported apiVersion {data.get('apiVersion')!r}", where=f"{where} apiVersion")
-    try:
-        return models.RecipeResult.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        raise errors.InvalidInput(f"{loc}: {first['msg']}", where=where) from None
+    return result.parse(data, where=where)
 
 
 def snapshot_or_live(reference: str | None, access: ClusterAccess) -> tuple[Snapshot, str]:
@@ -89,7 +79,7 @@ def drift(*, baseline: str, target: str | None, ignore: list[str], access: Clust
     data, where = refs.read_document(baseline, api=access.factory)
     target_snapshot, target_name = snapshot_or_live(target, access)
     if isinstance(data, dict) and data.get("kind") == "RecipeResult":
-        changes = diff.compare_recipe(parse_recipe(data, where=where), target_snapshot)
+        changes = diff.compare_recipe(result.parse(data, where=where), target_snapshot)
     else:
         changes = diff.compare(snapshot_model.parse(data, where=where), target_snapshot)
     return diff.report(changes, ignore=ignore, baseline=baseline, target=target_name)

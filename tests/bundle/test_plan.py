@@ -155,7 +155,7 @@ def _rename(doc: dict[str, Any], old: str, new: str) -> None:
 
 
 @pytest.mark.parametrize(("change", "message"), [
-    (lambda d: d.update(kind="RecipeMetadata"), "expected kind RecipeResult, got 'RecipeMetadata'"),
+    (lambda d: d.update(kind="RecipeMetadata"), "expected kind RecipeResult (from aicr recipe), got 'RecipeMetadata'"),
     (lambda d: d.update(apiVersion="v1"), "unsupported apiVersion 'v1'"),
     (lambda d: d.update(componentRefs=[]), "the recipe has no components"),
     (lambda d: d.update(deploymentOrder=["gamma", "beta", "alpha"]), "'gamma' comes before its dependency 'beta'"),

@@ -85,7 +85,7 @@ def cluster(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Cluster]
                     raise
         if real:
             core.delete_namespace(namespace)
-        api.close()
+        client.close(api)
 
 
 @pytest.fixture()

@@ -150,3 +150,27 @@ def test_a_bad_snapshot_file_exits_2(run_cli, sim_kubeconfig: Path, recipe_file:
                      "--kubeconfig", str(sim_kubeconfig))
     assert result.code == 2
     assert result.stderr.startswith(f"error: {bad}")
+
+
+def test_recipe_and_bundle_read_their_inputs_from_configmaps(run_cli, sim_kubeconfig: Path, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                             team_shared: Path) -> None:
+    kc = ["--kubeconfig", str(sim_kubeconfig)]
+    snapshot_file = team_shared / "research/aicr-golden/inputs/snapshot-old-k8s-gb200.yaml"
+    from shared import refs
+    from shared.kube.client import LazyClient
+
+    api = LazyClient(kubeconfig=sim_kubeconfig)
+    refs.write_text("cm://default/old-cluster", snapshot_file.read_text(), component="snapshot", api=api)
+    from_cm = run_cli("aicr", "recipe", "--snapshot", "cm://default/old-cluster", "--intent", "training", *kc,
+                      "-o", str(tmp_path / "recipe.yaml"))
+    from_file = run_cli("aicr", "recipe", "--snapshot", str(snapshot_file), "--intent", "training")
+    assert from_cm.code == 0, from_cm.stderr
+    assert (tmp_path / "recipe.yaml").read_text() == from_file.stdout
+    assert run_cli("aicr", "snapshot", *kc, "-o", "cm://default/live").code == 0
+    recipe_text = (tmp_path / "recipe.yaml").read_text()
+    refs.write_text("cm://default/recipe", recipe_text, component="recipe", api=api)
+    api.close()
+    bundled = run_cli("aicr", "bundle", "--recipe", "cm://default/recipe", *kc, "--deployer", "helmfile",
+                      "-o", str(tmp_path / "bundle"))
+    assert bundled.code == 0, bundled.stderr
+    assert (tmp_path / "bundle" / "recipe.yaml").read_text() == recipe_text

@@ -1,0 +1,140 @@
+"""``seed`` and ``upgrade-driver``: what snapshot and validate will read, over HTTP.
+
+Covers: a seeded recipe leaves Helm 3 release Secrets (base64 of the Secret over base64 of gzip
+of JSON, chart name and version, the manifest), namespaces, ready Deployments and DaemonSets,
+Running pods every pod assert selects, and Established CRDs; each break shows as snapshot and
+validate must see it (crashloop: pod Running with a container waiting in CrashLoopBackOff;
+old-chart; missing-crd; unavailable); --kernel changes one node; bad input is a 400 naming it;
+upgrade-driver changes the GFD labels, the driver DaemonSet's image and the module banner.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes import client as k8s
+
+from shared import errors
+from shared.sim import SimServer, control, kubeconfig
+
+RECIPE: dict[str, Any] = {
+    "kind": "RecipeResult", "apiVersion": "aicr.run/v1alpha2", "metadata": {"version": "0.1.0"},
+    "componentRefs": [
+        {"name": "cert-manager", "namespace": "cert-manager", "chart": "cert-manager", "type": "Helm",
+         "version": "v1.17.2", "healthCheckAsserts": {
+             "workloads": [{"kind": "Deployment", "name": "cert-manager"},
+                           {"kind": "Deployment", "name": "cert-manager-webhook"}],
+             "pods": [{"selector": {"app.kubernetes.io/instance": "cert-manager"}}],
+             "crds": ["certificates.cert-manager.io", "issuers.cert-manager.io"]}},
+        {"name": "gpu-operator", "namespace": "gpu-operator", "chart": "gpu-operator", "type": "Helm",
+         "version": "v25.3.0", "healthCheckAsserts": {
+             "workloads": [{"kind": "DaemonSet", "name": "nvidia-device-plugin-daemonset"}],
+             "pods": [{"selector": {"app": "nvidia-device-plugin-daemonset"}}],
+             "crds": ["clusterpolicies.nvidia.com"]}},
+        {"name": "plain", "namespace": "tools", "chart": "repo/plain", "type": "Helm", "version": "1.2.3"},
+    ],
+    "deploymentOrder": ["cert-manager", "gpu-operator", "plain"],
+}
+
+
+def _seed(sim_kubeconfig: Path, **body: Any) -> Any:
+    return control.call(kubeconfig.read(sim_kubeconfig), "POST", "seed", {"recipe": RECIPE, **body})
+
+
+def _release(core: Any, namespace: str, name: str) -> dict[str, Any]:
+    secret = core.read_namespaced_secret(f"sh.helm.release.v1.{name}.v1", namespace)
+    assert secret.type == "helm.sh/release.v1"
+    assert secret.metadata.labels == {"name": name, "owner": "helm", "status": "deployed", "version": "1"}
+    helm_stored = base64.b64decode(secret.data["release"])          # the Secret's own base64 layer
+    value: dict[str, Any] = json.loads(gzip.decompress(base64.b64decode(helm_stored)))
+    return value
+
+
+def test_a_seeded_recipe_looks_installed_by_helm(gpu_sim: SimServer, sim_kubeconfig: Path, api_client: Any) -> None:
+    nodes = gpu_sim.add_gpu_nodes(3)
+    _seed(sim_kubeconfig)
+    gpu_sim.advance(60)   # the kubelet must leave seeded pods alone
+    core, apps = k8s.CoreV1Api(api_client), k8s.AppsV1Api(api_client)
+    release = _release(core, "cert-manager", "cert-manager")
+    assert release["chart"]["metadata"]["name"] == "cert-manager"
+    assert release["chart"]["metadata"]["version"] == "v1.17.2"
+    assert release["info"]["status"] == "deployed" and "name: cert-manager-webhook" in release["manifest"]
+    assert _release(core, "tools", "plain")["chart"]["metadata"]["name"] == "plain"
+    assert {"cert-manager", "gpu-operator", "tools"} <= {n.metadata.name for n in core.list_namespace().items}
+    deploy = apps.read_namespaced_deployment("cert-manager-webhook", "cert-manager")
+    assert deploy.status.ready_replicas == deploy.spec.replicas == 1
+    ds = apps.read_namespaced_daemon_set("nvidia-device-plugin-daemonset", "gpu-operator")
+    assert ds.status.number_ready == ds.status.desired_number_scheduled == 3
+    pods = core.list_namespaced_pod("gpu-operator", label_selector="app=nvidia-device-plugin-daemonset").items
+    assert sorted(p.spec.node_name for p in pods) == nodes
+    assert all(p.status.phase == "Running" and p.status.container_statuses[0].ready for p in pods)
+    driver = apps.read_namespaced_daemon_set("nvidia-driver-daemonset", "gpu-operator")
+    assert driver.spec.template.spec.containers[0].image == "nvcr.io/nvidia/driver:570.158.01-ubuntu24.04"
+    crds = {c.metadata.name: c for c in k8s.ApiextensionsV1Api(api_client).list_custom_resource_definition().items}
+    for name in ("certificates.cert-manager.io", "issuers.cert-manager.io", "clusterpolicies.nvidia.com"):
+        assert any(c.type == "Established" and c.status == "True" for c in crds[name].status.conditions)
+
+
+def test_each_break_shows_as_validate_will_see_it(gpu_sim: SimServer, sim_kubeconfig: Path, api_client: Any) -> None:
+    nodes = gpu_sim.add_gpu_nodes(2)
+    _seed(sim_kubeconfig, breaks={"cert-manager": "crashloop", "plain": "old-chart", "gpu-operator": "missing-crd"},
+          kernels={nodes[1]: "6.5.0-old"})
+    core, apps = k8s.CoreV1Api(api_client), k8s.AppsV1Api(api_client)
+    pods = core.list_namespaced_pod("cert-manager", label_selector="app.kubernetes.io/instance=cert-manager").items
+    looping = [p for p in pods if p.status.container_statuses[0].state.waiting is not None]
+    assert len(looping) == 1 and looping[0].status.phase == "Running"
+    assert looping[0].status.container_statuses[0].state.waiting.reason == "CrashLoopBackOff"
+    assert apps.read_namespaced_deployment("cert-manager", "cert-manager").status.ready_replicas == 0
+    assert _release(core, "tools", "plain")["chart"]["metadata"]["version"] == "1.1.0"
+    crds = {c.metadata.name for c in k8s.ApiextensionsV1Api(api_client).list_custom_resource_definition().items}
+    assert "clusterpolicies.nvidia.com" not in crds and "certificates.cert-manager.io" in crds
+    assert core.read_node(nodes[1]).status.node_info.kernel_version == "6.5.0-old"
+    assert core.read_node(nodes[0]).status.node_info.kernel_version != "6.5.0-old"
+
+
+def test_an_unavailable_component_has_pending_pods_and_no_ready_replicas(
+        gpu_sim: SimServer, sim_kubeconfig: Path, api_client: Any) -> None:
+    gpu_sim.add_gpu_nodes(2)
+    _seed(sim_kubeconfig, breaks={"gpu-operator": "unavailable"})
+    ds = k8s.AppsV1Api(api_client).read_namespaced_daemon_set("nvidia-device-plugin-daemonset", "gpu-operator")
+    assert ds.status.number_ready == 0 and ds.status.number_unavailable == 2
+    pods = k8s.CoreV1Api(api_client).list_namespaced_pod(
+        "gpu-operator", label_selector="app=nvidia-device-plugin-daemonset").items
+    assert {p.status.phase for p in pods} == {"Pending"}
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ({"breaks": {"nope": "crashloop"}}, "the recipe has no component 'nope'"),
+    ({"breaks": {"plain": "explode"}}, "mode must be one of crashloop, old-chart, missing-crd, unavailable"),
+    ({"kernels": {"node-999": "6.1"}}, "no node 'node-999'"),
+], ids=["unknown-component", "unknown-mode", "unknown-node"])
+def test_bad_seed_input_is_refused_with_its_reason(gpu_sim: SimServer, sim_kubeconfig: Path, body: dict[str, Any],
+                                                   message: str) -> None:
+    gpu_sim.add_gpu_nodes(1)
+    with pytest.raises(errors.InvalidInput, match=message):
+        _seed(sim_kubeconfig, **body)
+
+
+def test_a_driver_upgrade_changes_labels_daemonset_image_and_module(
+        gpu_sim: SimServer, sim_kubeconfig: Path, api_client: Any) -> None:
+    nodes = gpu_sim.add_gpu_nodes(2)
+    _seed(sim_kubeconfig)
+    target = kubeconfig.read(sim_kubeconfig)
+    done = control.call(target, "POST", "upgrade-driver", {"version": "575.51.03", "nodes": [nodes[0]]})
+    assert done["images"] == ["nvcr.io/nvidia/driver:575.51.03-ubuntu24.04"]
+    core = k8s.CoreV1Api(api_client)
+    labels = core.read_node(nodes[0]).metadata.labels
+    assert (labels["nvidia.com/cuda.driver.major"], labels["nvidia.com/cuda.driver.minor"],
+            labels["nvidia.com/cuda.driver.rev"]) == ("575", "51", "03")
+    assert core.read_node(nodes[1]).metadata.labels["nvidia.com/cuda.driver.major"] == "570"
+    ds = k8s.AppsV1Api(api_client).read_namespaced_daemon_set("nvidia-driver-daemonset", "gpu-operator")
+    assert ds.spec.template.spec.containers[0].image == "nvcr.io/nvidia/driver:575.51.03-ubuntu24.04"
+    root = gpu_sim.noderoot.root
+    assert root is not None
+    assert "575.51.03" in (root / nodes[0] / "proc/driver/nvidia/version").read_text()
+    assert "575.51.03" not in (root / nodes[1] / "proc/driver/nvidia/version").read_text()
