@@ -15,7 +15,7 @@ from typing import Any
 
 from shared.sim import resources
 
-VERSION = {"major": "1", "minor": "32", "gitVersion": "v1.32.0-sim", "gitCommit": "sim", "gitTreeState": "clean",
+VERSION = {"major": "1", "minor": "34", "gitVersion": "v1.34.2-sim", "gitCommit": "sim", "gitTreeState": "clean",
            "buildDate": "2025-01-01T00:00:00Z", "goVersion": "go1.23", "compiler": "gc", "platform": "linux/amd64"}
 
 

@@ -173,7 +173,10 @@ def _install(seeder: _Seeder, comp: models.ComponentRef, mode: str | None, drive
     seeder.namespace(ns)
     base = {"app.kubernetes.io/instance": comp.name, "app.kubernetes.io/managed-by": "Helm",
             "app.kubernetes.io/name": comp.name, "helm.sh/chart": f"{chart}-{version}"}
-    wanted = [(w.kind.value, w.name or comp.name, w.namespace or ns, dict(w.selector or {}), max(1, w.minReady or 1))
+    # A workload asserted by selector gets a name of its own (the selector's first value), so two
+    # DaemonSets of one component (device plugin, validator) do not collapse into one object.
+    wanted = [(w.kind.value, w.name or next(iter((w.selector or {}).values()), comp.name), w.namespace or ns,
+               dict(w.selector or {}), max(1, w.minReady or 1))
               for w in (asserts.workloads if asserts else [])] or [("Deployment", comp.name, ns, {}, 1)]
     selectors = [(p.namespace or ns, dict(p.selector or {})) for p in (asserts.pods if asserts else [])]
     for j in range(len(wanted), len(selectors)):

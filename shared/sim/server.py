@@ -100,7 +100,7 @@ def plain_node(name: str, index: int, now: str) -> dict[str, Any]:
             "addresses": [{"type": "InternalIP", "address": f"10.0.{index // 250}.{index % 250 + 1}"},
                           {"type": "Hostname", "address": name}],
             # Every field the official client's V1NodeSystemInfo requires, or it refuses the node.
-            "nodeInfo": {"kubeletVersion": "v1.32.0-sim", "kubeProxyVersion": "v1.32.0-sim",
+            "nodeInfo": {"kubeletVersion": "v1.34.2-sim", "kubeProxyVersion": "v1.34.2-sim",
                          "osImage": "Simulated Linux", "architecture": "amd64", "operatingSystem": "linux",
                          "containerRuntimeVersion": "sim://1", "kernelVersion": "6.1.0-sim",
                          "bootID": f"boot-{name}", "machineID": f"machine-{name}", "systemUUID": f"uuid-{name}"},

@@ -88,8 +88,11 @@ def drift(*, baseline: str, target: str | None, ignore: list[str], access: Clust
 def validate(*, recipe: str, snapshot: str | None, access: ClusterAccess, wait: bool,
              timeout: float | None) -> Any:
     """Constraints against the snapshot (live when none), then the components' asserts, live."""
+    from shared import clock
     from shared.validate import run
 
     loaded = load_recipe(recipe, access)
     measured, _ = snapshot_or_live(snapshot, access)
-    return run.validate(loaded, measured, api=access.api, wait=wait, timeout=timeout)
+    ticks = clock.for_api_client(access.api)  # virtual time on the simulator, wall time elsewhere
+    return run.validate(loaded, measured, api=access.api, wait=wait, timeout=timeout, now=ticks.monotonic,
+                        sleep=ticks.sleep)
