@@ -6,11 +6,13 @@ exists so far. Stops at the first command that fails, with that command's exit s
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 BIN = Path(sys.executable).parent
@@ -20,14 +22,15 @@ def step(title: str) -> None:
     print(f"\n=== {title} ===", flush=True)
 
 
-def run(*argv: str, expect: int = 0, show_lines: int | None = None) -> str:
+def run(*argv: str, expect: int = 0, show_lines: int | None = None, last: int = 0) -> str:
     print(f"$ {shlex.join(argv)}", flush=True)
-    program = str(BIN / argv[0]) if (BIN / argv[0]).exists() else argv[0]
+    program = sys.executable if argv[0] == "python" else str(BIN / argv[0]) if (BIN / argv[0]).exists() else argv[0]
     proc = subprocess.run([program, *argv[1:]], capture_output=True, text=True, check=False)
     out = proc.stdout
     lines = out.splitlines()
-    if show_lines is not None and len(lines) > show_lines:
-        out = "\n".join(lines[:show_lines]) + f"\n... ({len(lines) - show_lines} more lines)\n"
+    if show_lines is not None and len(lines) > show_lines + last:
+        out = "".join(f"{line}\n" for line in lines[:show_lines]) + f"... ({len(lines) - show_lines - last} more lines)\n"
+        out += "".join(f"{line}\n" for line in lines[len(lines) - last:]) if last else ""
     sys.stdout.write(out)
     sys.stdout.write(proc.stderr)
     if proc.returncode != expect:
@@ -66,7 +69,41 @@ def main() -> None:
     with open("bundle-flux/kustomization.yaml", "a", encoding="utf-8") as handle:
         handle.write("# edited by hand\n")
     run("aicr", "verify", "bundle-flux", expect=1)
+    with simulated_cluster() as kubeconfig:
+        operate(kubeconfig)
     print("\nDemo finished: the recipe and five bundles are in", work)
+
+
+@contextlib.contextmanager
+def simulated_cluster() -> Iterator[str]:
+    """The built-in simulated GPU cluster in its own process, stopped when the block ends."""
+    step("7. A cluster to hold to the recipe: the built-in simulated GPU cluster (8 H100 nodes, 2 racks)")
+    argv = ["python", "-m", "shared.sim", "serve", "--nodes", "8", "--gpu", "h100", "--racks", "2", "--port", "0",
+            "--speed", "60", "--kubeconfig-out", "kubeconfig"]
+    print(f"$ {shlex.join(argv)} &", flush=True)
+    server = subprocess.Popen([sys.executable, *argv[1:]], stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        print(server.stdout.readline().rstrip(), flush=True)
+        yield "kubeconfig"
+    finally:
+        server.terminate()
+        server.communicate(timeout=30)
+
+
+def operate(kubeconfig: str) -> None:
+    kc = ["--kubeconfig", kubeconfig]
+    run("kubectl", *kc, "get", "nodes", "-L", "nvidia.com/gpu.product,topology.kubernetes.io/rack", show_lines=4)
+    print("# Deploying the bundle needs helm and a real cluster; here the simulator installs the recipe as Helm would:")
+    run("python", "-m", "shared.sim", "seed", *kc, "--recipe", "recipe.yaml", show_lines=0)
+    step("8. Validate: every constraint and every component's health asserts, against the live cluster")
+    run("aicr", "validate", "--recipe", "recipe.yaml", *kc, show_lines=6, last=2)
+    step("9. Drift: take the golden snapshot, upgrade the driver on one node, and the CI gate fails")
+    run("aicr", "snapshot", *kc, "-o", "cm://default/golden")
+    run("python", "-m", "shared.sim", "upgrade-driver", *kc, "--version", "580.105.08", "--nodes", "node-001",
+        show_lines=2)
+    run("aicr", "diff", "--baseline", "cm://default/golden", *kc, "--fail-on-drift", "-t", "table",
+        "--ignore", "NodeTopology.summary.*", expect=1)
 
 
 if __name__ == "__main__":
