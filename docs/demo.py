@@ -29,7 +29,8 @@ def run(*argv: str, expect: int = 0, show_lines: int | None = None, last: int = 
     out = proc.stdout
     lines = out.splitlines()
     if show_lines is not None and len(lines) > show_lines + last:
-        out = "".join(f"{line}\n" for line in lines[:show_lines]) + f"... ({len(lines) - show_lines - last} more lines)\n"
+        hidden = len(lines) - show_lines - last
+        out = "".join(f"{line}\n" for line in lines[:show_lines]) + f"... ({hidden} more lines)\n"
         out += "".join(f"{line}\n" for line in lines[len(lines) - last:]) if last else ""
     sys.stdout.write(out)
     sys.stdout.write(proc.stderr)
