@@ -7,7 +7,7 @@ missing, and a cluster that refuses or does not answer.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 EXIT_OK = 0
 EXIT_VERDICT_FAILED = 1
@@ -81,3 +81,13 @@ def exit_code_for(error: BaseException) -> int:
     if isinstance(error, ToolError):
         return error.exit_code
     return Internal.exit_code
+
+
+def from_validation(error: Any, *, where: str) -> InvalidInput:
+    """One line for the first problem of a pydantic ``ValidationError``: ``where field.path: message``.
+
+    Duck-typed (``error.errors()``) so this base module does not import pydantic.
+    """
+    first = error.errors()[0]
+    path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first.get("loc", ())).lstrip(".")
+    return InvalidInput(str(first.get("msg", "invalid value")), where=f"{where} {path}" if path else where)

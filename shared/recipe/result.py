@@ -25,6 +25,4 @@ def parse(data: Any, *, where: str) -> models.RecipeResult:
     try:
         return models.RecipeResult.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"]).lstrip(".")
-        raise errors.InvalidInput(first["msg"], where=f"{where} {loc}") from None
+        raise errors.from_validation(exc, where=where) from None

@@ -97,9 +97,7 @@ def parse(data: Any, *, where: str) -> Snapshot:
     try:
         return Snapshot.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        raise errors.InvalidInput(f"{loc}: {first['msg']}", where=where) from None
+        raise errors.from_validation(exc, where=where) from None
 
 
 def load_file(path: Path) -> Snapshot:
