@@ -1,4 +1,4 @@
-"""Entry point of ``nvcrectl``; its commands arrive with their issues."""
+"""Entry point of ``nvcrectl``: the root app and its command registrations."""
 
 from __future__ import annotations
 
@@ -10,8 +10,14 @@ HELP = "Certify GPU Kubernetes clusters with NCCL, DCGM and training workloads, 
 
 
 def build_app() -> typer.Typer:
+    from nvcre import catalog, certification, crds, results
+
     app = cli.make_app("nvcrectl", HELP)
     cli.add_global_options(app, "nvcrectl", "NVCRE")
+    crds.register(app)
+    catalog.register(app)
+    certification.register(app)
+    results.register(app)
     return app
 
 

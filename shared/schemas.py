@@ -15,6 +15,8 @@ from pydantic import BaseModel
 
 
 def _models() -> dict[str, type[BaseModel]]:
+    from shared.certify import models as certify_models
+    from shared.certify.parsers import nccl_log
     from shared.recipe import criteria, health, models, snapshot
 
     return {
@@ -25,6 +27,8 @@ def _models() -> dict[str, type[BaseModel]]:
         "criteria.schema.json": criteria.Criteria,
         "snapshot.schema.json": snapshot.Snapshot,
         "health-check-asserts.schema.json": health.HealthCheckAsserts,
+        "certification.schema.json": certify_models.Certification,
+        "nccl-result.schema.json": nccl_log.NcclResult,
     }
 
 

@@ -1,0 +1,155 @@
+"""``nvcrectl certification``: run, report, list, get, delete and render Certifications."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from nvcre import _options as opt
+
+Name = Annotated[str, typer.Argument(help="Certification name.")]
+
+
+def run(
+    cert_file: Annotated[Path | None, typer.Option("--cert-file", "-f", help="Certification YAML.",
+                                                   show_default=False)] = None,
+    resume: Annotated[str | None, typer.Option("--resume", help="Take over this run now (implies --wait).",
+                                               show_default=False)] = None,
+    wait: Annotated[bool, typer.Option("--wait", help="Run it here to its end; exit 0 pass, 1 fail, 5 timeout.")]
+    = False,
+    timeout: Annotated[str | None, typer.Option("--timeout", help="With --wait: e.g. 2h.", show_default=False)]
+    = None,
+    strategy: Annotated[str | None, typer.Option("--strategy", help="Isolation strategy: adaptive (default) or "
+                                                 "halving.", show_default=False)] = None,
+    namespace: opt.Namespace = "default", fmt: opt.Output = "table",
+    kubeconfig: opt.Kubeconfig = None, context: opt.Context = None,
+) -> int:
+    """Create the Certification and (with --wait) run it, holding a Lease named after it."""
+    from shared import output
+    from shared.certify import render, service
+    from shared.kube.client import LazyClient
+
+    chosen = output.parse_format(fmt, allowed=list(output.Format), flag="--output")
+    seconds = render.seconds(timeout) if timeout else None
+    with LazyClient(kubeconfig=kubeconfig, context=context) as api:
+        result = service.run(api, cert_file=cert_file, resume=resume, namespace=namespace,
+                             wait=wait or resume is not None, timeout=seconds, strategy=strategy,
+                             on_progress=output.message)
+    if not result.waited:
+        output.write_data(f"certification.nvcre.nvidia.com/{result.cert.name} created\n")
+        return 0
+    _emit(result.cert, chosen)
+    if result.timed_out:
+        output.error_line(f"error: certification {result.cert.name} did not complete within {timeout}")
+        return 5
+    return 0 if result.cert.status.phase == "Succeeded" else 1
+
+
+def _emit(cert: object, chosen: object) -> None:
+    from shared import output
+    from shared.certify import models, report
+
+    assert isinstance(cert, models.Certification)
+    if chosen in (output.Format.JSON, output.Format.YAML):
+        data = report.data(cert)
+        output.write_data(output.to_json(data) if chosen is output.Format.JSON else output.to_yaml(data))
+    else:
+        output.write_data(report.text(cert, wide=chosen is output.Format.WIDE))
+
+
+def report_cmd(name: Name, namespace: opt.Namespace = "default", fmt: opt.Output = "table",
+               results_file: Annotated[Path | None, typer.Option("--results-file", help="Also write the JSON "
+                                                                 "report here.", show_default=False)] = None,
+               kubeconfig: opt.Kubeconfig = None, context: opt.Context = None) -> int:
+    """Per category: status, runtime, measurements, failing nodes with reasons, isolation trail."""
+    from shared import output
+    from shared.certify import report, service
+    from shared.kube.client import LazyClient
+
+    chosen = output.parse_format(fmt, allowed=list(output.Format), flag="--output")
+    with LazyClient(kubeconfig=kubeconfig, context=context) as api:
+        cert = service.get(api, namespace=namespace, name=name)
+    if results_file is not None:
+        service.results_file(results_file, report.data(cert))
+    _emit(cert, chosen)
+    return 1 if cert.status.phase == "Failed" else 0
+
+
+def list_cmd(namespace: opt.Namespace = "default",
+             all_namespaces: Annotated[bool, typer.Option("--all-namespaces", "-A")] = False,
+             fmt: opt.Output = "table", kubeconfig: opt.Kubeconfig = None, context: opt.Context = None) -> None:
+    """Certifications with their phase."""
+    from shared import output
+    from shared.certify import report, service
+    from shared.kube.client import LazyClient
+
+    chosen = output.parse_format(fmt, allowed=list(output.Format), flag="--output")
+    with LazyClient(kubeconfig=kubeconfig, context=context) as api:
+        certs = service.list_certifications(api, namespace=None if all_namespaces else namespace)
+    if chosen in (output.Format.JSON, output.Format.YAML):
+        data = [report.data(c) for c in certs]
+        output.write_data(output.to_json(data) if chosen is output.Format.JSON else output.to_yaml(data))
+        return
+    output.print_table(["namespace", "name", "phase", "categories", "message"],
+                       [[c.namespace, c.name, c.status.phase or "Pending",
+                         ",".join(x.variant for x in c.spec.categories), c.status.message or ""] for c in certs])
+
+
+def get_cmd(name: Name, namespace: opt.Namespace = "default", fmt: opt.Output = "yaml",
+            kubeconfig: opt.Kubeconfig = None, context: opt.Context = None) -> None:
+    """The whole object."""
+    from shared import output
+    from shared.certify import service
+    from shared.kube.client import LazyClient
+
+    chosen = output.parse_format(fmt, allowed=(output.Format.YAML, output.Format.JSON), flag="--output")
+    with LazyClient(kubeconfig=kubeconfig, context=context) as api:
+        data = service.get(api, namespace=namespace, name=name).model_dump(mode="json", exclude_none=True)
+    output.write_data(output.to_json(data) if chosen is output.Format.JSON else output.to_yaml(data))
+
+
+def delete_cmd(name: Name, namespace: opt.Namespace = "default", kubeconfig: opt.Kubeconfig = None,
+               context: opt.Context = None) -> None:
+    """Delete the Certification and (through owner references) its Jobs."""
+    from shared import output
+    from shared.certify import service
+    from shared.kube.client import LazyClient
+
+    with LazyClient(kubeconfig=kubeconfig, context=context) as api:
+        service.delete(api, namespace=namespace, name=name)
+    output.write_data(f"certification.nvcre.nvidia.com/{name} deleted\n")
+
+
+def render_cmd(cert_file: Annotated[Path, typer.Option("--cert-file", "-f", help="Certification YAML.")],
+               strategy: Annotated[str | None, typer.Option("--strategy", show_default=False)] = None,
+               fmt: opt.Output = "table", kubeconfig: opt.Kubeconfig = None, context: opt.Context = None) -> None:
+    """The plan without running: groups, Jobs, and what isolating one faulty node would cost."""
+    from shared import output
+    from shared.certify import service
+    from shared.kube.client import LazyClient
+
+    chosen = output.parse_format(fmt, allowed=list(output.Format), flag="--output")
+    with LazyClient(kubeconfig=kubeconfig, context=context) as api:
+        plans = service.render_plan(api, cert_file=cert_file, strategy=strategy)
+    if chosen is output.Format.YAML:
+        output.write_data(output.to_yaml([j for p in plans for j in p.jobs]) if len(plans) else "")
+        return
+    if chosen is output.Format.JSON:
+        output.write_data(output.to_json([p.__dict__ for p in plans]))
+        return
+    output.print_table(["category", "nodes", "groups", "strategy", "rounds (1 fault)", "node-minutes (1 fault)"],
+                       [[p.category, p.nodes, len(p.groups), p.strategy, p.estimated_rounds_if_one_fault,
+                         f"{p.estimated_node_minutes:.0f}"] for p in plans])
+
+
+def register(app: typer.Typer) -> None:
+    group = typer.Typer(help="Certification runs.", no_args_is_help=True)
+    group.command("run")(run)
+    group.command("report")(report_cmd)
+    group.command("list")(list_cmd)
+    group.command("get")(get_cmd)
+    group.command("delete")(delete_cmd)
+    group.command("render")(render_cmd)
+    app.add_typer(group, name="certification")

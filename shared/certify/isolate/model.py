@@ -1,0 +1,90 @@
+"""What an isolation strategy sees and says: nodes with their topology, tests, plans and verdicts.
+
+A strategy sees only which groups passed or failed (never a fault set), so the same strategy runs
+on a cluster, in a unit test and in the benchmark. Everything here is plain frozen data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class Node:
+    name: str
+    domain: str = "default"
+    """Topology domain: the NVLink clique when it spans nodes, else the rack."""
+
+
+@dataclass(frozen=True)
+class Test:
+    """One group's result: ``passed`` is False for an error or a missed threshold alike."""
+
+    nodes: tuple[str, ...]
+    passed: bool
+
+
+@dataclass(frozen=True)
+class RoundResult:
+    stage: str
+    tests: tuple[Test, ...]
+
+
+@dataclass(frozen=True)
+class Settings:
+    min_group_size: int = 2
+    """Upstream's bisection stop size."""
+    max_rounds: int = 20
+    """A safety net: a verdict is returned by then whatever the results."""
+    screen_size: int | None = None
+    """Screening group size; None lets the strategy choose from the node count."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The next round: disjoint groups to run at once."""
+
+    stage: str
+    groups: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The end: nodes found faulty (node -> evidence), infrastructure faults and the cleared nodes."""
+
+    faulty: dict[str, str] = field(default_factory=dict)
+    infrastructure: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
+    healthy: frozenset[str] = frozenset()
+    message: str = ""
+
+
+Decision = Plan | Verdict
+
+
+class Strategy(Protocol):
+    """A pure function: same nodes and history, same decision."""
+
+    def __call__(self, nodes: Sequence[Node], history: Sequence[RoundResult], settings: Settings) -> Decision: ...
+
+
+def chunks(names: Sequence[str], size: int) -> list[tuple[str, ...]]:
+    """Near-equal consecutive chunks of at most ``size`` (no lone remainder node)."""
+    if not names:
+        return []
+    count = -(-len(names) // max(size, 1))
+    base, extra = divmod(len(names), count)
+    out, start = [], 0
+    for i in range(count):
+        end = start + base + (1 if i < extra else 0)
+        out.append(tuple(names[start:end]))
+        start = end
+    return out
+
+
+def by_domain(nodes: Sequence[Node]) -> dict[str, list[str]]:
+    domains: dict[str, list[str]] = {}
+    for node in sorted(nodes, key=lambda n: n.name):
+        domains.setdefault(node.domain, []).append(node.name)
+    return dict(sorted(domains.items()))

@@ -1,0 +1,205 @@
+"""The Certification custom resource (nvcre.nvidia.com/v1alpha1): upstream's spec, our status.
+
+Spec field names are upstream NVCRE's (research/nvcre.md §1.1), so a user's Certification file
+carries over; options set inline in ``spec`` are the defaults each category may override (a set
+per-category field replaces the global one, maps wholesale). Status differs from upstream on
+purpose: measurements, failed nodes and the isolation trail live on the object itself (one
+certification of a few hundred nodes stays far below the 1.5 MiB object limit), because the run
+must resume from it after its runner dies.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+GROUP = "nvcre.nvidia.com"
+VERSION = "v1alpha1"
+API_VERSION = f"{GROUP}/{VERSION}"
+KIND = "Certification"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+
+
+class TestScale(StrEnum):
+    INTRA_NODE = "intra-node"
+    INTRA_RACK = "intra-rack"
+    FULL_SCALE = "full-scale"
+    DIAGNOSE = "diagnose"
+
+
+class NodeSelectorRequirement(_Model):
+    key: str
+    operator: str = Field(description="In, NotIn, Exists or DoesNotExist.")
+    values: list[str] = Field(default_factory=list)
+
+
+class TaintSelector(_Model):
+    key: str
+    value: str | None = None
+    effect: str | None = None
+
+
+class TargetSpec(_Model):
+    nodeSelector: dict[str, str] = Field(default_factory=dict)
+    matchExpressions: list[NodeSelectorRequirement] = Field(default_factory=list)
+    nodeNames: list[str] = Field(default_factory=list)
+    taintSelectors: list[TaintSelector] = Field(default_factory=list,
+                                                description="Nodes must carry all of these taints; the run "
+                                                "tolerates them.")
+
+
+class Resources(_Model):
+    limits: dict[str, str] = Field(default_factory=dict)
+    requests: dict[str, str] = Field(default_factory=dict)
+
+
+class CategoryOptions(_Model):
+    """Options settable globally (inline in spec) and per category; unset means "inherit"."""
+
+    thresholds: dict[str, str] | None = Field(default=None, description="Metric key -> CEL over `value`.")
+    testScale: TestScale | None = None
+    nodesPerJob: int | None = Field(default=None, ge=1)
+    minGroupSize: int | None = Field(default=None, ge=1)
+    maxConcurrent: int | None = Field(default=None, ge=0, description="Jobs at once; 0 = unlimited.")
+    timeoutPerJob: str | None = Field(default=None, pattern=r"^([0-9]+(h|m|s|ms))+$")
+    repeatCount: int | None = Field(default=None, ge=1)
+    image: str | None = Field(default=None, min_length=1, max_length=512)
+    resources: Resources | None = None
+    maxBytes: str | None = Field(default=None, pattern=r"^[0-9]+(K|M|G|T)?$")
+    numIterations: int | None = Field(default=None, ge=1)
+    maxSteps: int | None = Field(default=None, ge=-1)
+    gpusPerNode: int | None = Field(default=None, ge=1)
+
+
+class Category(_Model):
+    domain: str
+    variant: str
+    options: CategoryOptions | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.domain}/{self.variant}"
+
+
+class CertificationSpec(CategoryOptions):
+    target: TargetSpec = Field(default_factory=TargetSpec)
+    categories: list[Category] = Field(min_length=1, max_length=64)
+    strategy: str | None = Field(default=None, description="Isolation strategy (our addition); default adaptive.")
+
+    def options_for(self, category: Category) -> CategoryOptions:
+        """The effective options of one category: its own where set, else the global ones."""
+        merged = {name: getattr(self, name) for name in CategoryOptions.model_fields}
+        if category.options is not None:
+            merged.update({k: v for k, v in category.options.model_dump(exclude_none=True).items()})
+            if category.options.resources is not None:
+                merged["resources"] = category.options.resources
+        return CategoryOptions.model_validate(merged)
+
+
+class FailureReason(StrEnum):
+    HARDWARE = "HardwareFailureDetected"
+    THRESHOLD = "ThresholdViolation"
+    WORKLOAD = "WorkloadFailed"
+    TIMEOUT = "JobTimedOut"
+
+
+class Phase(StrEnum):
+    PENDING = "Pending"
+    RUNNING = "Running"
+    SUCCEEDED = "Succeeded"
+    FAILED = "Failed"
+
+
+class GroupRun(_Model):
+    """One test of one group: one batch/v1 Job."""
+
+    name: str
+    nodes: list[str]
+    job: str
+    phase: Phase = Phase.PENDING
+    passed: bool | None = None
+    reason: FailureReason | None = None
+    message: str | None = None
+    measurements: dict[str, float] = Field(default_factory=dict)
+    hardwareNodes: list[str] = Field(default_factory=list, description="Nodes the log itself blames (CUDA "
+                                     "failure, failing GPU).")
+    startTime: str | None = None
+    endTime: str | None = None
+
+
+class Round(_Model):
+    round: int
+    stage: str
+    groups: list[GroupRun]
+
+
+class FailedNode(_Model):
+    name: str
+    reason: FailureReason
+    message: str
+    value: float | None = None
+
+
+class InfrastructureFault(_Model):
+    sideA: list[str]
+    sideB: list[str]
+    message: str
+
+
+class CategoryStatus(_Model):
+    domain: str
+    variant: str
+    status: Phase = Phase.PENDING
+    strategy: str | None = None
+    startTime: str | None = None
+    completionTime: str | None = None
+    runtimeSeconds: float | None = None
+    nodes: list[str] = Field(default_factory=list)
+    rounds: list[Round] = Field(default_factory=list)
+    measurements: dict[str, float] = Field(default_factory=dict, description="Over the groups of the first "
+                                           "round: min of each metric.")
+    failedNodes: list[FailedNode] = Field(default_factory=list)
+    infrastructureFaults: list[InfrastructureFault] = Field(default_factory=list)
+    message: str | None = None
+
+
+class Condition(_Model):
+    type: str
+    status: str
+    reason: str
+    message: str = ""
+    lastTransitionTime: str | None = None
+
+
+class CertificationStatus(_Model):
+    phase: Phase | None = None
+    conditions: list[Condition] = Field(default_factory=list)
+    startTime: str | None = None
+    completionTime: str | None = None
+    categoryStatuses: list[CategoryStatus] = Field(default_factory=list)
+    message: str | None = None
+
+
+class Certification(BaseModel):
+    """The whole object as read from the cluster or a file."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    apiVersion: str = API_VERSION
+    kind: str = KIND
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    spec: CertificationSpec
+    status: CertificationStatus = Field(default_factory=CertificationStatus)
+
+    @property
+    def name(self) -> str:
+        return str(self.metadata.get("name") or "")
+
+    @property
+    def namespace(self) -> str:
+        return str(self.metadata.get("namespace") or "default")

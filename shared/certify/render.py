@@ -1,0 +1,144 @@
+"""From a Certification to concrete work: target nodes, the first round's groups, and Jobs.
+
+Jobs follow the workload contract of docs/formats.md exactly: an Indexed batch/v1 Job per group,
+completions = parallelism = group size, each pod pinned by required node affinity on
+``kubernetes.io/hostname`` (a nodeSelector for one node), all of the node's GPUs, the run's
+validation-gate taints tolerated, ``restartPolicy: Never`` and ``backoffLimit: 0`` (a failed run
+is a result, not something to retry), ``activeDeadlineSeconds`` = timeoutPerJob. Pure functions
+of plain data: no API calls here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from shared import errors
+from shared.certify import catalog, models
+from shared.certify.isolate import model as iso
+
+HOSTNAME = "kubernetes.io/hostname"
+RACK = "topology.kubernetes.io/rack"
+CLIQUE = "nvidia.com/gpu.clique"
+GPU_COUNT = "nvidia.com/gpu.count"
+INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
+CERT_LABEL = "nvcre.nvidia.com/certification"
+GROUP_ANNOTATION = "nvcre.nvidia.com/group-nodes"
+_DURATION = re.compile(r"(\d+)(ms|h|m|s)")
+
+
+@dataclass(frozen=True)
+class TargetNode:
+    name: str
+    gpus: int
+    rack: str
+    clique: str
+
+
+def seconds(duration: str) -> float:
+    """``1h30m`` → 5400.0 (upstream's pattern); InvalidInput otherwise."""
+    parts = _DURATION.findall(duration)
+    if not parts or "".join(a + b for a, b in parts) != duration:
+        raise errors.InvalidInput(f"bad duration {duration!r} (e.g. 90s, 15m, 1h30m)")
+    unit = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
+    return sum(int(a) * unit[b] for a, b in parts)
+
+
+def _matches(node: dict[str, Any], target: models.TargetSpec) -> bool:
+    labels = (node.get("metadata") or {}).get("labels") or {}
+    name = node["metadata"]["name"]
+    if target.nodeNames and name not in target.nodeNames:
+        return False
+    if any(labels.get(k) != v for k, v in target.nodeSelector.items()):
+        return False
+    for req in target.matchExpressions:
+        value = labels.get(req.key)
+        ok = {"In": value in req.values, "NotIn": value not in req.values, "Exists": req.key in labels,
+              "DoesNotExist": req.key not in labels}.get(req.operator)
+        if ok is None:
+            raise errors.InvalidInput(f"unknown operator {req.operator!r}", where="spec.target.matchExpressions")
+        if not ok:
+            return False
+    taints = (node.get("spec") or {}).get("taints") or []
+    for sel in target.taintSelectors:
+        if not any(t.get("key") == sel.key and (sel.value is None or t.get("value") == sel.value)
+                   and (sel.effect is None or t.get("effect") == sel.effect) for t in taints):
+            return False
+    return True
+
+
+def target_nodes(nodes: list[dict[str, Any]], target: models.TargetSpec) -> list[TargetNode]:
+    """The nodes a certification runs on, sorted by name (its topology from the node labels)."""
+    out = []
+    for node in nodes:
+        if not _matches(node, target):
+            continue
+        labels = node["metadata"].get("labels") or {}
+        name = node["metadata"]["name"]
+        out.append(TargetNode(name=name, gpus=int(labels.get(GPU_COUNT) or 8), rack=labels.get(RACK, "unknown"),
+                              clique=labels.get(CLIQUE, name)))
+    return sorted(out, key=lambda n: n.name)
+
+
+def topology(nodes: list[TargetNode]) -> list[iso.Node]:
+    """Isolation domains: the NVLink clique when cliques span nodes, else the rack."""
+    multi = len({n.clique for n in nodes}) < len(nodes)
+    return [iso.Node(n.name, n.clique if multi else n.rack) for n in nodes]
+
+
+def first_round(entry: catalog.Entry, options: models.CategoryOptions, nodes: list[TargetNode]) -> list[list[str]]:
+    """The category's own partition (upstream §3.1): per node, per domain, or chunks of nodesPerJob."""
+    names = [n.name for n in nodes]
+    if entry.scope is catalog.Scope.NODE or options.testScale is models.TestScale.INTRA_NODE:
+        return [[n] for n in names]
+    if options.testScale is models.TestScale.INTRA_RACK:
+        return [list(g) for g in iso.by_domain(topology(nodes)).values()]
+    size = min(options.nodesPerJob or len(names), len(names))
+    return [list(g) for g in iso.chunks(names, size)]
+
+
+def job_name(cert: str, category: int, round_number: int, group: int) -> str:
+    return f"{cert[:36]}-c{category}-r{round_number}-g{group}"
+
+
+def job(*, cert: models.Certification, uid: str | None, entry: catalog.Entry, options: models.CategoryOptions,
+        name: str, nodes: list[TargetNode]) -> dict[str, Any]:
+    """The Job of one group (docs/formats.md)."""
+    gpus = options.gpusPerNode or min(n.gpus for n in nodes)
+    timeout = seconds(options.timeoutPerJob or entry.defaults.get("timeoutPerJob", "1h"))
+    values: dict[str, Any] = {"gpus": gpus, "timeout": int(timeout)}
+    for key in ("maxBytes", "numIterations", "maxSteps"):
+        if getattr(options, key) is not None:
+            values[key] = getattr(options, key)
+    names = [n.name for n in nodes]
+    container: dict[str, Any] = {"name": "main", "image": options.image or entry.image,
+                                 "command": entry.argv(values),
+                                 "resources": {"limits": {"nvidia.com/gpu": str(gpus)}}}
+    if options.resources is not None:
+        container["resources"]["limits"].update(options.resources.limits)
+        if options.resources.requests:
+            container["resources"]["requests"] = dict(options.resources.requests)
+    if entry.env:
+        container["env"] = [{"name": k, "value": v} for k, v in sorted(entry.env.items())]
+    pod: dict[str, Any] = {"restartPolicy": "Never", "containers": [container]}
+    if len(names) == 1:
+        pod["nodeSelector"] = {HOSTNAME: names[0]}
+    else:
+        pod["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [{"key": HOSTNAME, "operator": "In", "values": names}]}]}}}
+    tolerations = [{"key": t.key, "operator": "Equal" if t.value is not None else "Exists",
+                    **({"value": t.value} if t.value is not None else {}),
+                    **({"effect": t.effect} if t.effect else {})} for t in cert.spec.target.taintSelectors]
+    if tolerations:
+        pod["tolerations"] = tolerations
+    labels = {CERT_LABEL: cert.name}
+    metadata: dict[str, Any] = {"name": name, "namespace": cert.namespace, "labels": labels,
+                                "annotations": {GROUP_ANNOTATION: ",".join(names)}}
+    if uid:
+        metadata["ownerReferences"] = [{"apiVersion": models.API_VERSION, "kind": models.KIND, "name": cert.name,
+                                        "uid": uid, "controller": True, "blockOwnerDeletion": True}]
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata,
+            "spec": {"completionMode": "Indexed", "completions": len(names), "parallelism": len(names),
+                     "backoffLimit": 0, "activeDeadlineSeconds": int(timeout),
+                     "template": {"metadata": {"labels": labels}, "spec": pod}}}

@@ -1,0 +1,67 @@
+"""Workload output → the measurements thresholds read, and a pass/fail with its reason.
+
+Joins the three parsers to the threshold keys of upstream (peak bus/alg bandwidth, goodput,
+TFLOP/s per GPU, step time) and names the nodes a log blames by itself (a CUDA failure on a host,
+a GPU failing ``dcgmi diag``), which is hardware evidence no isolation is needed to find.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from shared.certify import catalog, models
+from shared.certify.parsers import dcgm_diag, nccl_log, training_log
+from shared.certify.thresholds import Thresholds
+
+_CUDA_HOST = re.compile(r"^(?:\S+\s)?(?:\[\d+,\d+\]<std\w+>:)?\s*([\w.-]+): Test CUDA failure")
+
+
+@dataclass
+class Outcome:
+    passed: bool
+    reason: models.FailureReason | None = None
+    message: str | None = None
+    measurements: dict[str, float] = field(default_factory=dict)
+    hardware_nodes: list[str] = field(default_factory=list)
+
+
+def parse(kind: catalog.Parser, text: str) -> BaseModel:
+    parser: Any = {catalog.Parser.NCCL: nccl_log, catalog.Parser.DCGM: dcgm_diag,
+                   catalog.Parser.TRAINING: training_log}[kind]
+    result: BaseModel = parser.parse(text)
+    return result
+
+
+def measurements(result: BaseModel) -> dict[str, float]:
+    values: dict[str, float | None] = {}
+    if isinstance(result, nccl_log.NcclResult):
+        values = {"busBandwidthGBps": result.peak_busbw_gbps, "algBandwidthGBps": result.peak_algbw_gbps}
+    elif isinstance(result, training_log.TrainingResult):
+        values = {"goodputRatio": result.goodput, "avgTFLOPsPerGPU": result.avg_tflops_per_gpu,
+                  "avgStepTimeSec": result.avg_step_time_s}
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def evaluate(kind: catalog.Parser, log: str, *, job_failed: bool, nodes: list[str],
+             thresholds: Thresholds) -> Outcome:
+    """The group's result: the log's verdict first, then the thresholds (only on a clean run)."""
+    result = parse(kind, log)
+    measured = measurements(result)
+    verdict = getattr(result, "verdict", "error")
+    errs: list[str] = list(getattr(result, "errors", []))
+    hardware = sorted({m[1] for line in log.splitlines() if (m := _CUDA_HOST.match(line)) and m[1] in nodes})
+    if isinstance(result, dcgm_diag.DcgmResult) and verdict == "fail":
+        hardware = list(nodes)
+        errs = [f"dcgmi diag failed: {', '.join(result.failed_tests)}", *errs]
+    if verdict != "pass" or job_failed:
+        reason = models.FailureReason.HARDWARE if hardware else models.FailureReason.WORKLOAD
+        message = errs[0] if errs else ("the job failed" if job_failed else f"verdict {verdict}")
+        return Outcome(False, reason, message, measured, hardware)
+    violation = thresholds.check(measured) if thresholds else None
+    if violation is not None:
+        return Outcome(False, models.FailureReason.THRESHOLD, violation.message, measured)
+    return Outcome(True, measurements=measured)

@@ -1,0 +1,228 @@
+"""One reconcile step of a Certification: read it, move it one step on, record the step.
+
+Level-based and resumable (STYLE rule 5): the object's status is the whole memory. A step reads
+the Certification, then does at most one of: initialise the plan; launch pending groups and
+collect finished ones; plan the next isolation round or close the category; close the run — and
+writes the status once, with the resourceVersion it read. Jobs have deterministic names and are
+created before the status says so, so a runner killed between the two finds its Job on the next
+step (AlreadyExists is adoption, not a re-run); a group recorded as finished is never run again.
+It never touches node state.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from shared import errors
+from shared.certify import catalog, isolate, models, render, results, store, thresholds
+from shared.certify.isolate import model as iso
+from shared.clock import Clock
+from shared.kube import errors as kube_errors
+from shared.kube import jobs, podlogs, rest
+
+logger = logging.getLogger(__name__)
+Phase = models.Phase
+
+
+@dataclass(frozen=True)
+class Progress:
+    done: bool
+    phase: str | None
+    note: str
+
+
+def _stamp(clock: Clock) -> str:
+    return clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _terminal(phase: Phase | None) -> bool:
+    return phase in (Phase.SUCCEEDED, Phase.FAILED)
+
+
+def _condition(status: models.CertificationStatus, kind: str, reason: str, message: str, when: str) -> None:
+    """InProgress / Succeeded / Failed are exclusive: exactly one is True."""
+    status.conditions = [models.Condition(type=t, status="True" if t == kind else "False",
+                                          reason=reason if t == kind else "", message=message if t == kind else "",
+                                          lastTransitionTime=when) for t in ("InProgress", "Succeeded", "Failed")]
+
+
+def step(api: Any, *, namespace: str, name: str, clock: Clock, strategy: str | None = None) -> Progress:
+    """Advance the Certification by one step; idempotent, safe to repeat after any crash."""
+    cert, metadata = store.get(api, namespace, name)
+    status = cert.status.model_copy(deep=True)
+    if _terminal(status.phase):
+        return Progress(True, status.phase, status.message or "")
+    now = _stamp(clock)
+    note = _advance(api, cert, metadata, status, now=now, strategy=strategy)
+    store.write_status(api, namespace, name, status, metadata)
+    return Progress(_terminal(status.phase), status.phase, note)
+
+
+def _advance(api: Any, cert: models.Certification, metadata: dict[str, Any], status: models.CertificationStatus,
+             *, now: str, strategy: str | None) -> str:
+    nodes = {n.name: n for n in render.target_nodes(rest.list_items(api, rest.core_path("nodes")),
+                                                    models.TargetSpec())}
+    if not status.categoryStatuses:
+        return _initialise(api, cert, status, now=now, strategy=strategy)
+    for index, cs in enumerate(status.categoryStatuses):
+        if not _terminal(cs.status):
+            return _category_step(api, cert, metadata, index, cs, nodes, now=now)
+    failed = [c for c in status.categoryStatuses if c.status is Phase.FAILED]
+    status.phase = Phase.FAILED if failed else Phase.SUCCEEDED
+    status.completionTime = now
+    status.message = ("categories failed: " + ", ".join(f"{c.domain}/{c.variant}" for c in failed) if failed
+                      else "all certification categories completed successfully")
+    _condition(status, status.phase.value, "CategoryFailed" if failed else "AllCategoriesSucceeded",
+               status.message, now)
+    return status.message
+
+
+def _initialise(api: Any, cert: models.Certification, status: models.CertificationStatus, *, now: str,
+                strategy: str | None) -> str:
+    status.startTime = now
+    try:
+        store.validate(cert, where=f"certification {cert.namespace}/{cert.name}")
+        chosen = strategy or cert.spec.strategy or isolate.DEFAULT
+        if chosen not in isolate.STRATEGIES:
+            raise errors.InvalidInput(f"unknown strategy {chosen!r}; known: {', '.join(isolate.STRATEGIES)}")
+    except errors.InvalidInput as exc:
+        status.phase, status.message, status.completionTime = Phase.FAILED, exc.message, now
+        _condition(status, "Failed", "ValidationFailed", exc.message, now)
+        return exc.message
+    targets = render.target_nodes(rest.list_items(api, rest.core_path("nodes")), cert.spec.target)
+    if not targets:
+        status.phase, status.message, status.completionTime = Phase.FAILED, "no node matches spec.target", now
+        _condition(status, "Failed", "WaitingForNodes", status.message, now)
+        return status.message
+    status.phase = Phase.RUNNING
+    status.categoryStatuses = [models.CategoryStatus(domain=c.domain, variant=c.variant, strategy=chosen,
+                                                     nodes=[t.name for t in targets]) for c in cert.spec.categories]
+    status.message = f"{len(targets)} node(s), {len(cert.spec.categories)} categor(y/ies)"
+    _condition(status, "InProgress", "Running", status.message, now)
+    return status.message
+
+
+def _groups(cert: str, index: int, number: int, groups: Sequence[Sequence[str]]) -> list[models.GroupRun]:
+    return [models.GroupRun(name=f"r{number}-g{i}", nodes=list(g), job=render.job_name(cert, index, number, i))
+            for i, g in enumerate(groups)]
+
+
+def _category_step(api: Any, cert: models.Certification, metadata: dict[str, Any], index: int,
+                   cs: models.CategoryStatus, nodes: dict[str, render.TargetNode], *, now: str) -> str:
+    category = cert.spec.categories[index]
+    entry = catalog.load().find(category.domain, category.variant)
+    options = cert.spec.options_for(category)
+    # A global threshold binds only the categories that measure its key (dcgm reports no bandwidth).
+    limits = thresholds.compile_all({k: v for k, v in (options.thresholds or {}).items() if k in entry.metrics},
+                                    where=f"spec.categories[{index}]")
+    targets = [nodes[n] for n in cs.nodes if n in nodes]
+    if not cs.rounds:
+        cs.status, cs.startTime = Phase.RUNNING, now
+        if options.testScale is models.TestScale.DIAGNOSE and entry.scope is catalog.Scope.GROUP:
+            plan = _decide(cs, options, targets)
+            assert isinstance(plan, iso.Plan)  # an empty history always gives a plan
+            stage, groups = plan.stage, [list(g) for g in plan.groups]
+        else:
+            stage, groups = (options.testScale or models.TestScale.FULL_SCALE).value, \
+                render.first_round(entry, options, targets)
+        cs.rounds.append(models.Round(round=1, stage=stage, groups=_groups(cert.name, index, 1, groups)))
+        return f"{cs.domain}/{cs.variant}: round 1 planned ({len(groups)} group(s))"
+    current = cs.rounds[-1]
+    running = sum(1 for g in current.groups if g.phase is Phase.RUNNING)
+    for group in current.groups:
+        if group.phase is Phase.RUNNING:
+            _collect(api, cert, entry, limits, group, now=now)
+        elif group.phase is Phase.PENDING and (not options.maxConcurrent or running < options.maxConcurrent):
+            document = render.job(cert=cert, uid=metadata.get("uid"), entry=entry, options=options, name=group.job,
+                                  nodes=[nodes[n] for n in group.nodes])
+            try:
+                rest.create(api, rest.group_path("batch", "v1", "jobs", cert.namespace), document, what=group.job)
+            except kube_errors.AlreadyExists:
+                logger.info("adopting existing job %s", group.job, extra={"subject": cert.name})
+            group.phase, group.startTime = Phase.RUNNING, now
+            running += 1
+    if any(not _terminal(g.phase) for g in current.groups):
+        return f"{cs.domain}/{cs.variant}: round {current.round}: {running} group(s) running"
+    if entry.scope is catalog.Scope.NODE or (all(g.passed for g in current.groups) and len(cs.rounds) == 1):
+        return _close(cs, limits, iso.Verdict(
+            faulty={g.nodes[0]: g.message or "" for g in current.groups if not g.passed and len(g.nodes) == 1},
+            message="" if all(g.passed for g in current.groups) else "failed on its own node"), now=now)
+    decision = _decide(cs, options, targets)
+    if isinstance(decision, iso.Verdict):
+        return _close(cs, limits, decision, now=now)
+    number = current.round + 1
+    cs.rounds.append(models.Round(round=number, stage=decision.stage,
+                                  groups=_groups(cert.name, index, number, decision.groups)))
+    return f"{cs.domain}/{cs.variant}: isolation round {number} ({decision.stage}, {len(decision.groups)} group(s))"
+
+
+def _decide(cs: models.CategoryStatus, options: models.CategoryOptions,
+            targets: list[render.TargetNode]) -> iso.Decision:
+    history = [iso.RoundResult(r.stage, tuple(iso.Test(tuple(g.nodes), bool(g.passed)) for g in r.groups))
+               for r in cs.rounds]
+    settings = iso.Settings(min_group_size=options.minGroupSize or 2)
+    return isolate.STRATEGIES[cs.strategy or isolate.DEFAULT](render.topology(targets), history, settings)
+
+
+def _collect(api: Any, cert: models.Certification, entry: catalog.Entry, limits: thresholds.Thresholds,
+             group: models.GroupRun, *, now: str) -> None:
+    path = rest.group_path("batch", "v1", "jobs", cert.namespace, group.job)
+    try:
+        found = rest.get(api, path, what=group.job)
+    except errors.NotFound:
+        group.phase, group.passed, group.endTime = Phase.FAILED, False, now
+        group.reason, group.message = models.FailureReason.WORKLOAD, "the job was deleted before it finished"
+        return
+    state = jobs.status_of(found)
+    if state is None:
+        return
+    pods = rest.list_items(api, rest.core_path("pods", cert.namespace),
+                           label_selector=f"batch.kubernetes.io/job-name={group.job}")
+    first = [p for p in pods if (p["metadata"].get("annotations") or {}).get(render.INDEX_ANNOTATION) == "0"]
+    log = podlogs.read(api, cert.namespace, first[-1]["metadata"]["name"]) if first else ""
+    outcome = results.evaluate(entry.parser, log, job_failed=state == "Failed", nodes=group.nodes, thresholds=limits)
+    deadline = any(c.get("reason") == "DeadlineExceeded" for c in (found.get("status") or {}).get("conditions") or [])
+    group.phase = Phase.SUCCEEDED if outcome.passed else Phase.FAILED
+    group.passed, group.endTime, group.measurements = outcome.passed, now, outcome.measurements
+    group.reason = models.FailureReason.TIMEOUT if deadline and not outcome.passed else outcome.reason
+    group.message, group.hardwareNodes = outcome.message, outcome.hardware_nodes
+
+
+def _close(cs: models.CategoryStatus, limits: thresholds.Thresholds, verdict: iso.Verdict, *, now: str) -> str:
+    first = cs.rounds[0].groups
+    for key in sorted({k for g in first for k in g.measurements}):
+        cs.measurements[key] = min(g.measurements[key] for g in first if key in g.measurements)
+    all_groups = [g for r in cs.rounds for g in r.groups]
+    for node in sorted(verdict.faulty):
+        failing = sorted((g for g in all_groups if not g.passed and node in g.nodes), key=lambda g: len(g.nodes))
+        hardware = next((g for g in failing if node in g.hardwareNodes), None)
+        evidence = hardware or (failing[0] if failing else None)
+        reason = evidence.reason if evidence and evidence.reason else models.FailureReason.WORKLOAD
+        value = None
+        if reason is models.FailureReason.THRESHOLD and evidence is not None:
+            violation = limits.check(evidence.measurements)
+            value = violation.value if violation else None
+        message = (evidence.message if evidence and evidence.message else verdict.faulty[node])
+        cs.failedNodes.append(models.FailedNode(name=node, reason=reason, message=message, value=value))
+    for side_a, side_b in verdict.infrastructure:
+        cs.infrastructureFaults.append(models.InfrastructureFault(
+            sideA=list(side_a), sideB=list(side_b),
+            message="groups spanning both sides fail while each side passes on its own"))
+    first_failed = any(not g.passed for g in first)
+    failed = bool(cs.failedNodes or cs.infrastructureFaults or first_failed)
+    cs.status, cs.completionTime = (Phase.FAILED if failed else Phase.SUCCEEDED), now
+    if cs.startTime:
+        from datetime import datetime
+
+        fmt = "%Y-%m-%dT%H:%M:%SZ"
+        cs.runtimeSeconds = (datetime.strptime(now, fmt) - datetime.strptime(cs.startTime, fmt)).total_seconds()
+    if cs.failedNodes or cs.infrastructureFaults:
+        cs.message = verdict.message or "isolation complete"
+    elif first_failed:
+        cs.message = f"the run failed but isolation blamed no node or link ({verdict.message})"
+    else:
+        cs.message = "passed"
+    return f"{cs.domain}/{cs.variant}: {cs.status.value}: {cs.message}"

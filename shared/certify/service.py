@@ -1,0 +1,185 @@
+"""What the ``nvcrectl`` commands call: one function per command, taking a client factory.
+
+Running holds a Lease named after the Certification (``shared.kube.leases``), so of two runners
+exactly one steps the run; the other waits and takes over when the holder stops renewing. Time
+comes from the cluster's clock (``shared.clock``), so a simulated cluster's virtual time works.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from shared import errors
+from shared.certify import catalog, isolate, models, render, runner, store
+
+logger = logging.getLogger(__name__)
+
+LEASE_SECONDS = 60
+"""A runner renews at every step; one that stops for a minute (virtual) has died."""
+POLL_SECONDS = 10.0
+"""Seconds of cluster time between steps: short next to any workload (minutes)."""
+
+ApiFactory = Callable[[], Any]
+
+
+def identity() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+
+
+def install_crds(api: ApiFactory) -> list[str]:
+    from shared.kube import crds
+
+    crds.install(api(), store.RESOURCE)
+    return [store.RESOURCE.name]
+
+
+@dataclass(frozen=True)
+class RunResult:
+    cert: models.Certification
+    timed_out: bool
+    waited: bool
+
+
+def run(api: ApiFactory, *, cert_file: Path | None, resume: str | None, namespace: str, wait: bool,
+        timeout: float | None, strategy: str | None, on_progress: Callable[[str], None] | None = None) -> RunResult:
+    """Create the Certification (or resume one); with ``wait`` run it here to its end."""
+    if strategy is not None and strategy not in isolate.STRATEGIES:
+        raise errors.InvalidInput(f"unknown strategy {strategy!r}; known: {', '.join(isolate.STRATEGIES)}",
+                                  where="--strategy")
+    loaded = store.load_file(cert_file) if cert_file is not None else None  # invalid input before the cluster
+    client = api()
+    if loaded is not None:
+        cert = loaded
+        if strategy is not None:
+            cert.spec.strategy = strategy
+        store.create(client, cert, namespace)
+        name = cert.name
+    elif resume:
+        name = resume
+    else:
+        raise errors.InvalidInput("give --cert-file FILE or --resume NAME")
+    if not wait:
+        cert, _ = store.get(client, namespace, name)
+        return RunResult(cert, timed_out=False, waited=False)
+    return drive(client, namespace=namespace, name=name, timeout=timeout, on_progress=on_progress)
+
+
+def drive(client: Any, *, namespace: str, name: str, timeout: float | None,
+          on_progress: Callable[[str], None] | None = None, me: str | None = None) -> RunResult:
+    """Hold the Lease and step the run until it ends (or ``timeout`` seconds of cluster time pass)."""
+    from shared import clock
+    from shared.kube import leases
+
+    ticker = clock.for_api_client(client)
+    me = me or identity()
+    start = ticker.monotonic()
+    last = ""
+    try:
+        while True:
+            if leases.try_acquire(client, namespace, name, identity=me, duration=LEASE_SECONDS, now=ticker.now):
+                progress = runner.step(client, namespace=namespace, name=name, clock=ticker)
+                note = progress.note
+                if progress.done:
+                    break
+            else:
+                held = leases.read(client, namespace, name)
+                note = f"waiting: {held.holder if held else 'someone'} holds the run"
+            if on_progress is not None and note != last:
+                on_progress(note)
+                last = note
+            if timeout is not None and ticker.monotonic() - start >= timeout:
+                cert, _ = store.get(client, namespace, name)
+                return RunResult(cert, timed_out=True, waited=True)
+            ticker.sleep(POLL_SECONDS)
+    finally:
+        leases.release(client, namespace, name, identity=me)
+    cert, _ = store.get(client, namespace, name)
+    return RunResult(cert, timed_out=False, waited=True)
+
+
+def get(api: ApiFactory, *, namespace: str, name: str) -> models.Certification:
+    return store.get(api(), namespace, name)[0]
+
+
+def list_certifications(api: ApiFactory, *, namespace: str | None) -> list[models.Certification]:
+    return store.list_all(api(), namespace)
+
+
+def delete(api: ApiFactory, *, namespace: str, name: str) -> None:
+    if not store.delete(api(), namespace, name):
+        raise errors.NotFound(f"certification {namespace}/{name} not found")
+
+
+def catalog_entries() -> list[catalog.Entry]:
+    return catalog.load().entries
+
+
+@dataclass(frozen=True)
+class PlannedCategory:
+    category: str
+    strategy: str
+    nodes: int
+    groups: list[list[str]]
+    jobs: list[dict[str, Any]]
+    estimated_rounds_if_one_fault: int
+    estimated_node_minutes: float
+
+
+def render_plan(api: ApiFactory, *, cert_file: Path, strategy: str | None) -> list[PlannedCategory]:
+    """The first round of every category as Jobs, plus what isolating one faulty node would cost."""
+    from shared.certify.isolate import trial
+    from shared.kube import rest
+
+    cert = store.load_file(cert_file)
+    nodes = render.target_nodes(rest.list_items(api(), rest.core_path("nodes")), cert.spec.target)
+    if not nodes:
+        raise errors.NotFound("no node matches spec.target")
+    chosen = strategy or cert.spec.strategy or isolate.DEFAULT
+    plans = []
+    for i, category in enumerate(cert.spec.categories):
+        entry = catalog.load().find(category.domain, category.variant)
+        options = cert.spec.options_for(category)
+        groups = render.first_round(entry, options, nodes)
+        by_name = {n.name: n for n in nodes}
+        docs = [render.job(cert=cert, uid=None, entry=entry, options=options, name=render.job_name(cert.name, i, 1, j),
+                           nodes=[by_name[n] for n in g]) for j, g in enumerate(groups)]
+        rounds, minutes = 1, float(sum(len(g) for g in groups)) * 5
+        if entry.scope is catalog.Scope.GROUP and len(nodes) > 1:
+            topo = render.topology(nodes)
+            done = trial.run(isolate.STRATEGIES[chosen], topo, trial.Oracle(hard=frozenset({nodes[-1].name})),
+                             first=groups)
+            rounds = len(done.history)
+            minutes = sum(5.0 * len(t.nodes) for r in done.history for t in r.tests)
+        plans.append(PlannedCategory(category.key, chosen, len(nodes), groups, docs, rounds, minutes))
+    return plans
+
+
+def results_file(path: Path, data: Any) -> None:
+    from shared import files, output
+
+    files.atomic_write_text(path, output.to_json(data))
+
+
+def parse_results(kind: str, path: Path) -> Any:
+    """Parse a pasted log; InvalidInput when the file is unreadable or empty."""
+    from shared.certify import results
+
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise errors.NotFound(f"cannot read {path}: {exc.strerror}") from None
+    if not text.strip():
+        raise errors.InvalidInput("empty file", where=str(path))
+    try:
+        parser = catalog.Parser(kind)
+    except ValueError:
+        raise errors.InvalidInput(f"unknown kind {kind!r}; one of: nccl, dcgm, training", where="--kind") from None
+    return results.parse(parser, text)
+

@@ -1,0 +1,92 @@
+"""Certification objects in the cluster (raw JSON through ``shared.kube.rest``) and in files.
+
+The CRD is generated from the pydantic models (``shared.kube.crds``). Status is written through
+the status subresource with the resourceVersion just read, so a stale writer gets a 409 instead
+of clobbering a newer step. Loading a file compiles every threshold, so a bad key or expression
+is invalid input before anything runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from shared import errors
+from shared.certify import catalog, models, thresholds
+from shared.kube import crds, jobs, rest
+
+RESOURCE = crds.Resource(
+    group=models.GROUP, version=models.VERSION, kind=models.KIND, plural="certifications", scope="Namespaced",
+    spec=models.CertificationSpec, status=models.CertificationStatus, short_names=("cert",),
+    categories=("nvcre",),
+    columns=(crds.PrinterColumn("Phase", ".status.phase"),
+             crds.PrinterColumn("Categories", ".spec.categories[*].variant"),
+             crds.PrinterColumn("Message", ".status.message", priority=1),
+             crds.PrinterColumn("Age", ".metadata.creationTimestamp", type="date")))
+
+
+def validate(cert: models.Certification, *, where: str) -> None:
+    """Every category exists in the catalog and every threshold compiles (InvalidInput otherwise)."""
+    entries = catalog.load()
+    thresholds.compile_all(cert.spec.thresholds, where=f"{where}: spec.thresholds")
+    for i, category in enumerate(cert.spec.categories):
+        entries.find(category.domain, category.variant, where=f"{where}: spec.categories[{i}]")
+        thresholds.compile_all(cert.spec.options_for(category).thresholds,
+                               where=f"{where}: spec.categories[{i}].options.thresholds")
+
+
+def from_document(doc: Any, *, where: str) -> models.Certification:
+    if not isinstance(doc, dict) or doc.get("kind") != models.KIND:
+        raise errors.InvalidInput(f"expected a {models.KIND} document", where=where)
+    try:
+        cert = models.Certification.model_validate(doc)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        path = ".".join(str(p) for p in first["loc"])
+        raise errors.InvalidInput(f"{path}: {first['msg']}", where=where) from None
+    if not cert.name:
+        raise errors.InvalidInput("metadata.name is required", where=where)
+    validate(cert, where=where)
+    return cert
+
+
+def load_file(path: Path) -> models.Certification:
+    from shared import yamlio
+
+    return from_document(yamlio.load_file(path), where=str(path))
+
+
+def get(api: Any, namespace: str, name: str) -> tuple[models.Certification, dict[str, Any]]:
+    """The parsed object and its raw metadata (resourceVersion, uid)."""
+    raw = rest.get(api, RESOURCE.path(namespace, name), what=f"certification {namespace}/{name}")
+    return models.Certification.model_validate(raw), raw["metadata"]
+
+
+def list_all(api: Any, namespace: str | None) -> list[models.Certification]:
+    items = rest.list_items(api, RESOURCE.path(namespace))
+    return [models.Certification.model_validate(i) for i in items]
+
+
+def create(api: Any, cert: models.Certification, namespace: str) -> dict[str, Any]:
+    body = cert.model_dump(mode="json", exclude={"status"}, exclude_none=True)
+    body["metadata"] = {k: v for k, v in cert.metadata.items() if k in ("name", "labels", "annotations")}
+    body["metadata"]["namespace"] = namespace
+    return rest.create(api, RESOURCE.path(namespace), body, what=f"certification {namespace}/{cert.name}")
+
+
+def write_status(api: Any, namespace: str, name: str, status: models.CertificationStatus,
+                 metadata: dict[str, Any]) -> dict[str, Any]:
+    """PUT the status with the resourceVersion read (409 when someone wrote since)."""
+    body = {"apiVersion": models.API_VERSION, "kind": models.KIND,
+            "metadata": {"name": name, "namespace": namespace, "resourceVersion": metadata["resourceVersion"]},
+            "status": status.model_dump(mode="json", exclude_none=True)}
+    result: dict[str, Any] = rest.replace(api, RESOURCE.path(namespace, name) + "/status", body,
+                                          what=f"certification {namespace}/{name}")
+    return result
+
+
+def delete(api: Any, namespace: str, name: str) -> bool:
+    """Delete the object; its Jobs go with it (owner references, background propagation)."""
+    return jobs.delete(api, RESOURCE.path(namespace, name), what=f"certification {namespace}/{name}")

@@ -1,0 +1,108 @@
+"""Certification runs on the simulated GPU cluster, in virtual time.
+
+Covers: a slow NIC in 64 nodes found by isolation with ThresholdViolation and its bandwidth; a dead
+GPU named with a hardware reason; no thresholds → pass with the low bandwidth reported; a healthy
+cluster passes with measurements; a rack-to-rack link fault reported as an infrastructure fault;
+a runner killed after its k-th write and resumed reaches the same verdict without re-running a
+finished group; the Lease lets exactly one of two runners step a run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from shared import clock, errors
+from shared.certify import runner
+from shared.kube import leases, rest
+from shared.sim import SimServer, fabric
+from tests.certify import clusterkit as kit
+
+LIMIT = {"busBandwidthGBps": "value >= 300"}
+
+
+def _faulty(sim: SimServer, nodes: int, *faults: str, racks: int = 2) -> None:
+    sim.add_gpu_nodes(nodes, racks=racks)
+    if faults:
+        sim.fabric.inject(fabric.parse_all(list(faults)))
+
+
+def test_one_slow_nic_in_64_nodes_is_named_with_threshold_violation_and_its_bandwidth(
+        gpu_sim: SimServer, api_client: Any) -> None:
+    _faulty(gpu_sim, 64, "node-037:nic[3]=0.4", racks=4)
+    kit.create(api_client, kit.certification("slow-nic", thresholds=LIMIT))
+    cert = kit.drive(gpu_sim, api_client, "slow-nic")
+    category = cert.status.categoryStatuses[0]
+    assert cert.status.phase == "Failed"
+    assert [(f.name, f.reason.value, f.value) for f in category.failedNodes] == [
+        ("node-037", "ThresholdViolation", 148.0)]
+    assert category.measurements["busBandwidthGBps"] == 148.0
+
+
+def test_a_dead_gpu_is_named_with_a_hardware_reason(gpu_sim: SimServer, api_client: Any) -> None:
+    _faulty(gpu_sim, 16, "node-005:gpu-dead[2]")
+    kit.create(api_client, kit.certification("dead-gpu", thresholds=LIMIT))
+    category = kit.drive(gpu_sim, api_client, "dead-gpu").status.categoryStatuses[0]
+    assert [(f.name, f.reason.value) for f in category.failedNodes] == [("node-005", "HardwareFailureDetected")]
+
+
+def test_without_thresholds_a_slow_nic_passes_and_its_bandwidth_is_reported(gpu_sim: SimServer,
+                                                                             api_client: Any) -> None:
+    _faulty(gpu_sim, 16, "node-003:nic=0.4")
+    kit.create(api_client, kit.certification("report-only"))
+    cert = kit.drive(gpu_sim, api_client, "report-only")
+    assert cert.status.phase == "Succeeded"
+    assert cert.status.categoryStatuses[0].measurements["busBandwidthGBps"] == 148.0
+
+
+def test_a_healthy_cluster_passes_with_measurements(gpu_sim: SimServer, api_client: Any) -> None:
+    _faulty(gpu_sim, 16)
+    kit.create(api_client, kit.certification("healthy", thresholds=LIMIT))
+    cert = kit.drive(gpu_sim, api_client, "healthy")
+    category = cert.status.categoryStatuses[0]
+    assert cert.status.phase == "Succeeded"
+    assert category.measurements["busBandwidthGBps"] == 370.0
+    assert len(category.rounds) == 1 and not category.failedNodes
+
+
+def test_a_link_fault_between_racks_is_an_infrastructure_fault_with_its_two_sides(gpu_sim: SimServer,
+                                                                                   api_client: Any) -> None:
+    _faulty(gpu_sim, 16, "rack-0/rack-1:link=0.3")
+    kit.create(api_client, kit.certification("link", thresholds=LIMIT))
+    category = kit.drive(gpu_sim, api_client, "link").status.categoryStatuses[0]
+    assert not category.failedNodes
+    assert [(f.sideA, f.sideB) for f in category.infrastructureFaults] == [
+        ([f"node-{i:03d}" for i in range(8)], [f"node-{i:03d}" for i in range(8, 16)])]
+
+
+@pytest.mark.parametrize("kill_after", [2, 5, 9, 14], ids=lambda k: f"killed-after-write-{k}")
+def test_a_runner_killed_after_its_kth_write_resumes_to_the_same_verdict_without_rerunning_groups(
+        gpu_sim: SimServer, api_client: Any, kill_after: int) -> None:
+    _faulty(gpu_sim, 16, "node-006:nic=0.4")
+    kit.create(api_client, kit.certification("resume", thresholds=LIMIT))
+    gpu_sim.faults.configure(kill_after_writes=kill_after, kill_identity=None)
+    with pytest.raises(errors.Unavailable):  # the API stops answering this client's writes: it has "died"
+        kit.drive(gpu_sim, api_client, "resume")
+    gpu_sim.faults.clear()
+    cert = kit.drive(gpu_sim, api_client, "resume")
+    category = cert.status.categoryStatuses[0]
+    assert [(f.name, f.reason.value) for f in category.failedNodes] == [("node-006", "ThresholdViolation")]
+    groups = [g.job for r in category.rounds for g in r.groups]
+    jobs = rest.list_items(api_client, rest.group_path("batch", "v1", "jobs", "default"))
+    assert sorted(j["metadata"]["name"] for j in jobs) == sorted(groups)
+    pods = rest.list_items(api_client, rest.core_path("pods", "default"))
+    assert len(pods) == sum(len(g.nodes) for r in category.rounds for g in r.groups)
+
+
+def test_of_two_runners_only_the_lease_holder_steps_the_run(gpu_sim: SimServer, api_client: Any) -> None:
+    _faulty(gpu_sim, 4)
+    kit.create(api_client, kit.certification("contended"))
+    ticker = clock.for_api_client(api_client)
+    won = [leases.try_acquire(api_client, "default", "contended", identity=me, duration=60, now=ticker.now)
+           for me in ("runner-a", "runner-b")]
+    assert won == [True, False]
+    runner.step(api_client, namespace="default", name="contended", clock=ticker)
+    gpu_sim.advance(61)
+    ticker.refresh()  # the holder stopped renewing for 61 virtual seconds: its lease has expired
+    assert leases.try_acquire(api_client, "default", "contended", identity="runner-b", duration=60, now=ticker.now)
