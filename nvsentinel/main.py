@@ -1,4 +1,4 @@
-"""Entry point of ``nvsentinel``; its commands arrive with their issues."""
+"""Entry point of ``nvsentinel``: the root app and its command registrations."""
 
 from __future__ import annotations
 
@@ -13,8 +13,17 @@ HELP = (
 
 
 def build_app() -> typer.Typer:
+    from nvsentinel import breaker, crds, events, monitor, nodes, rules, run
+
     app = cli.make_app("nvsentinel", HELP)
     cli.add_global_options(app, "nvsentinel", "NVSENTINEL")
+    crds.register(app)
+    events.register(app)
+    rules.register(app)
+    nodes.register(app)
+    breaker.register(app)
+    run.register(app)
+    monitor.register(app)
     return app
 
 

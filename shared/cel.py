@@ -2,16 +2,23 @@
 
 Every expression is compiled when its configuration loads, so a typo fails the load with the rule's
 name, the expression and the position, never later on a live event. One Environment per process
-(the first costs ~80 ms to build its parser); programs are kept and reused. celpy's interpreted
-runner is used: it is safe to call from any thread, and the string extensions of cel-go that
-upstream rules use are added as functions. Callers still evaluate on one thread, as the design says,
-and convert each input once with ``to_cel``.
+(the first costs ~80 ms to build its parser); programs are kept and reused.
+
+celpy's CompiledRunner transpiles an expression to Python once and runs about five times faster
+than its interpreter (research/python-stack.md §2), which the fault-quarantine throughput needs.
+It is not thread-safe (it parks the activation in module globals), so every evaluation holds one
+process-wide lock: controllers evaluate on one thread anyway, and the lock keeps a stray second
+caller correct instead of silently wrong. The cel-go ``ext.Strings()`` functions upstream rules use
+are module-level functions here, because transpiled code calls them as ``shared.cel.<name>``.
+Callers convert each input once with ``to_cel`` and reuse it for every program.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+import sys
+import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +27,7 @@ from shared import errors
 logging.getLogger("celpy").setLevel(logging.CRITICAL)
 
 _ENVIRONMENT: Any = None
+_EVAL_LOCK = threading.Lock()
 
 
 class EvaluationError(Exception):
@@ -30,28 +38,54 @@ def _environment() -> Any:
     global _ENVIRONMENT  # noqa: PLW0603 - one parser per process, built on first use
     if _ENVIRONMENT is None:
         import celpy
+        import celpy.evaluation
 
-        _ENVIRONMENT = celpy.Environment()
+        # Transpiled programs resolve custom functions as ``shared.cel.<name>`` in celpy's globals.
+        celpy.evaluation.shared = sys.modules["shared"]  # type: ignore[attr-defined]
+        _ENVIRONMENT = celpy.Environment(runner_class=celpy.CompiledRunner)
     return _ENVIRONMENT
 
 
-def _string_extensions() -> dict[str, Callable[..., Any]]:
-    """The cel-go ``ext.Strings()`` functions rules are written with."""
+def _text(value: Any) -> Any:
     from celpy import celtypes
 
-    def text(value: Any) -> celtypes.StringType:
-        return celtypes.StringType(value)
+    return celtypes.StringType(value)
 
-    return {
-        "lowerAscii": lambda s: text(str(s).lower()),
-        "upperAscii": lambda s: text(str(s).upper()),
-        "trim": lambda s: text(str(s).strip()),
-        "replace": lambda s, old, new, *n: text(str(s).replace(str(old), str(new), *(int(x) for x in n))),
-        "split": lambda s, sep, *n: celtypes.ListType([text(p) for p in str(s).split(str(sep), *(
-            int(x) - 1 for x in n if int(x) > 0))]),
-        "join": lambda items, sep="": text(str(sep).join(str(i) for i in items)),
-        "indexOf": lambda s, sub: celtypes.IntType(str(s).find(str(sub))),
-    }
+
+def lowerAscii(s: Any) -> Any:
+    return _text(str(s).lower())
+
+
+def upperAscii(s: Any) -> Any:
+    return _text(str(s).upper())
+
+
+def trim(s: Any) -> Any:
+    return _text(str(s).strip())
+
+
+def replace(s: Any, old: Any, new: Any, *n: Any) -> Any:
+    return _text(str(s).replace(str(old), str(new), *(int(x) for x in n)))
+
+
+def split(s: Any, sep: Any, *n: Any) -> Any:
+    from celpy import celtypes
+
+    limit = [int(x) - 1 for x in n if int(x) > 0]
+    return celtypes.ListType([_text(p) for p in str(s).split(str(sep), *limit)])
+
+
+def join(items: Any, sep: Any = "") -> Any:
+    return _text(str(sep).join(str(i) for i in items))
+
+
+def indexOf(s: Any, sub: Any) -> Any:
+    from celpy import celtypes
+
+    return celtypes.IntType(str(s).find(str(sub)))
+
+
+_STRING_EXTENSIONS = {f.__name__: f for f in (lowerAscii, upperAscii, trim, replace, split, join, indexOf)}
 
 
 @dataclass(frozen=True)
@@ -67,9 +101,12 @@ class Program:
         from celpy.evaluation import CELEvalError
 
         try:
-            result = self.runner.evaluate(dict(activation))
+            with _EVAL_LOCK:
+                result = self.runner.evaluate(dict(activation))
         except CELEvalError as exc:
             raise EvaluationError(_eval_message(exc)) from None
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:
+            raise EvaluationError(f"{type(exc).__name__}: {exc}") from None
         if isinstance(result, CELEvalError):
             raise EvaluationError(_eval_message(result))
         return _to_python(result)
@@ -82,7 +119,10 @@ class Program:
 
 
 def _eval_message(exc: Any) -> str:
-    args = getattr(exc, "args", ())
+    """The root cause: the compiled runner wraps it as ('evaluation error', type, inner args)."""
+    args: Any = getattr(exc, "args", ())
+    while len(args) >= 3 and args[0] == "evaluation error" and isinstance(args[2], tuple) and args[2]:
+        args = args[2]
     return str(args[0]) if args else str(exc)
 
 
@@ -93,19 +133,50 @@ def compile(expression: str, *, name: str, where: str | None = None) -> Program:
     env = _environment()
     try:
         ast = env.compile(expression)
+        runner = env.program(ast, functions=_STRING_EXTENSIONS)
     except CELParseError as exc:
         line, column = getattr(exc, "line", None), getattr(exc, "column", None)
         position = f" at line {line}, column {column}" if line is not None else ""
         raise errors.InvalidInput(f"rule {name!r}: invalid CEL{position}: {expression!r}",
                                   where=where) from None
-    return Program(name=name, expression=expression, runner=env.program(ast, functions=_string_extensions()))
+    except (SyntaxError, ValueError, TypeError) as exc:   # the transpiler refuses a construct
+        raise errors.InvalidInput(f"rule {name!r}: unsupported CEL ({exc}): {expression!r}", where=where) from None
+    return Program(name=name, expression=expression, runner=runner)
 
 
 def to_cel(value: Any) -> Any:
-    """Convert plain JSON-like data once, before evaluating any number of programs on it."""
-    from celpy.adapter import json_to_cel
+    """Convert plain JSON-like data once, before evaluating any number of programs on it.
 
-    return json_to_cel(value)
+    A direct walk over the JSON types: celpy's ``json_to_cel`` dispatches through typing machinery
+    and costs several times more, which dominated a rule evaluation (measured in bench_health).
+    """
+    from celpy import celtypes
+
+    def convert(item: Any) -> Any:
+        if isinstance(item, str):
+            return celtypes.StringType(item)
+        if isinstance(item, bool):
+            return celtypes.BoolType(item)
+        if isinstance(item, int):
+            if -(2**63) <= item < 2**63:   # IntType's own constructor re-checks this through a slow decorator
+                return int.__new__(celtypes.IntType, item)
+            return celtypes.IntType(item)
+        if isinstance(item, float):
+            return celtypes.DoubleType(item)
+        if item is None:
+            return None
+        if isinstance(item, dict):
+            mapping = celtypes.MapType()
+            # dict.update skips MapType.__init__'s isinstance checks against typing ABCs (slow).
+            dict.update(mapping, {celtypes.StringType(k): convert(v) for k, v in item.items()})
+            return mapping
+        if isinstance(item, list | tuple):
+            return celtypes.ListType([convert(v) for v in item])
+        from celpy.adapter import json_to_cel
+
+        return json_to_cel(item)
+
+    return convert(value)
 
 
 def _to_python(value: Any) -> Any:

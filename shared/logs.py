@@ -84,13 +84,26 @@ class _JsonFormatter(logging.Formatter):
         return json.dumps(payload, default=str)
 
 
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` is at the time of the record, not when it was set up, so a
+    program run inside another (tests, an embedding tool) never logs to a stream already closed."""
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: Any) -> None:
+        return
+
+
 def configure(program: str, *, debug: bool, log_json: bool, quiet: bool = False) -> None:
     """Install the one stderr handler; safe to call again (tests run several programs)."""
     root = logging.getLogger()
     for handler in list(root.handlers):
         if getattr(handler, "_dsx_owned", False):
             root.removeHandler(handler)
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _StderrHandler()
     handler._dsx_owned = True  # type: ignore[attr-defined]
     handler.addFilter(_RedactingFilter())
     handler.setFormatter(_JsonFormatter(program) if log_json else _TextFormatter(program, debug))

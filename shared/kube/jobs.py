@@ -1,33 +1,15 @@
-"""Deleting objects the way controllers need it: with a propagation policy, absent is fine.
-
-``shared.kube.rest`` covers reads, creates and replaces; deletion lives here because a Job must be
-deleted with ``propagationPolicy`` (or its pods are orphaned), and a deleted-already object is
-success for an idempotent controller.
-"""
+"""Jobs as the certification runner sees them: deleted with their pods, and their final state."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from shared import errors
-from shared.kube import retry
+from shared.kube import rest
 
 
 def delete(api: Any, path: str, *, propagation: str = "Background", what: str | None = None) -> bool:
-    """DELETE ``path``; True when it existed. Retries transient failures; 404 is not an error."""
-    body = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": propagation}
-
-    def call() -> None:
-        api.call_api(path, "DELETE", header_params={"Accept": "application/json",
-                                                    "Content-Type": "application/json"},
-                     body=body, auth_settings=["BearerToken"], _return_http_data_only=True,
-                     _preload_content=False, _request_timeout=30)
-
-    try:
-        retry.call(call, what=what or path)
-    except errors.NotFound:
-        return False
-    return True
+    """DELETE ``path``; True when it existed (see ``rest.delete``)."""
+    return rest.delete(api, path, propagation=propagation, what=what)
 
 
 def status_of(job: dict[str, Any]) -> str | None:

@@ -78,3 +78,19 @@ def group_path(group: str, version: str, resource: str, namespace: str | None = 
     base = f"/apis/{group}/{version}"
     base = f"{base}/namespaces/{namespace}/{resource}" if namespace else f"{base}/{resource}"
     return f"{base}/{name}" if name else base
+
+
+
+def delete(api: Any, path: str, *, propagation: str = "Background", what: str | None = None) -> bool:
+    """DELETE ``path`` with a propagation policy (a Job's pods go with it); True when it existed.
+
+    An object already gone is success for an idempotent controller, so NotFound returns False.
+    """
+    from shared import errors
+
+    body = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": propagation}
+    try:
+        _request(api, "DELETE", path, body=body, what=what)
+    except errors.NotFound:
+        return False
+    return True

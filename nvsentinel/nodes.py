@@ -1,0 +1,42 @@
+"""``nvsentinel nodes [release NODE]``: quarantine state per node; undo what nvsentinel owns."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from nvsentinel import _options as opt
+
+app = typer.Typer(help="Quarantine state of nodes.", invoke_without_command=True)
+
+
+@app.callback()
+def show(ctx: typer.Context, output: opt.Output = "table", kubeconfig: opt.Kubeconfig = None,
+         context: opt.Context = None) -> None:
+    """Per node: quarantined, cordoned, the rule sets holding it, failing conditions."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from shared.health import service
+
+    rows = service.node_table(opt.cluster(kubeconfig, context))
+    opt.emit(rows, output, headers=["NODE", "QUARANTINED", "CORDONED", "CAUSES"],
+             rows=[[r["node"], r["quarantined"], r["cordoned"], ", ".join(r["causes"])] for r in rows],
+             wide_headers=["NODE", "QUARANTINED", "CORDONED", "STATE", "CAUSES", "CONDITIONS"],
+             wide_rows=[[r["node"], r["quarantined"], r["cordoned"], r["state"], ", ".join(r["causes"]),
+                         ", ".join(r["conditions"])] for r in rows])
+
+
+@app.command("release")
+def release(node: Annotated[str, typer.Argument(help="Node name.")], values: opt.Values = None,
+            kubeconfig: opt.Kubeconfig = None, context: opt.Context = None) -> None:
+    """Undo every cordon, taint, label and annotation nvsentinel owns on NODE (nothing else)."""
+    from shared import output as out
+    from shared.health import service
+
+    changed = service.release_node(opt.cluster(kubeconfig, context), node, values)
+    out.message(f"node/{node} {'released' if changed else 'holds nothing of nvsentinel'}")
+
+
+def register(root: typer.Typer) -> None:
+    root.add_typer(app, name="nodes")

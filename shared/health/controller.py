@@ -1,0 +1,158 @@
+"""The fault-quarantine controller: HealthEvent objects in, node conditions and quarantine out.
+
+Level-based and resumable (STYLE rule 5): a pass lists the HealthEvents without ``status.phase``,
+groups them by node, and processes each node's events in order (generatedTimestamp, then name) on
+a pool of workers — ordered per node, parallel across nodes. Each event: condition or Event, then
+the quarantine step inside one conflict-safe node update, then the outcome in ``status``. Killed
+between the node write and the status write, the next run redoes the event, finds its cause already
+recorded and changes nothing: no action happens twice. ``run`` adds leader election (a Lease) and
+sleeps on a watch of HealthEvents between passes; only the leader acts. While the circuit breaker
+is enabled, nodes are taken one at a time in the order of their first event, so which nodes get
+its last slots is deterministic (and what ``rules replay`` predicts); with it disabled they run on
+``nvsentinel.workers`` threads.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import logging
+import socket
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from shared import cel, clock, errors, nodes
+from shared.health import breaker as hbreaker
+from shared.health import conditions, config, quarantine, resource
+from shared.health import event as hevent
+from shared.kube import errors as kube_errors
+from shared.kube import leases, rest, watch
+
+logger = logging.getLogger(__name__)
+
+LEASE_NAME = "nvsentinel-fault-quarantine"
+LEASE_SECONDS = 15
+
+
+@dataclass
+class PassResult:
+    """What one pass did, by outcome phase."""
+
+    phases: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def processed(self) -> int:
+        return sum(self.phases.values())
+
+
+class Controller:
+    def __init__(self, api: Any, cfg: config.Config, *, namespace: str, clk: clock.Clock,
+                 identity: str | None = None) -> None:
+        self.api = api
+        self.cfg = cfg
+        self.namespace = namespace
+        self.clock = clk
+        self.identity = identity or f"{socket.gethostname()}-{id(self):x}"
+        fq = cfg.fq
+        self.breaker = hbreaker.ConfigMapBreaker(api, namespace=namespace, settings=fq.circuitBreaker,
+                                                 gpu_node_label=fq.gpuNodeLabel, now=clk.now)
+        self.quarantiner = quarantine.Quarantiner(
+            engine=cfg.engine, dry_run=cfg.dry_run, label_prefix=fq.labelPrefix,
+            skip_labels=[(s.key, s.value) for s in fq.skipNodeLabels], breaker=self.breaker, now=clk.now)
+        self._cel_lock = threading.Lock()
+
+    # ------------------------------------------------------------ one pass
+    def reconcile_once(self) -> PassResult:
+        pending = [s for s in resource.list_events(self.api) if not s.phase]
+        by_node: dict[str, list[resource.Stored]] = collections.defaultdict(list)
+        for stored in pending:
+            by_node[stored.event.nodeName].append(stored)
+        result = PassResult()
+        if not by_node:
+            return result
+        workers = min(self.cfg.values.nvsentinel.workers, len(by_node))
+        if self.cfg.fq.circuitBreaker.enabled and not self.cfg.dry_run:
+            # Which nodes get the breaker's last slots must not depend on thread timing (and must
+            # match ``rules replay``): admit nodes in the order of their first event.
+            workers = 1
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="nvsentinel-node") as pool:
+            for phases in pool.map(self._process_node, by_node.values()):
+                for phase in phases:
+                    result.phases[phase] = result.phases.get(phase, 0) + 1
+        return result
+
+    def _process_node(self, events: list[resource.Stored]) -> list[str]:
+        done = []
+        for stored in events:
+            try:
+                done.append(self._process(stored))
+            except errors.ToolError as exc:
+                logger.warning("event %s not processed: %s", stored.name, exc.line(),
+                               extra={"subject": stored.event.nodeName})
+                break   # keep this node's order: retry the rest in the next pass
+        return done
+
+    def _process(self, stored: resource.Stored) -> str:
+        ev = stored.event
+        now = self.clock.now()
+        try:
+            conditions.record(self.api, ev, now=now)
+        except errors.NotFound:
+            resource.set_status(self.api, stored.name, resource.Status(
+                phase="NodeNotFound", processedAt=hevent.format_time(now)))
+            return "NodeNotFound"
+        with self._cel_lock:
+            ev_cel = cel.to_cel(ev.activation())
+        box: list[quarantine.Outcome] = []
+
+        def mutate(node: nodes.Node) -> bool:
+            outcome = self.quarantiner.apply(node, ev, ev_cel, event_name=stored.name)
+            box[:] = [outcome]
+            return outcome.changed
+
+        nodes.update(self.api, ev.nodeName, mutate)
+        outcome = box[-1]
+        if outcome.phase in ("Quarantined", "UnQuarantined", "Blocked"):
+            logger.info("%s by %s", outcome.phase, ", ".join(outcome.rule_sets) or ev.checkName,
+                        extra={"subject": ev.nodeName})
+        resource.set_status(self.api, stored.name, resource.Status(
+            phase=outcome.phase, ruleSets=outcome.rule_sets, message=outcome.message,
+            processedAt=hevent.format_time(self.clock.now())))
+        return outcome.phase
+
+    # ------------------------------------------------------------ the loop
+    def run(self, stop: threading.Event, *, watch_seconds: int = 1) -> None:
+        """Until ``stop``: hold the Lease, reconcile, wait for a HealthEvent change."""
+        leading = False
+        while not stop.is_set():
+            try:
+                leading = leases.try_acquire(self.api, self.namespace, LEASE_NAME, identity=self.identity,
+                                             duration=LEASE_SECONDS, now=self.clock.now)
+                if not leading:
+                    stop.wait(1.0)
+                    continue
+                listing = rest.get(self.api, resource.RESOURCE.path(), what="healthevents")
+                self.reconcile_once()
+                version = (listing.get("metadata") or {}).get("resourceVersion")
+                for kind, obj in watch.events(self.api, resource.RESOURCE.path(), resource_version=version,
+                                              timeout_seconds=watch_seconds):
+                    if stop.is_set() or (kind in ("ADDED", "MODIFIED") and not (obj.get("status") or {}).get("phase")):
+                        break
+            except kube_errors.Expired:
+                continue
+            except errors.ToolError as exc:
+                logger.warning("pass failed, retrying: %s", exc.line())
+                stop.wait(0.5)
+        if leading:
+            with contextlib.suppress(errors.ToolError):
+                leases.release(self.api, self.namespace, LEASE_NAME, identity=self.identity)
+
+
+def ensure_namespace(api: Any, namespace: str) -> None:
+    try:
+        rest.create(api, rest.core_path("namespaces"), {"apiVersion": "v1", "kind": "Namespace",
+                                                        "metadata": {"name": namespace}}, what=f"namespace {namespace}")
+    except kube_errors.AlreadyExists:
+        return

@@ -1,0 +1,216 @@
+"""The HealthEvent: upstream NVSentinel's event, field for field (research/nvsentinel.md §2.1).
+
+On the wire (files, stdin, the custom resource) ``recommendedAction`` and ``processingStrategy``
+are enum *names*; inside CEL they are the protobuf *integers*, and every field is present (null
+when unset), because that is how upstream's fault quarantine sees an event and rules are written
+against it (``event.recommendedAction in [15, 24]``, ``event.errorCode == null``).
+``generatedTimestamp`` is RFC 3339 on the wire and ``{seconds, nanos}`` in CEL (Go's JSON of a
+protobuf Timestamp). This module parses and normalises events; it does no I/O.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+from enum import IntEnum, StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_serializer, field_validator
+
+from shared import errors
+
+
+class RecommendedAction(IntEnum):
+    """Upstream's protobuf numbers; the name travels on the wire, the number inside CEL."""
+
+    NONE = 0
+    COMPONENT_RESET = 2
+    CONTACT_SUPPORT = 5
+    RUN_FIELDDIAG = 6
+    RESTART_VM = 15
+    RESTART_BM = 24
+    REPLACE_VM = 25
+    RUN_DCGMEUD = 26
+    CUSTOM = 27
+    REMEDIATE = 28
+    UNKNOWN = 99
+
+
+class ProcessingStrategy(IntEnum):
+    UNSPECIFIED = 0
+    EXECUTE_REMEDIATION = 1
+    STORE_ONLY = 2
+    STORE_AND_ANALYSE = 3
+
+
+class EntityType(StrEnum):
+    """Entity types seen upstream; others are accepted as plain strings."""
+
+    GPU = "GPU"
+    GPU_UUID = "GPU_UUID"
+    PCI = "PCI"
+    NIC = "NIC"
+    NODE = "v1/Node"
+
+
+class Entity(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    entityType: str
+    entityValue: str
+
+
+class BehaviourOverrides(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    force: bool = False
+    skip: bool = False
+
+
+def _enum_by_name(enum: type[IntEnum], value: Any) -> Any:
+    if isinstance(value, enum) or value is None:
+        return value
+    if isinstance(value, str):
+        try:
+            return enum[value.strip().upper()]
+        except KeyError:
+            raise ValueError(f"unknown {enum.__name__} {value!r}, valid: {', '.join(enum.__members__)}") from None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return enum(value)
+    raise ValueError(f"{enum.__name__} must be a name")
+
+
+class HealthEvent(BaseModel):
+    """One observation about one node, as a monitor reports it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: int = 1
+    agent: str
+    componentClass: str = ""
+    checkName: str
+    isFatal: bool = False
+    isHealthy: bool = False
+    message: str = ""
+    recommendedAction: RecommendedAction = RecommendedAction.NONE
+    errorCode: list[str] = Field(default_factory=list)
+    entitiesImpacted: list[Entity] = Field(default_factory=list)
+    metadata: dict[str, str] = Field(default_factory=dict)
+    generatedTimestamp: datetime | None = None
+    nodeName: str
+    quarantineOverrides: BehaviourOverrides | None = None
+    drainOverrides: BehaviourOverrides | None = None
+    processingStrategy: ProcessingStrategy = ProcessingStrategy.UNSPECIFIED
+    id: str = ""
+    customRecommendedAction: str = ""
+
+    @field_validator("recommendedAction", mode="before")
+    @classmethod
+    def _action(cls, value: Any) -> Any:
+        return _enum_by_name(RecommendedAction, value)
+
+    @field_validator("processingStrategy", mode="before")
+    @classmethod
+    def _strategy(cls, value: Any) -> Any:
+        return _enum_by_name(ProcessingStrategy, value)
+
+    @field_validator("errorCode", mode="before")
+    @classmethod
+    def _codes(cls, value: Any) -> Any:
+        return [str(v) for v in value] if isinstance(value, list) else value
+
+    @field_validator("generatedTimestamp")
+    @classmethod
+    def _utc(cls, value: datetime | None) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value
+
+    @field_serializer("recommendedAction", "processingStrategy")
+    def _names(self, value: IntEnum) -> str:
+        return value.name
+
+    @field_serializer("generatedTimestamp")
+    def _stamp(self, value: datetime | None) -> str | None:
+        return None if value is None else format_time(value)
+
+    def wire(self) -> dict[str, Any]:
+        """The event as JSON data, enum names, unset optional fields left out."""
+        return self.model_dump(mode="json", exclude_none=True)
+
+    def activation(self) -> dict[str, Any]:
+        """Plain data for CEL: every field present, enums as integers, null where unset."""
+        data = self.model_dump(mode="python")
+        data["recommendedAction"] = int(self.recommendedAction)
+        data["processingStrategy"] = int(self.processingStrategy)
+        stamp = self.generatedTimestamp
+        data["generatedTimestamp"] = None if stamp is None else {
+            "seconds": int(stamp.timestamp()), "nanos": stamp.microsecond * 1000}
+        for key in ("errorCode", "entitiesImpacted", "message", "id", "customRecommendedAction", "componentClass"):
+            if not data[key]:
+                data[key] = None
+        if not data["metadata"]:
+            data["metadata"] = None
+        return data
+
+    def dedupe_key(self) -> str:
+        """Same ``id``, else same node, agent, check, codes, entities, health and time: one event."""
+        if self.id:
+            basis: Any = ["id", self.id]
+        else:
+            basis = [self.nodeName, self.agent, self.checkName, sorted(self.errorCode),
+                     sorted((e.entityType, e.entityValue) for e in self.entitiesImpacted), self.isHealthy,
+                     None if self.generatedTimestamp is None else format_time(self.generatedTimestamp)]
+        return hashlib.sha256(json.dumps(basis).encode()).hexdigest()[:20]
+
+
+def format_time(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse(data: Any, *, where: str | None = None) -> HealthEvent:
+    """One event from JSON data; InvalidInput naming the field on a bad one."""
+    try:
+        return HealthEvent.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "(event)"
+        raise errors.InvalidInput(f"invalid HealthEvent: {field}: {first['msg']}", where=where) from None
+
+
+def parse_text(text: str, *, source: str = "-") -> list[HealthEvent]:
+    """One event, a JSON array, or NDJSON (one event per line), in input order."""
+    stripped = text.strip()
+    if not stripped:
+        return []
+    try:
+        whole = json.loads(stripped)
+    except json.JSONDecodeError:
+        whole = None
+    else:
+        items = whole if isinstance(whole, list) else [whole]
+        return [parse(item, where=f"{source}[{i}]" if isinstance(whole, list) else source)
+                for i, item in enumerate(items)]
+    events = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise errors.InvalidInput(f"not JSON: {exc.msg}", where=f"{source}:{number}") from None
+        events.append(parse(item, where=f"{source}:{number}"))
+    return events
+
+
+def unique(events: list[HealthEvent]) -> list[HealthEvent]:
+    """Drop repeats (by ``dedupe_key``), keeping the first of each."""
+    seen: set[str] = set()
+    kept = []
+    for event in events:
+        key = event.dedupe_key()
+        if key not in seen:
+            seen.add(key)
+            kept.append(event)
+    return kept

@@ -1,0 +1,229 @@
+"""What one HealthEvent does to one Node: the fault-quarantine step, on a node dict.
+
+The same function runs live (inside ``shared.nodes.update``'s read-modify-write, so a 409 simply
+runs it again on the fresh node) and in ``rules replay`` (on in-memory nodes), which is why replay
+decides as the live run does. Ownership is kept on the node, in upstream's annotation names plus
+one of ours:
+
+- ``quarantineHealthEvent``: the unhealthy events that hold the node (JSON array);
+- ``quarantineHealthEventAppliedTaints`` / ``…AppliedLabels``: what we added, with ``preExisting``;
+- ``quarantineHealthEventIsCordoned`` / ``…CordonPreExisting``;
+- ``nvsentinel.nvidia.com/quarantine-causes``: per cause (agent, class, check, entity, code) who
+  set it, which rule sets and when.
+
+A healthy event removes exactly the causes it names (entity-level, research §3.6); when none is
+left, everything we added — and only that — is removed. An unhealthy event on an already
+quarantined node adds its own taints and labels too (upstream issue #1439). Monitor mode (dry
+run) records annotations but never cordons, taints or labels.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from shared import nodes
+from shared.health import event as hevent
+from shared.health import ruleset
+
+ANN_EVENTS = "quarantineHealthEvent"
+ANN_TAINTS = "quarantineHealthEventAppliedTaints"
+ANN_LABELS = "quarantineHealthEventAppliedLabels"
+ANN_CORDONED = "quarantineHealthEventIsCordoned"
+ANN_CORDON_PRE = "quarantineHealthEventCordonPreExisting"
+ANN_CAUSES = "nvsentinel.nvidia.com/quarantine-causes"
+STATE_LABEL = "dgxc.nvidia.com/nvsentinel-state"
+OWNER = "NVSentinel"
+OWNED_ANNOTATIONS = (ANN_EVENTS, ANN_TAINTS, ANN_LABELS, ANN_CORDONED, ANN_CORDON_PRE, ANN_CAUSES)
+
+
+class Breaker(Protocol):
+    def allow(self, node: str) -> bool: ...
+
+
+class Unlimited:
+    """No circuit breaker (disabled)."""
+
+    def allow(self, node: str) -> bool:
+        return True
+
+
+@dataclass
+class Outcome:
+    phase: str
+    rule_sets: list[str] = field(default_factory=list)
+    message: str = ""
+    changed: bool = False
+
+
+def cause_keys(ev: hevent.HealthEvent) -> list[str]:
+    """One key per (entity × error code); check-level keys when either list is empty."""
+    entities = [f"{e.entityType}:{e.entityValue}" for e in ev.entitiesImpacted] or [""]
+    codes = ev.errorCode or [""]
+    base = f"{ev.agent}|{ev.componentClass}|{ev.checkName}|{ev.version}"
+    return [f"{base}|{entity}|{code}" for entity in entities for code in codes]
+
+
+def _clears(ev: hevent.HealthEvent, key: str) -> bool:
+    agent, component, check, version, entity, code = key.split("|", 5)
+    if (agent, component, check, version) != (ev.agent, ev.componentClass, ev.checkName, str(ev.version)):
+        return False
+    if ev.entitiesImpacted and entity not in {f"{e.entityType}:{e.entityValue}" for e in ev.entitiesImpacted}:
+        return False
+    return not ev.errorCode or code in ev.errorCode
+
+
+def _json(anns: dict[str, str], key: str, default: Any) -> Any:
+    try:
+        return json.loads(anns[key]) if key in anns else default
+    except ValueError:
+        return default
+
+
+def causes(node: nodes.Node) -> dict[str, dict[str, Any]]:
+    found: dict[str, dict[str, Any]] = _json((node.get("metadata") or {}).get("annotations") or {}, ANN_CAUSES, {})
+    return found
+
+
+def is_quarantined(node: nodes.Node) -> bool:
+    return bool(causes(node))
+
+
+class Quarantiner:
+    """Applies events to nodes under one configuration."""
+
+    def __init__(self, *, engine: ruleset.Engine, dry_run: bool, label_prefix: str,
+                 skip_labels: list[tuple[str, str]], breaker: Breaker, now: Callable[[], datetime]) -> None:
+        self.engine = engine
+        self.dry_run = dry_run
+        self.prefix = label_prefix
+        self.skip_labels = skip_labels
+        self.breaker = breaker
+        self.now = now
+
+    def apply(self, node: nodes.Node, ev: hevent.HealthEvent, ev_cel: Any, *, event_name: str = "") -> Outcome:
+        """Change ``node`` in place for ``ev``; ``Outcome.changed`` says whether to write it."""
+        if nodes.opted_out(node, self.skip_labels):
+            return Outcome("Skipped", message="node opted out of NVSentinel management")
+        if ev.processingStrategy in (hevent.ProcessingStrategy.STORE_ONLY, hevent.ProcessingStrategy.STORE_AND_ANALYSE):
+            return Outcome("StoreOnly")
+        if ev.isHealthy:
+            return self._recover(node, ev)
+        decision = self.engine.decide(ev_cel, node)
+        force = ev.quarantineOverrides is not None and ev.quarantineOverrides.force
+        if force:
+            decision.cordon = True
+            decision.matched = decision.matched or [f"{ev.agent}-{ev.metadata.get('creator_id', 'force')}"]
+        if not decision.matched:
+            msg = "; ".join(decision.errors)
+            return Outcome("NotMatched", message=msg)
+        return self._quarantine(node, ev, decision, event_name=event_name, counted=not force)
+
+    # ------------------------------------------------------------ unhealthy
+    def _quarantine(self, node: nodes.Node, ev: hevent.HealthEvent, decision: ruleset.Decision, *,
+                    event_name: str, counted: bool) -> Outcome:
+        name = node["metadata"]["name"]
+        anns = nodes.node_annotations(node)
+        current = causes(node)
+        already = bool(current)
+        acting = not self.dry_run and decision.acts
+        if not already and acting and counted and not self.breaker.allow(name):
+            return Outcome("Blocked", decision.matched, "circuit breaker is TRIPPED")
+        stamp = hevent.format_time(self.now())
+        changed = False
+        for key in cause_keys(ev):
+            if key not in current:
+                current[key] = {"by": OWNER, "ruleSets": decision.matched, "at": stamp, "event": event_name,
+                                "action": ev.recommendedAction.name, "enforced": acting}
+                changed = True
+        if not changed:
+            return Outcome("AlreadyQuarantined", decision.matched)
+        events = _json(anns, ANN_EVENTS, [])
+        events.append(ev.wire())
+        updates: dict[str, str | None] = {ANN_CAUSES: json.dumps(current, sort_keys=True),
+                                          ANN_EVENTS: json.dumps(events, sort_keys=True)}
+        if acting:
+            updates.update(self._enforce(node, decision, stamp))
+        nodes.set_map(anns, updates)
+        return Outcome("AlreadyQuarantined" if already else "Quarantined", decision.matched, changed=True)
+
+    def _enforce(self, node: nodes.Node, decision: ruleset.Decision, stamp: str) -> dict[str, str | None]:
+        anns = nodes.node_annotations(node)
+        updates: dict[str, str | None] = {}
+        if decision.cordon and anns.get(ANN_CORDONED) != "True":
+            pre = nodes.cordon(node)
+            updates[ANN_CORDONED] = "True"
+            if pre:
+                updates[ANN_CORDON_PRE] = "True"
+            else:
+                nodes.set_map(nodes.labels(node), {
+                    f"{self.prefix}cordon-by": OWNER,
+                    f"{self.prefix}cordon-reason": ruleset.reason_value(decision.matched),
+                    f"{self.prefix}cordon-timestamp": stamp.replace(":", "-")[:19] + "Z",
+                    f"{self.prefix}uncordon-by": None, f"{self.prefix}uncordon-timestamp": None})
+        applied = _json(anns, ANN_TAINTS, [])
+        for t in decision.taints:
+            if any(a["Key"] == t.key and a["Value"] == t.value and a["Effect"] == t.effect for a in applied):
+                continue
+            pre = nodes.add_taint(node, t.key, t.value, t.effect, added=stamp)
+            applied.append({"Key": t.key, "Value": t.value, "Effect": t.effect, "preExisting": pre})
+        if applied:
+            updates[ANN_TAINTS] = json.dumps(applied, sort_keys=True)
+        owned_labels = _json(anns, ANN_LABELS, [])
+        node_labels = nodes.labels(node)
+        for key, value in decision.labels.items():
+            entry = next((e for e in owned_labels if e["key"] == key), None)
+            if entry is None:
+                owned_labels.append({"key": key, "value": value, "preExisting": key in node_labels})
+            else:
+                entry["value"] = value
+            node_labels[key] = value
+        if owned_labels:
+            updates[ANN_LABELS] = json.dumps(owned_labels, sort_keys=True)
+        node_labels[STATE_LABEL] = "quarantined"
+        return updates
+
+    # ------------------------------------------------------------ healthy
+    def _recover(self, node: nodes.Node, ev: hevent.HealthEvent) -> Outcome:
+        current = causes(node)
+        gone = [k for k in current if _clears(ev, k)]
+        if not gone:
+            return Outcome("NoMatch")
+        for key in gone:
+            del current[key]
+        anns = nodes.node_annotations(node)
+        if current:
+            events = [e for e in _json(anns, ANN_EVENTS, [])
+                      if any(k in current for k in cause_keys(hevent.HealthEvent.model_validate(e)))]
+            nodes.set_map(anns, {ANN_CAUSES: json.dumps(current, sort_keys=True),
+                                 ANN_EVENTS: json.dumps(events, sort_keys=True)})
+            return Outcome("Recovered", message=f"{len(current)} cause(s) left", changed=True)
+        release(node, label_prefix=self.prefix, stamp=hevent.format_time(self.now()))
+        return Outcome("UnQuarantined", changed=True)
+
+
+def release(node: nodes.Node, *, label_prefix: str, stamp: str) -> bool:
+    """Undo everything nvsentinel owns on the node and nothing else; True when anything changed."""
+    anns = nodes.node_annotations(node)
+    if not any(k in anns for k in OWNED_ANNOTATIONS):
+        return False
+    for t in _json(anns, ANN_TAINTS, []):
+        if not t.get("preExisting"):
+            nodes.remove_taint(node, t["Key"], t["Value"], t["Effect"])
+    if anns.get(ANN_CORDONED) == "True" and anns.get(ANN_CORDON_PRE) != "True":
+        nodes.uncordon(node)
+    node_labels = nodes.labels(node)
+    for entry in _json(anns, ANN_LABELS, []):
+        if not entry.get("preExisting"):
+            node_labels.pop(entry["key"], None)
+    had_cordon_labels = node_labels.get(f"{label_prefix}cordon-by") == OWNER
+    nodes.set_map(node_labels, {f"{label_prefix}cordon-by": None, f"{label_prefix}cordon-reason": None,
+                                f"{label_prefix}cordon-timestamp": None, STATE_LABEL: None})
+    if had_cordon_labels:
+        nodes.set_map(node_labels, {f"{label_prefix}uncordon-by": OWNER,
+                                    f"{label_prefix}uncordon-timestamp": stamp.replace(":", "-")[:19] + "Z"})
+    nodes.set_map(anns, dict.fromkeys(OWNED_ANNOTATIONS))
+    return True

@@ -1,0 +1,166 @@
+"""The HealthEvent custom resource: transport and history of events (nvsentinel.nvidia.com/v1alpha1).
+
+Cluster-scoped, one object per event, ``spec`` = the event on the wire (enum names), ``status`` =
+what fault quarantine did with it. The object name is the node plus the event's dedupe key, so
+publishing the same event twice is one object (the second create is AlreadyExists, counted as a
+duplicate) — publishing is idempotent and monitors may retry freely. Progress lives in ``status``:
+an event without ``status.phase`` is still to be processed, which is how a restarted controller
+resumes. ``prune`` deletes processed events older than the retention.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from shared.health import event as hevent
+from shared.kube import crds, rest
+from shared.kube import errors as kube_errors
+
+GROUP, VERSION, PLURAL = "nvsentinel.nvidia.com", "v1alpha1", "healthevents"
+NODE_LABEL = "nvsentinel.nvidia.com/node"
+
+_ACTIONS: dict[str, Any] = {"enum": list(hevent.RecommendedAction.__members__)}
+_STRATEGIES: dict[str, Any] = {"enum": list(hevent.ProcessingStrategy.__members__)}
+
+
+class _Spec(BaseModel):
+    """The wire shape of a HealthEvent, for the CRD schema (enums by name, time as a string)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: int = 1
+    agent: str
+    componentClass: str = ""
+    checkName: str
+    isFatal: bool = False
+    isHealthy: bool = False
+    message: str = ""
+    recommendedAction: str = Field("NONE", json_schema_extra=_ACTIONS)
+    errorCode: list[str] = Field(default_factory=list)
+    entitiesImpacted: list[hevent.Entity] = Field(default_factory=list)
+    metadata: dict[str, str] = Field(default_factory=dict)
+    generatedTimestamp: str | None = None
+    nodeName: str
+    quarantineOverrides: hevent.BehaviourOverrides | None = None
+    drainOverrides: hevent.BehaviourOverrides | None = None
+    processingStrategy: str = Field("UNSPECIFIED", json_schema_extra=_STRATEGIES)
+    id: str = ""
+    customRecommendedAction: str = ""
+
+
+class Status(BaseModel):
+    """What fault quarantine did: Quarantined, AlreadyQuarantined, UnQuarantined, Recovered,
+    NotMatched, NoMatch, Skipped, Blocked, StoreOnly or NodeNotFound."""
+
+    phase: str | None = None
+    ruleSets: list[str] = Field(default_factory=list)
+    message: str = ""
+    processedAt: str | None = None
+
+
+RESOURCE = crds.Resource(
+    group=GROUP, version=VERSION, kind="HealthEvent", plural=PLURAL, scope="Cluster", spec=_Spec, status=Status,
+    short_names=("he", "hevt"), categories=("nvsentinel",),
+    columns=(crds.PrinterColumn("Node", ".spec.nodeName"), crds.PrinterColumn("Agent", ".spec.agent"),
+             crds.PrinterColumn("Check", ".spec.checkName"), crds.PrinterColumn("Fatal", ".spec.isFatal", "boolean"),
+             crds.PrinterColumn("Healthy", ".spec.isHealthy", "boolean"),
+             crds.PrinterColumn("Action", ".spec.recommendedAction"), crds.PrinterColumn("Phase", ".status.phase"),
+             crds.PrinterColumn("Age", ".metadata.creationTimestamp", "date")))
+
+
+@dataclass(frozen=True)
+class Stored:
+    """One HealthEvent object as read back."""
+
+    name: str
+    event: hevent.HealthEvent
+    phase: str | None
+    created: str
+    resource_version: str
+
+
+def object_name(ev: hevent.HealthEvent) -> str:
+    node = re.sub(r"[^a-z0-9.-]", "-", ev.nodeName.lower()).strip(".-")[:200] or "node"
+    return f"{node}.{ev.dedupe_key()}"
+
+
+def install(api: Any) -> None:
+    crds.install(api, RESOURCE)
+
+
+@dataclass(frozen=True)
+class PublishResult:
+    created: list[str]
+    duplicates: list[str]
+
+    def document(self) -> dict[str, Any]:
+        return {"published": len(self.created), "duplicates": len(self.duplicates), "names": self.created}
+
+
+def publish(api: Any, events: list[hevent.HealthEvent], *, now: Callable[[], datetime]) -> PublishResult:
+    """Create one object per distinct event; repeats (in the input or already stored) are skipped."""
+    created, duplicates = [], []
+    for ev in events:
+        if ev.generatedTimestamp is None:
+            ev = ev.model_copy(update={"generatedTimestamp": now()})
+        name = object_name(ev)
+        body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "HealthEvent",
+                "metadata": {"name": name, "labels": {NODE_LABEL: _label_value(ev.nodeName)}},
+                "spec": ev.wire()}
+        try:
+            rest.create(api, RESOURCE.path(), body, what=f"healthevent {name}")
+        except kube_errors.AlreadyExists:
+            duplicates.append(name)
+            continue
+        created.append(name)
+    return PublishResult(created, duplicates)
+
+
+def _label_value(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "-", text)[:63].strip("-_.")
+
+
+def list_events(api: Any, *, node: str | None = None) -> list[Stored]:
+    """Every stored event (of one node), oldest first by generatedTimestamp then name."""
+    selector = f"{NODE_LABEL}={_label_value(node)}" if node else None
+    items = rest.list_items(api, RESOURCE.path(), label_selector=selector)
+    stored = []
+    for item in items:
+        try:
+            ev = hevent.HealthEvent.model_validate(item.get("spec") or {})
+        except ValueError:
+            continue   # someone wrote a malformed object; it cannot be processed, list the rest
+        meta = item.get("metadata") or {}
+        stored.append(Stored(meta.get("name", ""), ev, (item.get("status") or {}).get("phase"),
+                             meta.get("creationTimestamp", ""), meta.get("resourceVersion", "")))
+    stored.sort(key=lambda s: (s.event.generatedTimestamp.timestamp() if s.event.generatedTimestamp else 0, s.name))
+    return stored
+
+
+def set_status(api: Any, name: str, status: Status) -> None:
+    """Record the outcome (status subresource; last writer wins, the outcome is deterministic)."""
+    path = RESOURCE.path(name=name) + "/status"
+    current = rest.get(api, RESOURCE.path(name=name), what=f"healthevent {name}")
+    current["status"] = status.model_dump(exclude_none=True)
+    rest.replace(api, path, current, what=f"healthevent {name}")
+
+
+def prune(api: Any, *, older_than: timedelta, now: Callable[[], datetime], dry_run: bool = False) -> list[str]:
+    """Delete processed events created before now - older_than; unprocessed ones are kept."""
+    cutoff = now() - older_than
+    doomed = []
+    for item in rest.list_items(api, RESOURCE.path()):
+        meta = item.get("metadata") or {}
+        created = datetime.fromisoformat(str(meta.get("creationTimestamp", "")).replace("Z", "+00:00"))
+        if created < cutoff and (item.get("status") or {}).get("phase"):
+            doomed.append(meta["name"])
+    if not dry_run:
+        for name in doomed:
+            rest.delete(api, RESOURCE.path(name=name), what=f"healthevent {name}")
+    return doomed

@@ -1,0 +1,1 @@
+"""Package data: the default values (upstream's six fault-quarantine rule sets), read by ``values``."""

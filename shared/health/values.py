@@ -1,0 +1,169 @@
+"""nvsentinel's configuration: upstream NVSentinel's Helm values layout, as pydantic models.
+
+A values file is layered over the embedded defaults (``shared/health/rules/values.yaml``): maps
+merge key by key, lists are replaced whole — Helm's rule, so a file that sets
+``fault-quarantine.ruleSets`` replaces the six default rule sets, as it does upstream. Sections this
+program does not read (other charts' values) are accepted and ignored; inside the sections it does
+read, an unknown key is an error, reported by ``rulecheck``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import timedelta
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from shared import errors
+
+Kind = Literal["HealthEvent", "Node"]
+Effect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class Rule(_Strict):
+    kind: Kind
+    expression: str
+
+
+class Match(_Strict):
+    all: list[Rule] = Field(default_factory=list)
+    any: list[Rule] = Field(default_factory=list)
+
+
+class Cordon(_Strict):
+    shouldCordon: bool = False
+
+
+class Taint(_Strict):
+    key: str
+    value: str = ""
+    effect: Effect = "NoSchedule"
+
+
+class Label(_Strict):
+    key: str
+    value: str = ""
+
+
+class RuleSet(_Strict):
+    enabled: bool = True
+    version: str = "1"
+    name: str
+    priority: int = 0
+    match: Match
+    cordon: Cordon = Field(default_factory=Cordon)
+    taint: Taint | None = None
+    label: Label | None = None
+
+
+class CircuitBreaker(_Strict):
+    enabled: bool = True
+    percentage: float = Field(50, ge=0, le=100, description="Share of GPU nodes (%) quarantined per window.")
+    duration: str = Field("5m", description="Sliding window, e.g. 5m.")
+    maxNodes: int | None = Field(None, ge=0, description="Absolute cap; the lower bound wins.")
+
+    def window(self) -> timedelta:
+        return parse_duration(self.duration)
+
+    def threshold(self, gpu_nodes: int) -> int:
+        """ceil(GPU nodes × percentage / 100), capped by maxNodes and by the fleet."""
+        limit = math.ceil(gpu_nodes * self.percentage / 100)
+        if self.maxNodes is not None:
+            limit = min(limit, self.maxNodes)
+        return min(limit, gpu_nodes)
+
+
+class SkipLabel(_Strict):
+    key: str
+    value: str
+
+
+class FaultQuarantine(_Strict):
+    labelPrefix: str = "k8saas.nvidia.com/"
+    gpuNodeLabel: str = "nvidia.com/gpu.present=true"
+    circuitBreaker: CircuitBreaker = Field(default_factory=CircuitBreaker)
+    skipNodeLabels: list[SkipLabel] = Field(default_factory=list)
+    ruleSets: list[RuleSet] = Field(default_factory=list)
+
+
+class Global(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    dryRun: bool = True
+
+
+class Ours(_Strict):
+    retention: str = "720h"
+    workers: int = Field(16, ge=1, le=256)
+
+
+class Values(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    global_: Global = Field(default_factory=Global, alias="global")
+    fault_quarantine: FaultQuarantine = Field(default_factory=FaultQuarantine, alias="fault-quarantine")
+    nvsentinel: Ours = Field(default_factory=Ours)
+
+
+STRICT_SECTIONS: dict[str, type[BaseModel]] = {"fault-quarantine": FaultQuarantine, "nvsentinel": Ours}
+
+
+def parse_duration(text: str) -> timedelta:
+    """``90s``, ``5m``, ``1h30m``, ``7d``; InvalidInput otherwise."""
+    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)", text.strip())
+    if not parts or "".join(n + u for n, u in parts) != text.strip():
+        raise errors.InvalidInput(f"invalid duration {text!r} (use e.g. 30s, 5m, 1h30m, 7d)")
+    unit = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
+    return timedelta(seconds=sum(float(n) * unit[u] for n, u in parts))
+
+
+def default_text() -> str:
+    return resources.files("shared.health").joinpath("rules/values.yaml").read_text(encoding="utf-8")
+
+
+def _merge(base: Any, over: Any) -> Any:
+    if isinstance(base, dict) and isinstance(over, dict):
+        merged = dict(base)
+        for key, value in over.items():
+            merged[key] = _merge(base.get(key), value) if key in base else value
+        return merged
+    return over
+
+
+def layered(user: Any) -> dict[str, Any]:
+    """The user's values over the defaults (maps merged, lists replaced)."""
+    from shared import yamlio
+
+    base = yamlio.loads(default_text(), source="embedded values.yaml")
+    merged: dict[str, Any] = _merge(base, user or {})
+    return merged
+
+
+def read_file(path: Path | None) -> tuple[dict[str, Any], str, str]:
+    """(layered data, the user's text, its name); the defaults alone when ``path`` is None."""
+    from shared import yamlio
+
+    if path is None:
+        return layered({}), "", "embedded values.yaml"
+    text = yamlio.read_text(path)
+    user = yamlio.loads(text, source=str(path))
+    if user is not None and not isinstance(user, dict):
+        raise errors.InvalidInput("a values file must be a mapping", where=str(path))
+    return layered(user), text, str(path)
+
+
+def model(data: dict[str, Any], *, source: str) -> Values:
+    try:
+        return Values.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"])
+        raise errors.InvalidInput(f"{field}: {first['msg']}", where=source) from None
