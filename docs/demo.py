@@ -9,9 +9,11 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -72,7 +74,7 @@ def main() -> None:
     run("aicr", "verify", "bundle-flux", expect=1)
     with simulated_cluster() as kubeconfig:
         operate(kubeconfig)
-    print("\nDemo finished: the recipe and five bundles are in", work)
+    print("\nDemo finished: the recipe, five bundles and the certification file are in", work)
 
 
 @contextlib.contextmanager
@@ -80,7 +82,7 @@ def simulated_cluster() -> Iterator[str]:
     """The built-in simulated GPU cluster in its own process, stopped when the block ends."""
     step("7. A cluster to hold to the recipe: the built-in simulated GPU cluster (8 H100 nodes, 2 racks)")
     argv = ["python", "-m", "shared.sim", "serve", "--nodes", "8", "--gpu", "h100", "--racks", "2", "--port", "0",
-            "--speed", "60", "--kubeconfig-out", "kubeconfig"]
+            "--speed", "60", "--node-root", "nodes", "--seed", "7", "--kubeconfig-out", "kubeconfig"]
     print(f"$ {shlex.join(argv)} &", flush=True)
     server = subprocess.Popen([sys.executable, *argv[1:]], stdout=subprocess.PIPE, text=True)
     try:
@@ -105,6 +107,56 @@ def operate(kubeconfig: str) -> None:
         show_lines=2)
     run("aicr", "diff", "--baseline", "cm://default/golden", *kc, "--fail-on-drift", "-t", "table",
         "--ignore", "NodeTopology.summary.*", expect=1)
+    certify(kc)
+    operate_health(kc)
+
+
+CERTIFICATION = """apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata:
+  name: rack-pair
+spec:
+  target:
+    nodeSelector: {nvidia.com/gpu.present: "true"}
+  thresholds:
+    busBandwidthGBps: value >= 300
+  categories:
+    - {domain: communication, variant: nccl-all-reduce}
+"""
+
+
+def certify(kc: list[str]) -> None:
+    step("10. Certify: one NIC of node-005 degrades to 40 %; the all-reduce fails and isolation names the node")
+    Path("certification.yaml").write_text(CERTIFICATION, encoding="utf-8")
+    run("python", "-m", "shared.sim", "inject", *kc, "node-005:nic[3]=0.4")
+    run("nvcrectl", "crds", "install", *kc)
+    run("nvcrectl", "certification", "run", "--cert-file", "certification.yaml", *kc, "--wait", "--timeout", "2h",
+        expect=1)
+
+
+def operate_health(kc: list[str]) -> None:
+    step("11. Operate: an Xid 79 on node-002 becomes a HealthEvent; the default rule set cordons the node")
+    run("python", "-m", "shared.sim", "inject", *kc, "node-002:xid=79")
+    run("nvsentinel", "crds", "install", *kc)
+    run("nvsentinel", "monitor", "xid", "--node-root", "nodes", "--dry-run", "-o", "table")
+    run("nvsentinel", "monitor", "xid", "--node-root", "nodes", *kc, show_lines=0)
+    print("$ nvsentinel run --enforce &     # the controllers, stopped once node-002 is quarantined", flush=True)
+    controller = subprocess.Popen([str(BIN / "nvsentinel"), "run", "--enforce", *kc], stderr=subprocess.PIPE,
+                                  text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            cordoned = subprocess.run(["kubectl", *kc, "get", "node", "node-002", "-o",
+                                       "jsonpath={.spec.unschedulable}"], capture_output=True, text=True, check=False)
+            if cordoned.stdout.strip() == "true":
+                break
+            time.sleep(0.5)
+    finally:
+        controller.send_signal(signal.SIGINT)
+        _, errors = controller.communicate(timeout=30)
+    sys.stdout.write("".join(line + "\n" for line in errors.splitlines() if "Quarantined" in line))
+    run("nvsentinel", "nodes", *kc, "-o", "wide")
+    run("nvsentinel", "breaker", "status", *kc)
 
 
 if __name__ == "__main__":
