@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shared import cel, clock, errors, nodes
+from shared.health import analyzer, conditions, config, followup, quarantine, resource
 from shared.health import breaker as hbreaker
-from shared.health import conditions, config, quarantine, resource
 from shared.health import event as hevent
 from shared.kube import errors as kube_errors
 from shared.kube import leases, rest, watch
@@ -41,6 +41,8 @@ class PassResult:
     """What one pass did, by outcome phase."""
 
     phases: dict[str, int] = field(default_factory=dict)
+    followups: dict[str, int] = field(default_factory=dict)
+    """Drain and remediation states reached this pass (``drain:Succeeded``, ``remediation:InProgress``)."""
 
     @property
     def processed(self) -> int:
@@ -62,16 +64,36 @@ class Controller:
             engine=cfg.engine, dry_run=cfg.dry_run, label_prefix=fq.labelPrefix,
             skip_labels=[(s.key, s.value) for s in fq.skipNodeLabels], breaker=self.breaker, now=clk.now)
         self._cel_lock = threading.Lock()
+        self.followup = followup.FollowUp(api, cfg, clk=clk)
+        self.analyzer = analyzer.Analyzer(cfg.values.analyzer, now=clk.now)
 
     # ------------------------------------------------------------ one pass
     def reconcile_once(self) -> PassResult:
-        pending = [s for s in resource.list_events(self.api) if not s.phase]
+        everything = resource.list_events(self.api)
+        pending = [s for s in everything if not s.phase]
+        self._analyze(pending, everything)
         by_node: dict[str, list[resource.Stored]] = collections.defaultdict(list)
         for stored in pending:
             by_node[stored.event.nodeName].append(stored)
         result = PassResult()
-        if not by_node:
-            return result
+        if by_node:
+            self._quarantine_pass(by_node, result)
+        result.followups = self.followup.run_once()
+        return result
+
+    def _analyze(self, pending: list[resource.Stored], everything: list[resource.Stored]) -> None:
+        """Publish the analyzer's derived events; they are processed in the next pass like any event.
+
+        A derived event's name follows from its trigger, so re-analysing after a restart publishes
+        nothing new."""
+        history = [s.event for s in everything]
+        derived = [d for d in (self.analyzer.evaluate(s.event, history) for s in pending) if d is not None]
+        if derived:
+            created = resource.publish(self.api, derived, now=self.clock.now).created
+            for name in created:
+                logger.info("analyzer published %s", name, extra={"subject": "analyzer"})
+
+    def _quarantine_pass(self, by_node: dict[str, list[resource.Stored]], result: PassResult) -> None:
         workers = min(self.cfg.values.nvsentinel.workers, len(by_node))
         if self.cfg.fq.circuitBreaker.enabled and not self.cfg.dry_run:
             # Which nodes get the breaker's last slots must not depend on thread timing (and must
@@ -81,7 +103,6 @@ class Controller:
             for phases in pool.map(self._process_node, by_node.values()):
                 for phase in phases:
                     result.phases[phase] = result.phases.get(phase, 0) + 1
-        return result
 
     def _process_node(self, events: list[resource.Stored]) -> list[str]:
         done = []

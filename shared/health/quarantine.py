@@ -37,7 +37,8 @@ ANN_CORDON_PRE = "quarantineHealthEventCordonPreExisting"
 ANN_CAUSES = "nvsentinel.nvidia.com/quarantine-causes"
 STATE_LABEL = "dgxc.nvidia.com/nvsentinel-state"
 OWNER = "NVSentinel"
-OWNED_ANNOTATIONS = (ANN_EVENTS, ANN_TAINTS, ANN_LABELS, ANN_CORDONED, ANN_CORDON_PRE, ANN_CAUSES)
+ANN_REMEDIATION = "latestFaultRemediationState"
+OWNED_ANNOTATIONS = (ANN_EVENTS, ANN_TAINTS, ANN_LABELS, ANN_CORDONED, ANN_CORDON_PRE, ANN_CAUSES, ANN_REMEDIATION)
 
 
 class Breaker(Protocol):

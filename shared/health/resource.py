@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from shared.health import event as hevent
-from shared.kube import crds, rest
+from shared.kube import crds, rest, retry
 from shared.kube import errors as kube_errors
 
 GROUP, VERSION, PLURAL = "nvsentinel.nvidia.com", "v1alpha1", "healthevents"
@@ -54,6 +54,28 @@ class _Spec(BaseModel):
     customRecommendedAction: str = ""
 
 
+class DrainStatus(BaseModel):
+    """Drain progress of one quarantining event (``shared.health.drain``)."""
+
+    state: str = "InProgress"
+    entity: str | None = None
+    startedAt: str | None = None
+    nextAttemptAt: str | None = None
+    attempts: int = 0
+    pending: list[str] = Field(default_factory=list)
+    message: str = ""
+
+
+class RemediationStatus(BaseModel):
+    """What remediation did for one event (``shared.health.remediation``)."""
+
+    state: str = "Pending"
+    kind: str | None = None
+    object: str | None = None
+    group: str | None = None
+    message: str = ""
+
+
 class Status(BaseModel):
     """What fault quarantine did: Quarantined, AlreadyQuarantined, UnQuarantined, Recovered,
     NotMatched, NoMatch, Skipped, Blocked, StoreOnly or NodeNotFound."""
@@ -62,6 +84,8 @@ class Status(BaseModel):
     ruleSets: list[str] = Field(default_factory=list)
     message: str = ""
     processedAt: str | None = None
+    drain: DrainStatus | None = None
+    remediation: RemediationStatus | None = None
 
 
 RESOURCE = crds.Resource(
@@ -83,6 +107,7 @@ class Stored:
     phase: str | None
     created: str
     resource_version: str
+    status: Status = field(default_factory=Status)
 
 
 def object_name(ev: hevent.HealthEvent) -> str:
@@ -137,8 +162,13 @@ def list_events(api: Any, *, node: str | None = None) -> list[Stored]:
         except ValueError:
             continue   # someone wrote a malformed object; it cannot be processed, list the rest
         meta = item.get("metadata") or {}
-        stored.append(Stored(meta.get("name", ""), ev, (item.get("status") or {}).get("phase"),
-                             meta.get("creationTimestamp", ""), meta.get("resourceVersion", "")))
+        raw = item.get("status") or {}
+        try:
+            status = Status.model_validate(raw)
+        except ValueError:
+            status = Status(phase=raw.get("phase"))
+        stored.append(Stored(meta.get("name", ""), ev, raw.get("phase"), meta.get("creationTimestamp", ""),
+                             meta.get("resourceVersion", ""), status))
     stored.sort(key=lambda s: (s.event.generatedTimestamp.timestamp() if s.event.generatedTimestamp else 0, s.name))
     return stored
 
@@ -149,6 +179,21 @@ def set_status(api: Any, name: str, status: Status) -> None:
     current = rest.get(api, RESOURCE.path(name=name), what=f"healthevent {name}")
     current["status"] = status.model_dump(exclude_none=True)
     rest.replace(api, path, current, what=f"healthevent {name}")
+
+
+def update_status(api: Any, name: str, **parts: BaseModel | str | None) -> None:
+    """Replace some status fields (drain, remediation, ...) and keep the others, conflict-safe."""
+
+    def attempt() -> None:
+        current = rest.get(api, RESOURCE.path(name=name), what=f"healthevent {name}")
+        status = dict(current.get("status") or {})
+        for key, value in parts.items():
+            status[key] = value.model_dump(exclude_none=True) if isinstance(value, BaseModel) else value
+        current["status"] = {k: v for k, v in status.items() if v is not None}
+        rest.replace(api, RESOURCE.path(name=name) + "/status", current, what=f"healthevent {name}")
+
+    retry.call(attempt, policy=retry.RetryPolicy(attempts=8, base_delay=0.02, max_delay=0.5),
+               what=f"healthevent {name}")
 
 
 def prune(api: Any, *, older_than: timedelta, now: Callable[[], datetime], dry_run: bool = False) -> list[str]:

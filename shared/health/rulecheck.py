@@ -10,6 +10,7 @@ member paths after string literals are blanked out.
 from __future__ import annotations
 
 import re
+import typing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,16 +52,23 @@ def _unknown_keys(data: Any, model: type[BaseModel], path: str) -> list[tuple[st
         if key not in fields:
             found.append((child, f"unknown field {key!r} (known: {', '.join(sorted(fields))})"))
             continue
-        annotation = fields[key].annotation
-        for candidate in (*getattr(annotation, "__args__", ()), annotation):
-            if isinstance(candidate, type) and issubclass(candidate, BaseModel):
-                if isinstance(value, list):
-                    for i, item in enumerate(value):
-                        found.extend(_unknown_keys(item, candidate, f"{child}[{i}]"))
-                else:
-                    found.extend(_unknown_keys(value, candidate, child))
-                break
+        found.extend(_walk(value, fields[key].annotation, child))
     return found
+
+
+def _walk(value: Any, annotation: Any, path: str) -> list[tuple[str, str]]:
+    """Unknown keys inside a field's value: a model, a list of models, or a map of them (by key)."""
+    if typing.get_origin(annotation) is dict:
+        inner = typing.get_args(annotation)[1]
+        if not isinstance(value, dict):
+            return []
+        return [p for key, item in value.items() for p in _walk(item, inner, f"{path}.{key}")]
+    for candidate in (*typing.get_args(annotation), annotation):
+        if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+            if isinstance(value, list):
+                return [p for i, item in enumerate(value) for p in _unknown_keys(item, candidate, f"{path}[{i}]")]
+            return _unknown_keys(value, candidate, path)
+    return []
 
 
 def _known_only(data: Any, model: type[BaseModel]) -> Any:

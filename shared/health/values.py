@@ -105,15 +105,86 @@ class Ours(_Strict):
     workers: int = Field(16, ge=1, le=256)
 
 
+DrainMode = Literal["Immediate", "AllowCompletion", "DeleteAfterTimeout"]
+
+
+class NamespaceMode(_Strict):
+    name: str = Field(description="Namespace glob (fnmatch), e.g. * or team-*.")
+    mode: DrainMode = "AllowCompletion"
+
+
+class NodeDrainer(_Strict):
+    """Upstream's node-drainer values (research §4); durations as upstream spells them."""
+
+    enabled: bool = True
+    evictionTimeoutInSeconds: str = "60"
+    systemNamespaces: str = "^(nvsentinel|kube-system|gpu-operator|gmp-system|network-operator|skyhook)$"
+    deleteAfterTimeoutMinutes: float = Field(60, ge=0)
+    partialDrainEnabled: bool = True
+    requeueBackoffBase: str = "10s"
+    requeueBackoffMax: str = "2m"
+    userNamespaces: list[NamespaceMode] = Field(default_factory=lambda: [NamespaceMode(name="*")])
+
+
+class MaintenanceAction(_Strict):
+    """Which janitor object a recommended action creates, and how its completion reads."""
+
+    apiGroup: str = "janitor.dgxc.nvidia.com"
+    version: str = "v1alpha1"
+    kind: str
+    scope: Literal["Cluster", "Namespaced"] = "Cluster"
+    namespace: str = ""
+    completeConditionType: str
+    equivalenceGroup: str
+    supersedingEquivalenceGroups: list[str] = Field(default_factory=list)
+    impactedEntityScope: str = ""
+
+
+class Maintenance(_Strict):
+    actions: dict[str, MaintenanceAction] = Field(default_factory=dict)
+    componentActions: dict[str, dict[str, MaintenanceAction]] = Field(default_factory=dict)
+
+
+class FaultRemediation(_Strict):
+    enabled: bool = True
+    maxRemediationAttempts: int = Field(3, ge=0, description="Per equivalence group per quarantine; 0 = unlimited.")
+    maintenance: Maintenance = Field(default_factory=Maintenance)
+
+
+class Sequence(_Strict):
+    criteria: dict[str, Any] = Field(default_factory=dict)
+    errorCount: int = Field(1, ge=1)
+
+
+class AnalyzerRule(_Strict):
+    name: str
+    description: str = ""
+    enabled: bool = True
+    timeWindow: str = "24h"
+    recommendedAction: str = "CONTACT_SUPPORT"
+    message: str = ""
+    sequence: list[Sequence] = Field(min_length=1)
+
+
+class Analyzer(_Strict):
+    enabled: bool = True
+    rules: list[AnalyzerRule] = Field(default_factory=list)
+
+
 class Values(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
     global_: Global = Field(default_factory=Global, alias="global")
     fault_quarantine: FaultQuarantine = Field(default_factory=FaultQuarantine, alias="fault-quarantine")
     nvsentinel: Ours = Field(default_factory=Ours)
+    node_drainer: NodeDrainer = Field(default_factory=NodeDrainer, alias="node-drainer")
+    fault_remediation: FaultRemediation = Field(default_factory=FaultRemediation, alias="fault-remediation")
+    analyzer: Analyzer = Field(default_factory=Analyzer, alias="health-events-analyzer")
 
 
-STRICT_SECTIONS: dict[str, type[BaseModel]] = {"fault-quarantine": FaultQuarantine, "nvsentinel": Ours}
+STRICT_SECTIONS: dict[str, type[BaseModel]] = {
+    "fault-quarantine": FaultQuarantine, "nvsentinel": Ours, "node-drainer": NodeDrainer,
+    "fault-remediation": FaultRemediation, "health-events-analyzer": Analyzer}
 
 
 def parse_duration(text: str) -> timedelta:

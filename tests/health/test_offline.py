@@ -68,9 +68,10 @@ def test_input_may_be_one_event_an_array_or_ndjson_and_repeats_collapse(text: st
     assert len(event.unique(events)) == 1
 
 
-def test_the_default_values_ship_upstreams_six_rule_sets_and_monitor_mode() -> None:
+def test_the_default_values_ship_upstreams_six_rule_sets_the_analyzers_and_monitor_mode() -> None:
     cfg = config.load(None)
-    assert len(cfg.engine.rule_sets) == 6
+    assert len(cfg.engine.rule_sets) == 7
+    assert "Health events analyzer fatal error ruleset" in [r.spec.name for r in cfg.engine.rule_sets]
     assert cfg.dry_run is True
 
 

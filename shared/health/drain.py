@@ -1,0 +1,210 @@
+"""Drain: move workloads off a quarantined node, per namespace mode (research/nvsentinel.md §4).
+
+A quarantine only stops new pods; the pods already on a broken GPU keep failing until they leave.
+Each quarantining event gets a drain, advanced one step per controller pass and recorded in the
+event's ``status.drain`` — so a restarted controller resumes where it stopped, and a drain waiting
+on a PodDisruptionBudget or on pods to finish never blocks other nodes. Modes, by the first
+``userNamespaces`` glob matching the pod's namespace (pods in no listed namespace are left alone):
+
+- ``Immediate``: the Eviction API (PodDisruptionBudgets are honoured); a refusal (429) backs off
+  ``requeueBackoffBase`` doubling to ``requeueBackoffMax``, in cluster time;
+- ``AllowCompletion``: wait for the pods to finish on their own, with an Event saying which;
+- ``DeleteAfterTimeout``: wait until ``deleteAfterTimeoutMinutes`` after the drain started, then
+  delete them.
+
+DaemonSet and mirror pods, finished pods and the ``systemNamespaces`` are never touched. A
+COMPONENT_RESET event with a GPU_UUID entity drains only the pods using that GPU (annotation
+``dgxc.nvidia.com/devices``, as upstream's metadata collector writes it) when partial drain is on.
+The node's ``dgxc.nvidia.com/nvsentinel-state`` label goes draining → drain-succeeded.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import logging
+import re
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from shared import nodes
+from shared.health import event as hevent
+from shared.health import kevents, quarantine, resource
+from shared.health import values as hvalues
+from shared.kube import evictions, rest
+
+logger = logging.getLogger(__name__)
+
+COMPONENT = "nvsentinel-node-drainer"
+DEVICES_ANNOTATION = "dgxc.nvidia.com/devices"
+MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+TERMINAL = frozenset({"Succeeded", "AlreadyDrained", "Failed", "Cancelled"})
+DONE = frozenset({"Succeeded", "AlreadyDrained"})
+QUARANTINING = frozenset({"Quarantined", "AlreadyQuarantined"})
+
+
+def pod_key(pod: dict[str, Any]) -> str:
+    meta = pod.get("metadata") or {}
+    return f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+
+
+def uses_gpu(pod: dict[str, Any], gpu_uuid: str) -> bool:
+    """True when the pod's device annotation lists the GPU (``{"devices":{"nvidia.com/gpu":[...]}}``)."""
+    text = ((pod.get("metadata") or {}).get("annotations") or {}).get(DEVICES_ANNOTATION)
+    if not text:
+        return False
+    try:
+        devices = json.loads(text).get("devices") or {}
+    except (ValueError, AttributeError):
+        return False
+    return any(gpu_uuid in (ids or []) for ids in devices.values())
+
+
+def _exempt(pod: dict[str, Any]) -> bool:
+    meta = pod.get("metadata") or {}
+    if any(ref.get("kind") == "DaemonSet" for ref in meta.get("ownerReferences") or []):
+        return True
+    if MIRROR_ANNOTATION in (meta.get("annotations") or {}):
+        return True
+    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+
+
+class Drainer:
+    """One drain step for one event at a time; all state in the event's status."""
+
+    def __init__(self, api: Any, settings: hvalues.NodeDrainer, *, now: Callable[[], datetime]) -> None:
+        self.api = api
+        self.settings = settings
+        self.now = now
+        self.system = re.compile(settings.systemNamespaces)
+        self.base = hvalues.parse_duration(settings.requeueBackoffBase)
+        self.most = hvalues.parse_duration(settings.requeueBackoffMax)
+
+    # ------------------------------------------------------------ scope
+    def mode_for(self, namespace: str, ev: hevent.HealthEvent) -> str | None:
+        """The namespace's mode (``drainOverrides.force`` makes every mode Immediate); None: out of scope."""
+        if self.system.search(namespace):
+            return None
+        for entry in self.settings.userNamespaces:
+            if fnmatch.fnmatchcase(namespace, entry.name):
+                forced = ev.drainOverrides is not None and ev.drainOverrides.force
+                return "Immediate" if forced else entry.mode
+        return None
+
+    def partial_entity(self, ev: hevent.HealthEvent) -> tuple[bool, str | None]:
+        """(partial?, GPU UUID): partial for COMPONENT_RESET when enabled; UUID None means unusable."""
+        if not (self.settings.partialDrainEnabled and ev.recommendedAction == hevent.RecommendedAction.COMPONENT_RESET):
+            return False, None
+        uuid = next((e.entityValue for e in ev.entitiesImpacted if e.entityType == hevent.EntityType.GPU_UUID), None)
+        return True, uuid
+
+    def pods(self, node: str, ev: hevent.HealthEvent, entity: str | None) -> list[tuple[dict[str, Any], str]]:
+        """(pod, mode) for every pod of ``node`` this drain must move."""
+        found = []
+        for pod in rest.list_items(self.api, rest.core_path("pods"), field_selector=f"spec.nodeName={node}"):
+            if _exempt(pod):
+                continue
+            mode = self.mode_for((pod.get("metadata") or {}).get("namespace", ""), ev)
+            if mode is None or (entity is not None and not uses_gpu(pod, entity)):
+                continue
+            found.append((pod, mode))
+        return found
+
+    # ------------------------------------------------------------ one step
+    def step(self, stored: resource.Stored, node: nodes.Node, others: list[resource.Stored]) -> resource.DrainStatus:
+        """Advance this event's drain once; returns the new status (the caller records it)."""
+        ev = stored.event
+        now = self.now()
+        current = stored.status.drain or resource.DrainStatus(startedAt=hevent.format_time(now))
+        if current.state in TERMINAL:
+            return current
+        if not quarantine.is_quarantined(node):
+            return current.model_copy(update={"state": "Cancelled", "message": "node no longer quarantined"})
+        if ev.drainOverrides is not None and ev.drainOverrides.skip:
+            return current.model_copy(update={"state": "AlreadyDrained", "message": "drainOverrides.skip"})
+        partial, entity = self.partial_entity(ev)
+        if partial and entity is None:
+            return current.model_copy(update={"state": "Failed", "message": "partial drain needs a GPU_UUID entity"})
+        if self._drained_before(node, stored, others, entity):
+            return current.model_copy(update={"state": "AlreadyDrained", "entity": entity})
+        if current.nextAttemptAt and _parse(current.nextAttemptAt) > now:
+            return current
+        self._label(ev.nodeName, "draining")
+        status = self._act(ev, current.model_copy(update={"entity": entity}), now)
+        if status.state == "Succeeded":
+            self._label(ev.nodeName, "drain-succeeded")
+        return status
+
+    def _act(self, ev: hevent.HealthEvent, status: resource.DrainStatus, now: datetime) -> resource.DrainStatus:
+        started = _parse(status.startedAt) if status.startedAt else now
+        deadline = started + timedelta(minutes=self.settings.deleteAfterTimeoutMinutes)
+        pending, blocked, waiting, messages = [], False, [], []
+        for pod, mode in self.pods(ev.nodeName, ev, status.entity):
+            meta = pod["metadata"]
+            key = pod_key(pod)
+            if mode == "Immediate":
+                result, message = evictions.evict(self.api, meta["namespace"], meta["name"],
+                                                  grace_seconds=int(self.settings.evictionTimeoutInSeconds))
+                if result == "blocked":
+                    blocked = True
+                    pending.append(key)
+                    messages.append(f"{key}: {message}")
+                elif result == "evicted":
+                    logger.info("evicted %s", key, extra={"subject": ev.nodeName})
+            elif mode == "DeleteAfterTimeout" and now >= deadline:
+                rest.delete(self.api, rest.core_path("pods", meta["namespace"], meta["name"]), what=f"pod {key}")
+                logger.info("deleted %s after the drain timeout", key, extra={"subject": ev.nodeName})
+            else:
+                pending.append(key)
+                waiting.append((key, mode))
+        if not pending:
+            return status.model_copy(update={"state": "Succeeded", "pending": [], "nextAttemptAt": None,
+                                             "message": ""})
+        if waiting:
+            self._announce(ev.nodeName, waiting, deadline, now)
+        update: dict[str, Any] = {"state": "InProgress", "pending": pending, "message": "; ".join(messages)}
+        if blocked:
+            attempts = status.attempts + 1
+            pause = min(self.most, self.base * 2 ** (attempts - 1))
+            update.update(attempts=attempts, nextAttemptAt=hevent.format_time(now + pause))
+        else:
+            update.update(nextAttemptAt=None)
+        return status.model_copy(update=update)
+
+    def _announce(self, node: str, waiting: list[tuple[str, str]], deadline: datetime, now: datetime) -> None:
+        allow = sorted(k for k, m in waiting if m == "AllowCompletion")
+        later = sorted(k for k, m in waiting if m == "DeleteAfterTimeout")
+        if allow:
+            kevents.node_event(self.api, node, reason="AwaitingPodCompletion", component=COMPONENT, now=now,
+                               message=f"Waiting for following pods to finish: {allow}")
+        if later:
+            kevents.node_event(self.api, node, reason="WaitingBeforeForceDelete", component=COMPONENT, now=now,
+                               message=f"Waiting for following pods to finish: {later} or they will be force "
+                                       f"deleted on: {hevent.format_time(deadline)}")
+
+    def _drained_before(self, node: nodes.Node, stored: resource.Stored, others: list[resource.Stored],
+                        entity: str | None) -> bool:
+        """An earlier cause of this quarantine already drained the node (fully, or this same GPU)."""
+        held = {c.get("event") for c in quarantine.causes(node).values()}
+        for other in others:
+            drain = other.status.drain
+            if other.name == stored.name or other.name not in held or drain is None or drain.state != "Succeeded":
+                continue
+            if drain.entity is None or drain.entity == entity:
+                return True
+        return False
+
+    def _label(self, node: str, state: str) -> None:
+        """Set the drain state, never over a remediation state: a redone drain must not rewind it."""
+
+        def mutate(n: nodes.Node) -> bool:
+            if nodes.labels(n).get(quarantine.STATE_LABEL, "").startswith("remediat"):
+                return False
+            return nodes.set_map(nodes.labels(n), {quarantine.STATE_LABEL: state})
+
+        nodes.update(self.api, node, mutate)
+
+
+def _parse(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))

@@ -1,0 +1,199 @@
+"""Remediation: a drained node's recommended action → a janitor object (research/nvsentinel.md §5).
+
+After the drain, an event's ``recommendedAction`` picks a maintenance object from values
+(``componentActions[componentClass][action]``, then ``actions[action]``): by default RESTART_VM /
+RESTART_BM → ``RebootNode``, REPLACE_VM → ``TerminateNode``, a GPU's COMPONENT_RESET →
+``GPUReset`` (``spec.gpuUUID``), all ``janitor.dgxc.nvidia.com/v1alpha1``, cluster-scoped. An
+action with no mapping (CONTACT_SUPPORT, RUN_FIELDDIAG, …) is for people: the node is labelled
+``remediation-failed`` and an Event says why. Progress is in the event's ``status.remediation``;
+the object is followed until its complete condition (NodeReady, Complete) is True or False.
+
+Two events for the same repair must not reboot a node twice: objects are deduplicated by
+equivalence group (``restart``, ``reset-<GPU UUID>``), kept in the node annotation
+``latestFaultRemediationState`` as upstream does; a group with an object in progress — or a
+superseding group's (a reboot covers a GPU reset) — makes a later event follow that object instead
+of creating one. Attempts per group are counted there too and capped by
+``maxRemediationAttempts`` for the life of the quarantine (the annotation goes with it). The node
+stays quarantined after a repair: releasing it is validation's job, or healthy events'.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import re
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from shared import errors, nodes
+from shared.health import event as hevent
+from shared.health import kevents, quarantine, resource
+from shared.health import values as hvalues
+from shared.kube import errors as kube_errors
+from shared.kube import rest
+
+logger = logging.getLogger(__name__)
+
+COMPONENT = "nvsentinel-fault-remediation"
+TERMINAL = frozenset({"Succeeded", "Failed", "Skipped", "Unsupported", "AttemptsExhausted", "Cancelled"})
+
+
+def object_path(action: hvalues.MaintenanceAction, name: str | None = None) -> str:
+    plural = action.kind.lower() + "s"
+    namespace = action.namespace if action.scope == "Namespaced" else None
+    return rest.group_path(action.apiGroup, action.version, plural, namespace, name)
+
+
+def completion(obj: dict[str, Any], condition: str) -> bool | None:
+    """True/False once the object's complete condition says so; None while it is in progress."""
+    for c in (obj.get("status") or {}).get("conditions") or []:
+        if c.get("type") == condition and c.get("status") in ("True", "False"):
+            return bool(c["status"] == "True")
+    return None
+
+
+def _state(node: nodes.Node) -> dict[str, Any]:
+    text = ((node.get("metadata") or {}).get("annotations") or {}).get(quarantine.ANN_REMEDIATION)
+    try:
+        data = json.loads(text) if text else {}
+    except ValueError:
+        data = {}
+    data.setdefault("equivalenceGroups", {})
+    data.setdefault("attempts", {})
+    return data
+
+
+class Remediator:
+    """One remediation step for one drained event at a time."""
+
+    def __init__(self, api: Any, settings: hvalues.FaultRemediation, *, now: Callable[[], datetime]) -> None:
+        self.api = api
+        self.settings = settings
+        self.now = now
+
+    def resolve(self, ev: hevent.HealthEvent) -> hvalues.MaintenanceAction | None:
+        name = ev.recommendedAction.name
+        by_class = self.settings.maintenance.componentActions.get(ev.componentClass, {})
+        return by_class.get(name) or self.settings.maintenance.actions.get(name)
+
+    def step(self, stored: resource.Stored, node: nodes.Node) -> resource.RemediationStatus:
+        ev = stored.event
+        current = stored.status.remediation or resource.RemediationStatus()
+        if current.state in TERMINAL:
+            return current
+        if not quarantine.is_quarantined(node):
+            return current.model_copy(update={"state": "Cancelled", "message": "node no longer quarantined"})
+        if ev.recommendedAction == hevent.RecommendedAction.NONE:
+            return current.model_copy(update={"state": "Skipped", "message": "recommendedAction NONE"})
+        action = self.resolve(ev)
+        if action is None:
+            return self._for_people(ev, current, "Unsupported",
+                                    f"no automatic remediation for {ev.recommendedAction.name}: {ev.message}")
+        if current.state == "InProgress" and current.object:
+            return self._follow(ev, action, current)
+        group, entity = action.equivalenceGroup, None
+        if action.impactedEntityScope:
+            entity = next((e.entityValue for e in ev.entitiesImpacted if e.entityType == action.impactedEntityScope),
+                          None)
+            if entity is None:
+                return current.model_copy(update={"state": "Failed",
+                                                  "message": f"no {action.impactedEntityScope} entity"})
+            group = f"{group}-{entity}"
+        state = _state(node)
+        for candidate in [group, *action.supersedingEquivalenceGroups]:
+            entry = state["equivalenceGroups"].get(candidate)
+            if entry and self._in_progress(entry):
+                return current.model_copy(update={"state": "InProgress", "object": entry["maintenanceCR"],
+                                                  "kind": entry["kind"], "group": candidate,
+                                                  "message": f"deduplicated: follows {entry['maintenanceCR']}"})
+        limit = self.settings.maxRemediationAttempts
+        if limit and state["attempts"].get(group, 0) >= limit:
+            return self._for_people(ev, current, "AttemptsExhausted",
+                                    f"{limit} remediation attempt(s) of group {group} did not clear the fault")
+        name = self._create(ev, action, node, entity=entity)
+        self._record(ev.nodeName, group, name, action)
+        logger.info("created %s %s", action.kind, name, extra={"subject": ev.nodeName})
+        return current.model_copy(update={"state": "InProgress", "kind": action.kind, "object": name,
+                                          "group": group, "message": ""})
+
+    # ------------------------------------------------------------ pieces
+    def _in_progress(self, entry: dict[str, Any]) -> bool:
+        action = hvalues.MaintenanceAction(apiGroup=entry["apiGroup"], version=entry["version"], kind=entry["kind"],
+                                           completeConditionType=entry["completeConditionType"],
+                                           equivalenceGroup="", scope=entry.get("scope", "Cluster"),
+                                           namespace=entry.get("namespace", ""))
+        try:
+            obj = rest.get(self.api, object_path(action, entry["maintenanceCR"]))
+        except errors.NotFound:
+            return False
+        return completion(obj, action.completeConditionType) is None
+
+    def _follow(self, ev: hevent.HealthEvent, action: hvalues.MaintenanceAction,
+                current: resource.RemediationStatus) -> resource.RemediationStatus:
+        assert current.object is not None
+        if current.kind and current.kind != action.kind:   # deduplicated onto another group's object
+            action = self._action_by_kind(current.kind) or action
+        try:
+            obj = rest.get(self.api, object_path(action, current.object))
+        except errors.NotFound:
+            return current.model_copy(update={"state": "Failed", "message": f"{current.object} was deleted"})
+        done = completion(obj, action.completeConditionType)
+        if done is None:
+            return current
+        self._label(ev.nodeName, "remediation-succeeded" if done else "remediation-failed")
+        message = next((c.get("message", "") for c in (obj.get("status") or {}).get("conditions") or []
+                        if c.get("type") == action.completeConditionType), "")
+        return current.model_copy(update={"state": "Succeeded" if done else "Failed", "message": message})
+
+    def _action_by_kind(self, kind: str) -> hvalues.MaintenanceAction | None:
+        everything = [*self.settings.maintenance.actions.values(),
+                      *(a for by in self.settings.maintenance.componentActions.values() for a in by.values())]
+        return next((a for a in everything if a.kind == kind), None)
+
+    def _create(self, ev: hevent.HealthEvent, action: hvalues.MaintenanceAction, node: nodes.Node, *,
+                entity: str | None) -> str:
+        suffix = re.sub(r"[^a-z0-9-]", "-", (ev.id or ev.dedupe_key()).lower())[:20]
+        name = f"maintenance-{ev.nodeName}-{suffix}"[:253]
+        spec: dict[str, Any] = {"nodeName": ev.nodeName}
+        if entity is not None and action.impactedEntityScope == hevent.EntityType.GPU_UUID:
+            spec["gpuUUID"] = entity
+        meta = node.get("metadata") or {}
+        body = {"apiVersion": f"{action.apiGroup}/{action.version}", "kind": action.kind,
+                "metadata": {"name": name, "labels": {"app.kubernetes.io/managed-by": "nvsentinel"},
+                             "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": meta.get("name"),
+                                                  "uid": meta.get("uid", "")}]},
+                "spec": spec}
+        with contextlib.suppress(kube_errors.AlreadyExists):   # created before a restart: the same object
+            rest.create(self.api, object_path(action), body, what=f"{action.kind} {name}")
+        return name
+
+    def _record(self, node_name: str, group: str, name: str, action: hvalues.MaintenanceAction) -> None:
+        stamp = hevent.format_time(self.now())
+
+        def mutate(node: nodes.Node) -> bool:
+            state = _state(node)
+            if (state["equivalenceGroups"].get(group) or {}).get("maintenanceCR") == name:
+                return False
+            state["equivalenceGroups"][group] = {
+                "maintenanceCR": name, "createdAt": stamp, "kind": action.kind, "apiGroup": action.apiGroup,
+                "version": action.version, "scope": action.scope, "namespace": action.namespace,
+                "completeConditionType": action.completeConditionType}
+            state["attempts"][group] = state["attempts"].get(group, 0) + 1
+            nodes.set_map(nodes.node_annotations(node), {quarantine.ANN_REMEDIATION: json.dumps(state, sort_keys=True)})
+            nodes.labels(node)[quarantine.STATE_LABEL] = "remediating"
+            return True
+
+        nodes.update(self.api, node_name, mutate)
+
+    def _for_people(self, ev: hevent.HealthEvent, current: resource.RemediationStatus, state: str,
+                    message: str) -> resource.RemediationStatus:
+        self._label(ev.nodeName, "remediation-failed")
+        kevents.node_event(self.api, ev.nodeName, reason="RemediationFailed", message=message, component=COMPONENT,
+                           now=self.now(), kind="Warning")
+        logger.warning("%s", message, extra={"subject": ev.nodeName})
+        return current.model_copy(update={"state": state, "message": message})
+
+    def _label(self, node: str, state: str) -> None:
+        nodes.update(self.api, node, lambda n: nodes.set_map(nodes.labels(n), {quarantine.STATE_LABEL: state}))
