@@ -10,7 +10,7 @@ HELP = "Certify GPU Kubernetes clusters with NCCL, DCGM and training workloads, 
 
 
 def build_app() -> typer.Typer:
-    from nvcre import catalog, certification, crds, results
+    from nvcre import catalog, certification, controller, crds, results, workloadrun
 
     app = cli.make_app("nvcrectl", HELP)
     cli.add_global_options(app, "nvcrectl", "NVCRE")
@@ -18,6 +18,8 @@ def build_app() -> typer.Typer:
     catalog.register(app)
     certification.register(app)
     results.register(app)
+    controller.register(app)
+    workloadrun.register(app)
     return app
 
 

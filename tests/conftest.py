@@ -35,6 +35,21 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pyt
 
 
 @pytest.fixture(autouse=True)
+def _restore_logging() -> Iterator[None]:
+    """Programs run in-process set up logging; undo it so one test's --debug never leaks into the next."""
+    import logging
+
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    levels = {name: logging.getLogger(name).level for name in ("shared", "aicr", "nvcre", "nvsentinel")}
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+    for name, value in levels.items():
+        logging.getLogger(name).setLevel(value)
+
+
+@pytest.fixture(autouse=True)
 def _no_leaked_threads() -> Iterator[None]:
     """A test must stop every thread it starts."""
     before = set(threading.enumerate())

@@ -34,10 +34,13 @@ def identity() -> str:
 
 
 def install_crds(api: ApiFactory) -> list[str]:
+    from shared.certify import workload
     from shared.kube import crds
 
-    crds.install(api(), store.RESOURCE)
-    return [store.RESOURCE.name]
+    client = api()
+    for resource in (store.RESOURCE, workload.RESOURCE):
+        crds.install(client, resource)
+    return [store.RESOURCE.name, workload.RESOURCE.name]
 
 
 @dataclass(frozen=True)

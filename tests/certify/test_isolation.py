@@ -85,3 +85,22 @@ def test_a_decision_is_a_pure_function_of_the_history() -> None:
     again = STRATEGIES["adaptive"](nodes, done.history[:2], model.Settings())
     assert isinstance(again, model.Plan)
     assert again.groups == tuple(t.nodes for t in done.history[2].tests)
+
+
+@pytest.mark.parametrize("p", [0.5, 0.8], ids=lambda p: f"p={p}")
+def test_a_flaky_node_that_fails_once_is_found_in_nine_seeds_of_ten_and_no_healthy_node_is_blamed(p: float) -> None:
+    """A node that never fails during a run cannot be told from a healthy one, so recall is counted
+    over the seeds where the flaky node failed at least one test."""
+    nodes = _nodes(48)
+    names = [n.name for n in nodes]
+    showed, found = 0, 0
+    for seed in range(60):
+        rng = random.Random(seed)
+        flaky = rng.choice(names)
+        result = trial.run(STRATEGIES["adaptive"], nodes, _oracle(nodes, flaky=frozenset({flaky}), flaky_p=p, rng=rng))
+        assert set(result.verdict.faulty) <= {flaky}, f"seed {seed}: a healthy node blamed"
+        if any(flaky in t.nodes and not t.passed for r in result.history for t in r.tests):
+            showed += 1
+            found += flaky in result.verdict.faulty
+    assert showed >= 20
+    assert found >= 0.9 * showed

@@ -8,10 +8,15 @@ so a bad reference cannot blame a healthy node. Screening groups are smaller tha
 member instead of a bisection. One inter-domain group (a reference per domain) runs beside the
 pairs, as upstream's inter-screening does, so links between domains are covered.
 
-- Hard faults: screening, pairs, confirmation — three rounds whatever the group sizes.
-- Flaky results: a node that fails with a reference and later passes, or a failure nobody
-  explains, switches to *flaky mode*: every node is re-screened (partners rotated) until it has
-  ``FLAKY_PASSES`` passes, and a node is blamed only after two failures beside references.
+- Hard faults: screening, pairs, confirmation — three rounds whatever the group sizes. With more
+  than two domains the inter-domain group runs in the first round (one node per domain, taken out
+  of its domain's screening groups), where it does not lengthen a round of short pair tests.
+- Flaky results: a hard-faulty node never passes, so a node that failed beside references and
+  passed anywhere, or a failure nobody explains, switches to *flaky mode* for the rest of the run:
+  references are then only nodes never in an unexplained failure (most passes first), a node that
+  failed is re-tested beside references until it is blamed (two failures beside different
+  references) or has ``FLAKY_PASSES`` passes in a row since its last failure, and every other node
+  is re-screened (partners rotated) until it has as many passes.
 - Links: a failed group whose members all passed elsewhere accuses the domain pairs it spans
   that no passed group has exonerated; the accused pairs are narrowed by testing halves and
   crossed quarters of the domain set, then two direct pair tests per remaining domain pair.
@@ -30,8 +35,9 @@ from collections.abc import Sequence
 
 from shared.certify.isolate import model
 
-FLAKY_PASSES = 4
-"""Passes a node needs in flaky mode (a p=0.5 flaky node slips through 4 passes 6 % of the time)."""
+FLAKY_PASSES = 6
+"""Clean passes since its last failure a node needs in flaky mode (a p=0.5 flaky node slips
+through 6 in a row 1.6 % of the time, so a flaky node is found with ~97 % once it has failed once)."""
 BLAME_SOLOS = 2
 """Failures beside references (with different references) that blame a node."""
 DIRECT_PAIRS = 6
@@ -43,11 +49,13 @@ def screen_size(count: int, settings: model.Settings) -> int:
 
 
 class _Evidence:
-    def __init__(self, nodes: Sequence[model.Node]) -> None:
+    def __init__(self, nodes: Sequence[model.Node], *, strict: bool = False) -> None:
+        self.strict = strict
+        """Flaky mode: a node that was ever in a failure nobody explains is no reference."""
         self.domain = {n.name: n.domain for n in nodes}
+        self.seen: dict[str, list[tuple[bool, tuple[str, ...]]]] = defaultdict(list)
         self.passes: Counter[str] = Counter()
         self.solo: dict[str, list[tuple[str, ...]]] = defaultdict(list)
-        self.solo_then_pass: set[str] = set()
         self.failed: list[tuple[str, ...]] = []
         self.passed: list[tuple[str, ...]] = []
 
@@ -65,17 +73,29 @@ class _Evidence:
         # A failure spanning domains may be a link, which does not make its members bad references.
         dirty = {n for t in self.unexplained(blamed) if not self.attributable(t) and len(self.racks(t)) == 1
                  for n in t} | set(self.solo)
+        if self.strict:
+            dirty |= {n for t in self.unexplained(blamed) for n in t}
         return {n for n in self.passes if n not in dirty and n not in blamed}
+
+    def clean_passes(self, node: str, blamed: set[str]) -> int:
+        """Passes since the node's last failure that no blamed node explains."""
+        count = 0
+        for passed, test in self.seen[node]:
+            count = count + 1 if passed else (count if blamed.intersection(test) - {node} else 0)
+        return count
+
+    def ever_failed(self, node: str, blamed: set[str]) -> bool:
+        return any(not passed and not blamed.intersection(t) - {node} for passed, t in self.seen[node])
 
     def add(self, result: model.RoundResult) -> None:
         refs = self.refs(self.blamed())
         for test in result.tests:
+            for n in test.nodes:
+                self.seen[n].append((test.passed, test.nodes))
             if test.passed:
                 self.passed.append(test.nodes)
                 for n in test.nodes:
                     self.passes[n] += 1
-                    if n in self.solo:
-                        self.solo_then_pass.add(n)
                 continue
             self.failed.append(test.nodes)
             for n in test.nodes:
@@ -85,6 +105,43 @@ class _Evidence:
 
     def racks(self, nodes: Sequence[str]) -> set[str]:
         return {self.domain[n] for n in nodes}
+
+
+def _read(nodes: Sequence[model.Node], history: Sequence[model.RoundResult], *, strict: bool
+          ) -> tuple[_Evidence, set[str], list[tuple[str, ...]], bool, list[set[tuple[str, str]]]]:
+    """Evidence, blamed nodes, unexplained failures, whether results look flaky, accused domain pairs."""
+    ev = _Evidence(nodes, strict=strict)
+    for result in history:
+        ev.add(result)
+    blamed = ev.blamed()
+    unexplained = ev.unexplained(blamed)
+    # A hard-faulty node never passes, so a node that failed beside references and passed
+    # anywhere (before or after) means flaky results, for the rest of the run.
+    flaky = strict or any(ev.passes[n] for n in ev.solo)
+    # A failure with every member passed elsewhere: a link between domains, or flakiness.
+    exonerated = set().union(*(_pairs_of(ev.racks(t)) for t in ev.passed)) if ev.passed else set()
+    accusations: list[set[tuple[str, str]]] = []
+    for test in unexplained:
+        if ev.attributable(test):
+            continue
+        candidates = _pairs_of(ev.racks(test)) - exonerated
+        if candidates:
+            accusations.append(candidates)
+        elif len(test) > 1:
+            flaky = True
+    return ev, blamed, unexplained, flaky, accusations
+
+
+def _screening(domains: dict[str, list[str]], k: int) -> tuple[tuple[str, ...], ...]:
+    """Groups of about ``k`` inside each domain, plus, with more than two domains, one inter-domain group.
+
+    The inter-domain group (one node per domain, taken out of its domain's groups) covers the links
+    between domains. With more than two domains it is the longest test of its round, so it runs
+    in the first round beside the screening groups instead of lengthening the second.
+    """
+    spanning = [members[-1] for members in domains.values()] if len(domains) > 2 else []
+    groups = [g for members in domains.values() for g in model.chunks([m for m in members if m not in spanning], k)]
+    return tuple(groups + ([tuple(spanning)] if spanning else []))
 
 
 def _pairs_of(racks: set[str]) -> set[tuple[str, str]]:
@@ -102,35 +159,21 @@ def adaptive(nodes: Sequence[model.Node], history: Sequence[model.RoundResult],
     domains = model.by_domain(nodes)
     k = screen_size(len(names), settings)
     if not history:
-        return model.Plan("screening", tuple(g for members in domains.values() for g in model.chunks(members, k)))
-    ev = _Evidence(nodes)
-    for result in history:
-        ev.add(result)
-    blamed = ev.blamed()
-    unexplained = ev.unexplained(blamed)
-    flaky = bool(ev.solo_then_pass)
+        return model.Plan("screening", _screening(domains, k))
+    ev, blamed, unexplained, flaky, accusations = _read(nodes, history, strict=False)
+    if flaky:
+        # Re-read with strict references: a node that shared an unexplained failure may be the flaky one.
+        ev, blamed, unexplained, _, accusations = _read(nodes, history, strict=True)
     pending: list[str] = []
     for n in names:
         if n in blamed:
             continue
-        fails = [t for t in unexplained if n in t]
-        if n in ev.solo:
-            if not flaky or ev.passes[n] < FLAKY_PASSES:
+        if flaky:
+            # A node stays under test until blamed or FLAKY_PASSES clean passes after its last failure.
+            if ev.ever_failed(n, blamed) and ev.clean_passes(n, blamed) < FLAKY_PASSES:
                 pending.append(n)
-        elif fails and (ev.passes[n] == 0 or (flaky and ev.passes[n] < FLAKY_PASSES
-                                                 and any(not ev.attributable(t) for t in fails))):
+        elif n in ev.solo or (ev.passes[n] == 0 and any(n in t for t in unexplained)):
             pending.append(n)
-    # A failure with every member passed elsewhere: a link between domains, or flakiness.
-    exonerated = set().union(*(_pairs_of(ev.racks(t)) for t in ev.passed)) if ev.passed else set()
-    accusations: list[set[tuple[str, str]]] = []
-    for test in unexplained:
-        if ev.attributable(test):
-            continue
-        candidates = _pairs_of(ev.racks(test)) - exonerated
-        if candidates:
-            accusations.append(candidates)
-        elif len(test) > 1:
-            flaky = True
     found = Counter(next(iter(c)) for c in accusations if len(c) == 1)
     infra = sorted(pair for pair, times in found.items() if times >= 2)
     open_accusations = [c for c in accusations if not (c & set(infra))]
@@ -138,7 +181,8 @@ def adaptive(nodes: Sequence[model.Node], history: Sequence[model.RoundResult],
         pending, open_accusations = [], []
 
     busy: set[str] = set()
-    refs = sorted(ev.refs(blamed) - set(pending))
+    # In flaky mode the most-passed references first: a flaky node rarely passes many times in a row.
+    refs = sorted(ev.refs(blamed) - set(pending), key=lambda r: (-ev.passes[r], r) if flaky else (0, r))
     groups: list[tuple[str, ...]] = []
 
     def take_ref(domain: str | None, avoid: set[str], *, strict: bool = False) -> str | None:
@@ -192,7 +236,7 @@ def adaptive(nodes: Sequence[model.Node], history: Sequence[model.RoundResult],
             groups.append(tuple(members))
     # 4. Flaky mode: re-screen everyone short of passes, with new partners each round.
     if flaky and len(history) < settings.max_rounds:
-        short = [n for n in names if n not in busy and n not in blamed and ev.passes[n] < FLAKY_PASSES]
+        short = [n for n in names if n not in busy and n not in blamed and ev.clean_passes(n, blamed) < FLAKY_PASSES]
         by_dom = defaultdict(list)
         for n in _shuffled(short, len(history)):
             by_dom[ev.domain[n]].append(n)

@@ -78,7 +78,8 @@ def test_run_wait_report_list_get_render_and_delete_on_the_simulated_cluster(
     gpu_sim.vclock.set_speed(3000)  # the runner waits on the cluster's clock; let it run fast
     kube = ("--kubeconfig", str(sim_kubeconfig))
     assert run_cli("nvcrectl", "crds", "install", *kube).stdout == \
-        "customresourcedefinition/certifications.nvcre.nvidia.com installed\n"
+        "customresourcedefinition/certifications.nvcre.nvidia.com installed\n" \
+        "customresourcedefinition/workloadruns.nvcre.nvidia.com installed\n"
     cert = _file(tmp_path)
     rendered = run_cli("nvcrectl", "certification", "render", "--cert-file", str(cert), *kube)
     assert rendered.code == 0 and "communication/nccl-all-reduce" in rendered.stdout

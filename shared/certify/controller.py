@@ -1,0 +1,107 @@
+"""``nvcrectl controller``: the in-cluster runner of Certifications, with leader election.
+
+Level-based: every pass lists the Certifications of its namespace and moves each unfinished one
+by one ``runner.step``; the objects' status is the whole memory, so a pass after a restart (or on
+another replica) continues exactly where the last one stopped. Two leases keep it safe:
+
+- a leader Lease (``LEADER_LEASE``): of several controller replicas only the holder reconciles;
+- the run's own Lease, named after the Certification, the one ``run --wait`` holds: the controller
+  steps a run only while it holds that lease, so it never races a CLI runner, and it takes over a
+  run whose holder (CLI or controller) stopped renewing once that lease expires.
+
+Time comes from the cluster's clock, so the loop runs in the simulated cluster's virtual time.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from shared import clock, errors
+from shared.certify import models, runner, store
+from shared.kube import leases
+
+logger = logging.getLogger(__name__)
+
+LEADER_LEASE = "nvcrectl-controller"
+LEASE_SECONDS = 60
+"""Leader and run leases alike: a replica silent for a minute of cluster time has died."""
+POLL_SECONDS = 10.0
+"""Cluster seconds between passes: short next to any workload (minutes)."""
+SLICE_SECONDS = 1.0
+"""Longest single sleep, so a stop request is honoured within about a second."""
+
+
+@dataclass
+class Controller:
+    """One replica: ``reconcile`` is one pass; ``run`` loops until ``stop`` is set."""
+
+    api: Any
+    namespace: str
+    identity: str
+    ticker: clock.Clock = field(default=clock.WALL)
+    holding: set[str] = field(default_factory=set)
+    """Runs whose lease this replica holds, released when it stops."""
+
+    def leader(self) -> bool:
+        return leases.try_acquire(self.api, self.namespace, LEADER_LEASE, identity=self.identity,
+                                  duration=LEASE_SECONDS, now=self.ticker.now)
+
+    def reconcile(self) -> list[str]:
+        """One pass over the unfinished Certifications; returns what each step did (empty if not leader)."""
+        if not self.leader():
+            return []
+        notes = []
+        for cert in store.list_all(self.api, self.namespace):
+            if cert.status.phase in (models.Phase.SUCCEEDED, models.Phase.FAILED):
+                self._let_go(cert.name)
+                continue
+            if not leases.try_acquire(self.api, self.namespace, cert.name, identity=self.identity,
+                                      duration=LEASE_SECONDS, now=self.ticker.now):
+                continue  # someone (run --wait, another replica) holds it; taken over when it expires
+            self.holding.add(cert.name)
+            try:
+                progress = runner.step(self.api, namespace=self.namespace, name=cert.name, clock=self.ticker)
+            except errors.NotFound:
+                self._let_go(cert.name)  # deleted while we looked
+                continue
+            except errors.Unavailable as exc:  # a conflict or a flaky API: the next pass retries
+                logger.warning("step of %s failed: %s", cert.name, exc, extra={"subject": cert.name})
+                continue
+            notes.append(f"{cert.name}: {progress.note}")
+            if progress.done:
+                self._let_go(cert.name)
+        return notes
+
+    def run(self, stop: threading.Event, on_note: Callable[[str], None] | None = None) -> None:
+        """Reconcile every ``POLL_SECONDS`` of cluster time until ``stop``; give every lease up at the end."""
+        try:
+            while not stop.is_set():
+                for note in self.reconcile():
+                    (on_note or logger.info)(note)
+                waited = 0.0
+                while waited < POLL_SECONDS and not stop.is_set():
+                    self.ticker.sleep(min(SLICE_SECONDS, POLL_SECONDS - waited))
+                    waited += SLICE_SECONDS
+        finally:
+            for name in sorted(self.holding):
+                self._let_go(name)
+            leases.release(self.api, self.namespace, LEADER_LEASE, identity=self.identity)
+
+    def _let_go(self, name: str) -> None:
+        if name in self.holding:
+            leases.release(self.api, self.namespace, name, identity=self.identity)
+            self.holding.discard(name)
+
+
+def serve(client: Any, *, namespace: str, stop: threading.Event | None = None,
+          on_note: Callable[[str], None] | None = None) -> None:
+    """Run a replica on this client until ``stop`` is set (or the process is interrupted)."""
+    from shared.certify import service
+
+    replica = Controller(client, namespace, service.identity(), clock.for_api_client(client))
+    (on_note or logger.info)(f"controller {replica.identity}: reconciling certifications in {namespace}")
+    replica.run(stop or threading.Event(), on_note)
