@@ -6,9 +6,17 @@ name, the expression and the position, never later on a live event. One Environm
 
 celpy's CompiledRunner transpiles an expression to Python once and runs about five times faster
 than its interpreter (research/python-stack.md §2), which the fault-quarantine throughput needs.
-It is not thread-safe (it parks the activation in module globals), so every evaluation holds one
-process-wide lock: controllers evaluate on one thread anyway, and the lock keeps a stray second
-caller correct instead of silently wrong. The cel-go ``ext.Strings()`` functions upstream rules use
+Its own ``evaluate`` is not thread-safe (it parks the activation in module globals and re-runs
+the module source each call), and resolving a variable costs more than the expression (every
+``activation.event`` goes through a typing-heavy name lookup). So each program's transpiled source
+is executed once, into a private namespace, with its final ``CEL = result(base_activation, ...)``
+statement turned into a function: evaluating is one call with a prepared activation, touches no
+shared state and needs no lock. ``activation`` prepares the variables once (the same clone-and-load
+celpy does per call) and binds plain top-level names as attributes, so ``activation.event`` is a
+direct lookup; nested (macro) activations still resolve through celpy. If a transpiled source ever
+does not have the expected shape, that program falls back to celpy's runner under a lock.
+
+The cel-go ``ext.Strings()`` functions upstream rules use
 are module-level functions here, because transpiled code calls them as ``shared.cel.<name>``.
 Callers convert each input once with ``to_cel`` and reuse it for every program.
 """
@@ -88,6 +96,59 @@ def indexOf(s: Any, sub: Any) -> Any:
 _STRING_EXTENSIONS = {f.__name__: f for f in (lowerAscii, upperAscii, trim, replace, split, join, indexOf)}
 
 
+_BASE_ACTIVATION: Any = None
+_FINAL = "CEL = celpy.evaluation.result(base_activation, "
+
+
+class Activation:
+    """Variables prepared once for any number of programs (``Program.evaluate`` also takes a dict)."""
+
+    __slots__ = ("_celpy", "variables")
+
+    def __init__(self, variables: Mapping[str, Any]) -> None:
+        # Exactly what celpy's Transpiler.evaluate builds per call: a clone of the runner's base
+        # activation (same environment and functions for every program compiled here) with the
+        # variables loaded; plus each plain name as an attribute, which is what transpiled code reads.
+        self.variables = dict(variables)
+        act = _BASE_ACTIVATION.clone()
+        if variables:
+            act.identifiers.load_values(dict(variables))
+            for key, value in variables.items():
+                if key.isidentifier() and key not in act.__dict__ and not hasattr(type(act), key):
+                    act.__dict__[key] = value
+        self._celpy = act
+
+
+def activation(variables: Mapping[str, Any]) -> Activation:
+    """Prepare ``variables`` (already converted with ``to_cel``) for evaluating several programs."""
+    try:
+        return Activation(variables)
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        raise EvaluationError(f"{type(exc).__name__}: {exc}") from None
+
+
+def _direct(source: str) -> Any:
+    """The transpiled program as a function of the activation, or None when the source is unexpected."""
+    import celpy.evaluation
+
+    head, sep, tail = source.rpartition("\n" + _FINAL)
+    if not sep:
+        if not source.startswith(_FINAL):
+            return None
+        head, tail = "", source[len(_FINAL):]
+    if _FINAL in head or "\n" in tail.strip():
+        return None
+    namespace = dict(vars(celpy.evaluation))
+    namespace.pop("base_activation", None)
+    namespace.pop("CEL", None)
+    code = f"{head}\ndef _nvs_program(base_activation):\n    return celpy.evaluation.result(base_activation, {tail}"
+    try:
+        exec(code, namespace)
+    except SyntaxError:
+        return None
+    return namespace["_nvs_program"]
+
+
 @dataclass(frozen=True)
 class Program:
     """A compiled expression, ready to evaluate many times."""
@@ -95,27 +156,48 @@ class Program:
     name: str
     expression: str
     runner: Any
+    direct: Any = None
 
-    def evaluate(self, activation: Mapping[str, Any]) -> Any:
+    def evaluate(self, activation: Mapping[str, Any] | Activation) -> Any:
         """The result as a Python value; EvaluationError when the input does not fit the expression."""
+        return self.as_python(self.evaluate_raw(activation))
+
+    def evaluate_raw(self, activation: Mapping[str, Any] | Activation) -> Any:
+        """The CEL result, unconverted; EvaluationError as ``evaluate``."""
         from celpy.evaluation import CELEvalError
 
         try:
-            with _EVAL_LOCK:
-                result = self.runner.evaluate(dict(activation))
+            if self.direct is None:
+                variables = activation.variables if isinstance(activation, Activation) else activation
+                with _EVAL_LOCK:
+                    result = self.runner.evaluate(dict(variables))
+            else:
+                prepared = activation if isinstance(activation, Activation) else Activation(activation)
+                try:
+                    result = self.direct(prepared._celpy)
+                    if isinstance(result, CELEvalError):
+                        raise result
+                except Exception as ex:   # as celpy's Transpiler.evaluate wraps it
+                    raise CELEvalError("evaluation error", type(ex), ex.args) from None
         except CELEvalError as exc:
             raise EvaluationError(_eval_message(exc)) from None
         except (TypeError, ValueError, KeyError, AttributeError) as exc:
             raise EvaluationError(f"{type(exc).__name__}: {exc}") from None
         if isinstance(result, CELEvalError):
             raise EvaluationError(_eval_message(result))
+        return result
+
+    def as_python(self, result: Any) -> Any:
         return _to_python(result)
 
-    def evaluate_bool(self, activation: Mapping[str, Any]) -> bool:
-        result = self.evaluate(activation)
-        if not isinstance(result, bool):
-            raise EvaluationError(f"rule {self.name!r} returned {type(result).__name__}, not a boolean")
-        return result
+    def as_bool(self, value: Any) -> bool:
+        """``value`` (from ``evaluate``) where a boolean is needed; EvaluationError otherwise."""
+        if not isinstance(value, bool):
+            raise EvaluationError(f"rule {self.name!r} returned {type(value).__name__}, not a boolean")
+        return value
+
+    def evaluate_bool(self, activation: Mapping[str, Any] | Activation) -> bool:
+        return self.as_bool(self.evaluate(activation))
 
 
 def _eval_message(exc: Any) -> str:
@@ -141,7 +223,80 @@ def compile(expression: str, *, name: str, where: str | None = None) -> Program:
                                   where=where) from None
     except (SyntaxError, ValueError, TypeError) as exc:   # the transpiler refuses a construct
         raise errors.InvalidInput(f"rule {name!r}: unsupported CEL ({exc}): {expression!r}", where=where) from None
-    return Program(name=name, expression=expression, runner=runner)
+    global _BASE_ACTIVATION  # noqa: PLW0603 - every program here shares one environment and function set
+    if _BASE_ACTIVATION is None:
+        _BASE_ACTIVATION = runner.tp.base_activation
+    return Program(name=name, expression=expression, runner=runner, direct=_direct(runner.tp.source_text))
+
+
+_KEYS: dict[Any, Any] = {}
+_KEY_CACHE_SIZE = 4096
+_CONVERT: Any = None
+
+
+def _converter() -> Any:
+    """Build ``to_cel``'s walk once: exact JSON types dispatch first, anything else as before."""
+    from celpy import celtypes
+
+    text_type, bool_type, int_type, map_type, list_type = (
+        celtypes.StringType, celtypes.BoolType, celtypes.IntType, celtypes.MapType, celtypes.ListType)
+    new_str, new_int, new_dict = str.__new__, int.__new__, dict.__new__
+    true, false = bool_type(True), bool_type(False)   # immutable: one instance each serves every value
+    keys = _KEYS
+    low, high = -(2**63), 2**63
+
+    def key(k: Any) -> Any:
+        if type(k) is not str:
+            return text_type(k)
+        cached = keys.get(k)
+        if cached is None:
+            cached = text_type(k)
+            if len(keys) < _KEY_CACHE_SIZE:
+                keys[k] = cached   # mapping keys repeat across objects; a StringType is immutable
+        return cached
+
+    def convert(item: Any) -> Any:
+        kind = type(item)
+        if kind is str:
+            return new_str(text_type, item)   # StringType.__new__ on a str is exactly this
+        if kind is dict:
+            # MapType() is a plain dict with no state of its own; dict.update skips MapType.__init__'s
+            # isinstance checks against typing ABCs (slow).
+            mapping = new_dict(map_type)
+            dict.update(mapping, {key(k): convert(v) for k, v in item.items()})
+            return mapping
+        if kind is bool:
+            return true if item else false
+        if item is None:
+            return None
+        if kind is int and low <= item < high:   # IntType's own constructor re-checks this, slowly
+            return new_int(int_type, item)
+        if kind is list:
+            return list_type([convert(v) for v in item])
+        return general(item)
+
+    def general(item: Any) -> Any:
+        if isinstance(item, str):
+            return text_type(item)
+        if isinstance(item, bool):
+            return bool_type(item)
+        if isinstance(item, int):
+            if low <= item < high:
+                return new_int(int_type, item)
+            return int_type(item)
+        if isinstance(item, float):
+            return celtypes.DoubleType(item)
+        if isinstance(item, dict):
+            mapping = map_type()
+            dict.update(mapping, {key(k): convert(v) for k, v in item.items()})
+            return mapping
+        if isinstance(item, list | tuple):
+            return list_type([convert(v) for v in item])
+        from celpy.adapter import json_to_cel
+
+        return json_to_cel(item)
+
+    return convert
 
 
 def to_cel(value: Any) -> Any:
@@ -150,33 +305,10 @@ def to_cel(value: Any) -> Any:
     A direct walk over the JSON types: celpy's ``json_to_cel`` dispatches through typing machinery
     and costs several times more, which dominated a rule evaluation (measured in bench_health).
     """
-    from celpy import celtypes
-
-    def convert(item: Any) -> Any:
-        if isinstance(item, str):
-            return celtypes.StringType(item)
-        if isinstance(item, bool):
-            return celtypes.BoolType(item)
-        if isinstance(item, int):
-            if -(2**63) <= item < 2**63:   # IntType's own constructor re-checks this through a slow decorator
-                return int.__new__(celtypes.IntType, item)
-            return celtypes.IntType(item)
-        if isinstance(item, float):
-            return celtypes.DoubleType(item)
-        if item is None:
-            return None
-        if isinstance(item, dict):
-            mapping = celtypes.MapType()
-            # dict.update skips MapType.__init__'s isinstance checks against typing ABCs (slow).
-            dict.update(mapping, {celtypes.StringType(k): convert(v) for k, v in item.items()})
-            return mapping
-        if isinstance(item, list | tuple):
-            return celtypes.ListType([convert(v) for v in item])
-        from celpy.adapter import json_to_cel
-
-        return json_to_cel(item)
-
-    return convert(value)
+    global _CONVERT  # noqa: PLW0603 - built on first use, like the environment
+    if _CONVERT is None:
+        _CONVERT = _converter()
+    return _CONVERT(value)
 
 
 def _to_python(value: Any) -> Any:

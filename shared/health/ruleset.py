@@ -12,6 +12,13 @@ effect comes from the highest priority, ties going to the earlier rule set (upst
 goroutine order); a label's value comes from the highest priority, ties to the later rule set, as
 upstream. HealthEvent rules run before Node rules, so a Node is converted only when needed, and a
 Node is converted once per resourceVersion.
+
+Evaluation cost (the fault-quarantine throughput target): for one event, each distinct expression
+runs at most once however many rule sets share it, the event's CEL activation is built once, a
+Node rule's outcome is kept per (expression, node resourceVersion), and ``match.all`` stops at the
+first false. Only work is skipped: every rule the plain per-rule loop would look at is still looked
+at in the same order, so the decision, including ``errors``, is the same
+(tests/health/test_ruleset_equivalence.py).
 """
 
 from __future__ import annotations
@@ -81,27 +88,119 @@ def compile_rule_sets(rule_sets: list[values.RuleSet], *, source: str = "values"
     return compiled
 
 
+Outcome = tuple[bool, Any]
+"""One expression on one input: (True, its value) or (False, the evaluation error's message)."""
+
+
+def _run(program: cel.Program, prepared: cel.Activation | None, error: str) -> Outcome:
+    if prepared is None:
+        return False, error
+    try:
+        return True, program.evaluate(prepared)
+    except cel.EvaluationError as exc:
+        return False, str(exc)
+
+
+class NodeEntry:
+    """One Node at one resourceVersion: its CEL value, activation and each expression's outcome."""
+
+    __slots__ = ("_activation", "_error", "results", "value", "version")
+
+    def __init__(self, version: str, value: Any) -> None:
+        self.version = version
+        self.value = value
+        self._activation: cel.Activation | None = None
+        self._error = ""
+        self.results: dict[str, Outcome] = {}
+
+    def outcome(self, program: cel.Program) -> Outcome:
+        hit = self.results.get(program.expression)
+        if hit is None:
+            if self._activation is None and not self._error:
+                try:
+                    self._activation = cel.activation({"node": self.value})
+                except cel.EvaluationError as exc:
+                    self._error = str(exc)
+            hit = self.results[program.expression] = _run(program, self._activation, self._error)
+        return hit
+
+
 class NodeCache:
-    """CEL values of Nodes, converted once per resourceVersion and only the fields rules read."""
+    """CEL values of Nodes, converted once per resourceVersion and only the fields rules read.
+
+    A Node rule's outcome is kept with the entry, so it is evaluated once per (expression, node
+    resourceVersion); a node without a resourceVersion is converted and evaluated afresh each time.
+    """
 
     def __init__(self) -> None:
-        self._cache: dict[str, tuple[str, Any]] = {}
+        self._cache: dict[str, NodeEntry] = {}
 
     def get(self, node: dict[str, Any]) -> Any:
+        return self.entry(node).value
+
+    def entry(self, node: dict[str, Any]) -> NodeEntry:
         meta = node.get("metadata") or {}
         name, version = str(meta.get("name", "")), str(meta.get("resourceVersion", ""))
         hit = self._cache.get(name)
-        if hit is not None and hit[0] == version and version:
-            return hit[1]
+        if hit is not None and hit.version == version and version:
+            return hit
         status = node.get("status") or {}
         slim = {"apiVersion": "v1", "kind": "Node",
                 "metadata": {"name": name, "labels": meta.get("labels") or {},
                              "annotations": meta.get("annotations") or {}},
                 "spec": node.get("spec") or {},
                 "status": {k: status[k] for k in ("conditions", "capacity", "allocatable") if k in status}}
-        value = cel.to_cel(slim)
-        self._cache[name] = (version, value)
-        return value
+        entry = NodeEntry(version, cel.to_cel(slim))
+        self._cache[name] = entry
+        return entry
+
+
+class _Evaluation:
+    """One event on one node: each distinct expression evaluated at most once, inputs prepared once."""
+
+    __slots__ = ("_entry", "_event", "_event_activation", "_event_error", "_event_results", "_node", "_nodes")
+
+    def __init__(self, nodes: NodeCache, event_value: Any, node: dict[str, Any] | None) -> None:
+        self._nodes = nodes
+        self._event = event_value
+        self._node = node
+        self._event_activation: cel.Activation | None = None
+        self._event_error = ""
+        self._event_results: dict[str, Outcome] = {}
+        self._entry: NodeEntry | None = None
+
+    def holds(self, rule: CompiledRule, problems: list[str]) -> bool:
+        program = rule.program
+        if rule.kind == "HealthEvent":
+            outcome = self._event_results.get(program.expression)
+            if outcome is None:
+                if self._event_activation is None and not self._event_error:
+                    try:
+                        self._event_activation = cel.activation({"event": self._event})
+                    except cel.EvaluationError as exc:
+                        self._event_error = str(exc)
+                outcome = self._event_results[program.expression] = _run(
+                    program, self._event_activation, self._event_error)
+        else:
+            if self._node is None:
+                problems.append(f"{program.name}: node not found")
+                return False
+            if self._entry is None:
+                self._entry = self._nodes.entry(self._node)
+            outcome = self._entry.outcome(program)
+        ok, value = outcome
+        if ok:
+            try:
+                return program.as_bool(value)
+            except cel.EvaluationError as exc:
+                value = str(exc)
+        problems.append(f"{program.name}: {value}")
+        return False
+
+
+def _cheapest_first(rules: tuple[CompiledRule, ...]) -> tuple[CompiledRule, ...]:
+    """HealthEvent rules before Node rules (stable), so a Node is looked at only when needed."""
+    return tuple(sorted(rules, key=lambda r: r.kind != "HealthEvent"))
 
 
 class Engine:
@@ -110,39 +209,27 @@ class Engine:
     def __init__(self, rule_sets: list[CompiledRuleSet]) -> None:
         self.rule_sets = rule_sets
         self.nodes = NodeCache()
+        self._ordered = [(rs, _cheapest_first(rs.all), _cheapest_first(rs.any)) for rs in rule_sets]
 
-    def _holds(self, rule: CompiledRule, event_value: Any, node: dict[str, Any] | None,
-               problems: list[str]) -> bool:
-        if rule.kind == "HealthEvent":
-            activation = {"event": event_value}
-        else:
-            if node is None:
-                problems.append(f"{rule.program.name}: node not found")
+    def _matches(self, rs: CompiledRuleSet, all_rules: tuple[CompiledRule, ...], any_rules: tuple[CompiledRule, ...],
+                 ev: _Evaluation, problems: list[str]) -> bool:
+        if not all_rules and not any_rules:
+            return False
+        for rule in all_rules:
+            if not ev.holds(rule, problems):
                 return False
-            activation = {"node": self.nodes.get(node)}
-        try:
-            return rule.program.evaluate_bool(activation)
-        except cel.EvaluationError as exc:
-            problems.append(f"{rule.program.name}: {exc}")
-            return False
-
-    def _matches(self, rs: CompiledRuleSet, event_value: Any, node: dict[str, Any] | None,
-                 problems: list[str]) -> bool:
-        if not rs.all and not rs.any:
-            return False
-        ordered = sorted(rs.all, key=lambda r: r.kind != "HealthEvent")
-        if not all(self._holds(r, event_value, node, problems) for r in ordered):
-            return False
-        return not rs.any or any(self._holds(r, event_value, node, problems)
-                                 for r in sorted(rs.any, key=lambda r: r.kind != "HealthEvent"))
+        if not any_rules:
+            return True
+        return any(ev.holds(rule, problems) for rule in any_rules)
 
     def decide(self, event_value: Any, node: dict[str, Any] | None) -> Decision:
         """Evaluate every rule set on one converted event (``cel.to_cel(event.activation())``)."""
         decision = Decision()
+        ev = _Evaluation(self.nodes, event_value, node)
         winners: dict[tuple[str, str], tuple[int, int, str]] = {}
         label_winners: dict[str, tuple[int, int, str]] = {}
-        for rs in self.rule_sets:
-            if not self._matches(rs, event_value, node, decision.errors):
+        for rs, all_rules, any_rules in self._ordered:
+            if not self._matches(rs, all_rules, any_rules, ev, decision.errors):
                 continue
             decision.matched.append(rs.name)
             spec = rs.spec
