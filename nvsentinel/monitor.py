@@ -1,9 +1,9 @@
-"""``nvsentinel monitor xid``: node agents turning host signals into HealthEvents."""
+"""``nvsentinel monitor xid|dcgm|nic``: node agents turning host signals into HealthEvents."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -36,6 +36,68 @@ def xid(file: Annotated[str | None, typer.Option("--file", help="Kernel log (dme
     else:
         opt.emit([e.wire() for e in events], output, headers=["NODE", "XID", "ACTION", "MESSAGE"],
                  rows=[[e.nodeName, e.errorCode[0], e.recommendedAction.name, e.message[:60]] for e in events])
+
+
+State = Annotated[Path | None, typer.Option("--state", help="Remember what was reported across runs (JSON file), "
+                                           "so a failure is published once and its recovery is seen.",
+                                           show_default=False)]
+Interval = Annotated[str | None, typer.Option("--interval", help="Poll every D (30s, 1m); default: read once.",
+                                              show_default=False)]
+For = Annotated[str | None, typer.Option("--for", help="Stop polling after D.", show_default=False)]
+NodeRoot = Annotated[Path | None, typer.Option("--node-root", help="Read every node under DIR.", show_default=False)]
+Node = Annotated[str | None, typer.Option("--node", help="Node the input belongs to.", show_default=False)]
+DryRun = Annotated[bool, typer.Option("--dry-run", help="Print the events instead of publishing.")]
+_HEADERS = ["NODE", "CHECK", "ENTITY", "FATAL", "HEALTHY", "ACTION", "MESSAGE"]
+
+
+def _emitter(output: str) -> Any:
+    """NDJSON is printed batch by batch (a poll loop streams); tables and YAML once at the end."""
+    import json
+
+    from shared import output as out
+
+    def emit(events: list[Any]) -> None:
+        if output == "json":
+            out.write_data("".join(json.dumps(e.wire(), sort_keys=True) + "\n" for e in events))
+
+    return emit
+
+
+def _print(events: list[Any], output: str) -> None:
+    if output != "json":
+        opt.emit([e.wire() for e in events], output, headers=_HEADERS, rows=[
+            [e.nodeName, e.checkName, e.entitiesImpacted[-1].entityValue if e.entitiesImpacted else "",
+             e.isFatal, e.isHealthy, e.recommendedAction.name, e.message[:60]] for e in events])
+
+
+@app.command("dcgm")
+def dcgm(file: Annotated[Path | None, typer.Option("--file", help="`dcgmi health -c -j` or `dcgmi diag -j` "
+                                                   "output.", show_default=False)] = None,
+         node: Node = None, node_root: NodeRoot = None, state: State = None, interval: Interval = None,
+         duration: For = None, dry_run: DryRun = False, output: opt.Output = "json",
+         kubeconfig: opt.Kubeconfig = None, context: opt.Context = None) -> None:
+    """DCGM health/diag JSON → HealthEvents per GPU and check (gpu-health-monitor, Gpu<Watch>Watch)."""
+    from shared.health.monitors import agent
+
+    events = agent.run("dcgm", node=node, path=file, node_root=node_root, state=state, interval=interval,
+                       duration=duration, dry_run=dry_run, cluster=opt.cluster(kubeconfig, context),
+                       emit=_emitter(output))
+    _print(events, output)
+
+
+@app.command("nic")
+def nic(sysfs: Annotated[Path | None, typer.Option("--sysfs", help="sysfs root of one node (/sys on a host).",
+                                                   show_default=False)] = None,
+        node: Node = None, node_root: NodeRoot = None, state: State = None, interval: Interval = None,
+        duration: For = None, dry_run: DryRun = False, output: opt.Output = "json",
+        kubeconfig: opt.Kubeconfig = None, context: opt.Context = None) -> None:
+    """InfiniBand/RoCE port state and error counters → HealthEvents (nic-health-monitor)."""
+    from shared.health.monitors import agent
+
+    events = agent.run("nic", node=node, path=sysfs, node_root=node_root, state=state, interval=interval,
+                       duration=duration, dry_run=dry_run, cluster=opt.cluster(kubeconfig, context),
+                       emit=_emitter(output))
+    _print(events, output)
 
 
 def register(root: typer.Typer) -> None:
