@@ -62,7 +62,6 @@ def _events(count: int, agents: list[str]) -> list[Any]:
 
 
 def _throughput(values_file: Path | None, agents: list[str], count: int = 20000) -> float:
-    from shared import cel
     from shared.health import config
 
     cfg = config.load(values_file)
@@ -73,7 +72,7 @@ def _throughput(values_file: Path | None, agents: list[str], count: int = 20000)
     start = time.perf_counter()
     matched = 0
     for ev in events:
-        decision = cfg.engine.decide(cel.to_cel(ev.activation()), nodes[ev.nodeName])
+        decision = cfg.engine.decide(ev.cel_value(), nodes[ev.nodeName])
         matched += bool(decision.matched)
     elapsed = time.perf_counter() - start
     assert matched == count, matched

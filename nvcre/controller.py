@@ -2,23 +2,33 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from nvcre import _options as opt
 
 
 def controller(namespace: opt.Namespace = "default", kubeconfig: opt.Kubeconfig = None,
-               context: opt.Context = None) -> None:
+               context: opt.Context = None,
+               metrics_addr: Annotated[str | None, typer.Option("--metrics-addr", help="Serve Prometheus metrics "
+                                                                "on HOST:PORT (':PORT' is loopback; docs/metrics.md).",
+                                                                show_default=False)] = None) -> None:
     """Reconcile the namespace's Certifications until interrupted; one replica leads (a Lease)."""
-    from shared import output
+    from shared import metrics, output
     from shared.certify import controller as loop
     from shared.kube.client import LazyClient
 
-    with LazyClient(kubeconfig=kubeconfig, context=context) as api:
-        try:
-            loop.serve(api(), namespace=namespace, on_note=output.message)
-        except KeyboardInterrupt:
-            return
+    server = metrics.serve(metrics_addr, prefixes=("nvcrectl_",))
+    try:
+        with LazyClient(kubeconfig=kubeconfig, context=context) as api:
+            try:
+                loop.serve(api(), namespace=namespace, on_note=output.message)
+            except KeyboardInterrupt:
+                return
+    finally:
+        if server is not None:
+            server.stop()
 
 
 def register(app: typer.Typer) -> None:

@@ -1,4 +1,4 @@
-"""``nvsentinel monitor xid|dcgm|nic``: node agents turning host signals into HealthEvents."""
+"""``nvsentinel monitor xid|dcgm|nic|csp``: node agents turning host signals into HealthEvents."""
 
 from __future__ import annotations
 
@@ -22,13 +22,37 @@ def xid(file: Annotated[str | None, typer.Option("--file", help="Kernel log (dme
         boot_time: Annotated[str | None, typer.Option("--boot-time", help="RFC 3339 boot time for uptime stamps.",
                                                       show_default=False)] = None,
         dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the events instead of publishing.")] = False,
+        follow: Annotated[bool, typer.Option("--follow", help="Keep reading the lines appended to the log "
+                                             "(survives truncation and rotation).")] = False,
+        interval: Annotated[str | None, typer.Option("--interval", help="With --follow: look for new lines "
+                                                     "every D (default 1s).", show_default=False)] = None,
+        duration: Annotated[str | None, typer.Option("--for", help="With --follow: stop after D.",
+                                                     show_default=False)] = None,
         output: opt.Output = "json", kubeconfig: opt.Kubeconfig = None, context: opt.Context = None) -> None:
     """Xid lines → HealthEvents (syslog-health-monitor, SysLogsXIDError); -o json prints NDJSON."""
     import json
 
+    from shared import errors
     from shared import output as out
     from shared.health import service
 
+    if follow:
+        from datetime import datetime
+
+        from shared import clock
+        from shared.health import values
+        from shared.health.monitors import tail
+
+        every = values.parse_duration(interval or "1s").total_seconds()
+        bound = None if duration is None else values.parse_duration(duration).total_seconds()
+        boot = datetime.fromisoformat(boot_time.replace("Z", "+00:00")) if boot_time else None
+        followed = tail.follow_xid(file=file, node=node, node_root=node_root, boot_time=boot, interval=every,
+                                   duration=bound, dry_run=dry_run, cluster=opt.cluster(kubeconfig, context),
+                                   emit=_emitter(output), now=clock.WALL.now)
+        _print(followed, output)
+        return
+    if interval is not None or duration is not None:
+        raise errors.InvalidInput("--interval and --for need --follow", where="--follow")
     events = service.monitor_xid(file=file, node=node, node_root=node_root, boot_time=boot_time, dry_run=dry_run,
                                  cluster=opt.cluster(kubeconfig, context))
     if output == "json":
@@ -97,6 +121,21 @@ def nic(sysfs: Annotated[Path | None, typer.Option("--sysfs", help="sysfs root o
     events = agent.run("nic", node=node, path=sysfs, node_root=node_root, state=state, interval=interval,
                        duration=duration, dry_run=dry_run, cluster=opt.cluster(kubeconfig, context),
                        emit=_emitter(output))
+    _print(events, output)
+
+
+@app.command("csp")
+def csp(url: Annotated[str, typer.Option("--url", help="Metadata endpoint serving the node's scheduled "
+                                         "maintenance events as JSON.")],
+        node: Node = None, state: State = None, interval: Interval = None, duration: For = None,
+        dry_run: DryRun = False, output: opt.Output = "json",
+        kubeconfig: opt.Kubeconfig = None, context: opt.Context = None) -> None:
+    """Cloud scheduled maintenance → CSPMaintenance HealthEvents (csp-health-monitor): fatal, then healthy."""
+    from shared.health.monitors import agent
+
+    events = agent.run("csp", node=node, path=None, node_root=None, state=state, interval=interval,
+                       duration=duration, dry_run=dry_run, cluster=opt.cluster(kubeconfig, context),
+                       emit=_emitter(output), url=url)
     _print(events, output)
 
 

@@ -13,11 +13,20 @@ def run(values: opt.Values = None, namespace: opt.Namespace = "nvsentinel",
         enforce: Annotated[bool | None, typer.Option("--enforce/--monitor", help="Cordon and taint (overrides "
                                                      "global.dryRun); default: the values' setting (monitor).",
                                                      show_default=False)] = None,
-        kubeconfig: opt.Kubeconfig = None, context: opt.Context = None) -> None:
+        kubeconfig: opt.Kubeconfig = None, context: opt.Context = None,
+        metrics_addr: Annotated[str | None, typer.Option("--metrics-addr", help="Serve Prometheus metrics on "
+                                                         "HOST:PORT (':PORT' is loopback; docs/metrics.md).",
+                                                         show_default=False)] = None) -> None:
     """Watch HealthEvents and act on them until interrupted."""
+    from shared import metrics
     from shared.health import service
 
-    service.run(opt.cluster(kubeconfig, context, namespace), values, enforce)
+    server = metrics.serve(metrics_addr, prefixes=("nvsentinel_",))
+    try:
+        service.run(opt.cluster(kubeconfig, context, namespace), values, enforce)
+    finally:
+        if server is not None:
+            server.stop()
 
 
 def register(root: typer.Typer) -> None:

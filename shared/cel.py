@@ -26,9 +26,9 @@ from __future__ import annotations
 import logging
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from shared import errors
 
@@ -297,6 +297,47 @@ def _converter() -> Any:
         return json_to_cel(item)
 
     return convert
+
+
+class Builders(NamedTuple):
+    """``to_cel``'s pieces for a caller that knows its data's shape (``HealthEvent.cel_value``).
+
+    ``string``/``integer`` take a str / an int in the 64-bit range; ``key`` is a cached map key;
+    ``mapping`` and ``array`` wrap already converted keys and values; ``convert`` is ``to_cel``.
+    """
+
+    string: Callable[[str], Any]
+    integer: Callable[[int], Any]
+    true: Any
+    false: Any
+    key: Callable[[str], Any]
+    mapping: Callable[[dict[Any, Any]], Any]
+    array: Callable[[list[Any]], Any]
+    convert: Callable[[Any], Any]
+
+
+_BUILDERS: Builders | None = None
+
+
+def builders() -> Builders:
+    global _BUILDERS  # noqa: PLW0603 - built on first use, like the environment
+    if _BUILDERS is None:
+        from celpy import celtypes
+
+        text_type, int_type, map_type = celtypes.StringType, celtypes.IntType, celtypes.MapType
+        new_str, new_int, new_dict = str.__new__, int.__new__, dict.__new__
+        convert = _CONVERT if _CONVERT is not None else _converter()
+
+        def mapping(items: dict[Any, Any]) -> Any:
+            made = new_dict(map_type)
+            dict.update(made, items)
+            return made
+
+        _BUILDERS = Builders(
+            string=lambda item: new_str(text_type, item), integer=lambda item: new_int(int_type, item),
+            true=convert(True), false=convert(False), key=lambda name: convert({name: None}).popitem()[0],
+            mapping=mapping, array=celtypes.ListType, convert=convert)
+    return _BUILDERS
 
 
 def to_cel(value: Any) -> Any:

@@ -18,9 +18,10 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
-from shared import clock, errors
+from shared import clock, errors, metrics
 from shared.certify import models, runner, store
 from shared.kube import leases
 
@@ -33,6 +34,23 @@ POLL_SECONDS = 10.0
 """Cluster seconds between passes: short next to any workload (minutes)."""
 SLICE_SECONDS = 1.0
 """Longest single sleep, so a stop request is honoured within about a second."""
+
+RUNS = metrics.REGISTRY.counter("nvcrectl_certifications_total",
+                                "Certifications this controller ran to a verdict, by phase.", ["phase"])
+DURATION = metrics.REGISTRY.histogram("nvcrectl_certification_duration_seconds",
+                                      "Cluster seconds from a Certification's start to its verdict, by phase.",
+                                      ["phase"])
+STEPS = metrics.REGISTRY.counter("nvcrectl_reconcile_steps_total", "Runner steps taken on Certifications.")
+STEP_ERRORS = metrics.REGISTRY.counter("nvcrectl_step_errors_total", "Runner steps that failed and will be retried.")
+LEADER = metrics.REGISTRY.gauge("nvcrectl_leader", "1 while this replica holds the controller Lease.")
+
+
+def _seconds_between(start: str | None, end: str | None) -> float | None:
+    try:
+        return (datetime.fromisoformat(str(end).replace("Z", "+00:00"))
+                - datetime.fromisoformat(str(start).replace("Z", "+00:00"))).total_seconds()
+    except ValueError:
+        return None
 
 
 @dataclass
@@ -52,7 +70,9 @@ class Controller:
 
     def reconcile(self) -> list[str]:
         """One pass over the unfinished Certifications; returns what each step did (empty if not leader)."""
-        if not self.leader():
+        leading = self.leader()
+        LEADER.set(1 if leading else 0)
+        if not leading:
             return []
         notes = []
         for cert in store.list_all(self.api, self.namespace):
@@ -69,12 +89,26 @@ class Controller:
                 self._let_go(cert.name)  # deleted while we looked
                 continue
             except errors.Unavailable as exc:  # a conflict or a flaky API: the next pass retries
+                STEP_ERRORS.inc()
                 logger.warning("step of %s failed: %s", cert.name, exc, extra={"subject": cert.name})
                 continue
+            STEPS.inc()
             notes.append(f"{cert.name}: {progress.note}")
             if progress.done:
+                self._record_verdict(cert.name, progress.phase)
                 self._let_go(cert.name)
         return notes
+
+    def _record_verdict(self, name: str, phase: str | None) -> None:
+        label = str(phase or "Unknown")
+        RUNS.inc(phase=label)
+        try:
+            done, _ = store.get(self.api, self.namespace, name)
+        except errors.ToolError:
+            return
+        seconds = _seconds_between(done.status.startTime, done.status.completionTime)
+        if seconds is not None:
+            DURATION.observe(seconds, phase=label)
 
     def run(self, stop: threading.Event, on_note: Callable[[str], None] | None = None) -> None:
         """Reconcile every ``POLL_SECONDS`` of cluster time until ``stop``; give every lease up at the end."""
@@ -90,6 +124,7 @@ class Controller:
             for name in sorted(self.holding):
                 self._let_go(name)
             leases.release(self.api, self.namespace, LEADER_LEASE, identity=self.identity)
+            LEADER.set(0)
 
     def _let_go(self, name: str) -> None:
         if name in self.holding:

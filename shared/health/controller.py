@@ -19,11 +19,12 @@ import contextlib
 import logging
 import socket
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
-from shared import cel, clock, errors, nodes
+from shared import clock, errors, metrics, nodes
 from shared.health import analyzer, conditions, config, followup, quarantine, resource
 from shared.health import breaker as hbreaker
 from shared.health import event as hevent
@@ -34,6 +35,38 @@ logger = logging.getLogger(__name__)
 
 LEASE_NAME = "nvsentinel-fault-quarantine"
 LEASE_SECONDS = 15
+GAUGE_REFRESH_SECONDS = 30.0
+"""Quarantined-node and breaker gauges are re-read after a pass that processed events, else this often."""
+
+EVENTS = metrics.REGISTRY.counter("nvsentinel_events_processed_total", "HealthEvents processed, by outcome phase.",
+                                  ["phase"])
+EVALUATIONS = metrics.REGISTRY.counter("nvsentinel_rule_evaluations_total",
+                                       "Rule-set evaluations of unhealthy events, by result (matched, not_matched).",
+                                       ["result"])
+EVAL_ERRORS = metrics.REGISTRY.counter("nvsentinel_rule_evaluation_errors_total",
+                                       "CEL rules that failed to evaluate (counted as not matching).")
+PASS_ERRORS = metrics.REGISTRY.counter("nvsentinel_pass_errors_total",
+                                       "Controller passes that failed and were retried.")
+QUARANTINED = metrics.REGISTRY.gauge("nvsentinel_quarantined_nodes", "Nodes holding at least one nvsentinel cause.")
+BREAKER = metrics.REGISTRY.gauge("nvsentinel_breaker_tripped", "1 while the circuit breaker is TRIPPED, else 0.")
+LEADER = metrics.REGISTRY.gauge("nvsentinel_leader", "1 while this replica holds the fault-quarantine Lease.")
+
+
+class _CountingEngine:
+    """The rule engine, counting each decision into the metrics; everything else is delegated."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def decide(self, event_value: Any, node: dict[str, Any] | None) -> Any:
+        decision = self._inner.decide(event_value, node)
+        EVALUATIONS.inc(result="matched" if decision.matched else "not_matched")
+        if decision.errors:
+            EVAL_ERRORS.inc(len(decision.errors))
+        return decision
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
 
 
 @dataclass
@@ -61,11 +94,12 @@ class Controller:
         self.breaker = hbreaker.ConfigMapBreaker(api, namespace=namespace, settings=fq.circuitBreaker,
                                                  gpu_node_label=fq.gpuNodeLabel, now=clk.now)
         self.quarantiner = quarantine.Quarantiner(
-            engine=cfg.engine, dry_run=cfg.dry_run, label_prefix=fq.labelPrefix,
+            engine=cast(Any, _CountingEngine(cfg.engine)), dry_run=cfg.dry_run, label_prefix=fq.labelPrefix,
             skip_labels=[(s.key, s.value) for s in fq.skipNodeLabels], breaker=self.breaker, now=clk.now)
         self._cel_lock = threading.Lock()
         self.followup = followup.FollowUp(api, cfg, clk=clk)
         self.analyzer = analyzer.Analyzer(cfg.values.analyzer, now=clk.now)
+        self._gauges_at: float | None = None
 
     # ------------------------------------------------------------ one pass
     def reconcile_once(self) -> PassResult:
@@ -79,7 +113,20 @@ class Controller:
         if by_node:
             self._quarantine_pass(by_node, result)
         result.followups = self.followup.run_once()
+        self._refresh_gauges(force=result.processed > 0)
         return result
+
+    def _refresh_gauges(self, *, force: bool) -> None:
+        """Quarantined nodes and breaker state, read back from the cluster (the objects are the truth)."""
+        now = time.monotonic()
+        if not force and self._gauges_at is not None and now - self._gauges_at < GAUGE_REFRESH_SECONDS:
+            return
+        self._gauges_at = now
+        try:
+            QUARANTINED.set(sum(1 for node in nodes.list_nodes(self.api) if quarantine.causes(node)))
+            BREAKER.set(1 if self.breaker.status().state == hbreaker.TRIPPED else 0)
+        except errors.ToolError as exc:
+            logger.debug("metrics refresh failed: %s", exc.line())
 
     def _analyze(self, pending: list[resource.Stored], everything: list[resource.Stored]) -> None:
         """Publish the analyzer's derived events; they are processed in the next pass like any event.
@@ -103,6 +150,7 @@ class Controller:
             for phases in pool.map(self._process_node, by_node.values()):
                 for phase in phases:
                     result.phases[phase] = result.phases.get(phase, 0) + 1
+                    EVENTS.inc(phase=phase)
 
     def _process_node(self, events: list[resource.Stored]) -> list[str]:
         done = []
@@ -125,7 +173,7 @@ class Controller:
                 phase="NodeNotFound", processedAt=hevent.format_time(now)))
             return "NodeNotFound"
         with self._cel_lock:
-            ev_cel = cel.to_cel(ev.activation())
+            ev_cel = ev.cel_value()
         box: list[quarantine.Outcome] = []
 
         def mutate(node: nodes.Node) -> bool:
@@ -151,6 +199,7 @@ class Controller:
             try:
                 leading = leases.try_acquire(self.api, self.namespace, LEASE_NAME, identity=self.identity,
                                              duration=LEASE_SECONDS, now=self.clock.now)
+                LEADER.set(1 if leading else 0)
                 if not leading:
                     stop.wait(1.0)
                     continue
@@ -164,11 +213,13 @@ class Controller:
             except kube_errors.Expired:
                 continue
             except errors.ToolError as exc:
+                PASS_ERRORS.inc()
                 logger.warning("pass failed, retrying: %s", exc.line())
                 stop.wait(0.5)
         if leading:
             with contextlib.suppress(errors.ToolError):
                 leases.release(self.api, self.namespace, LEASE_NAME, identity=self.identity)
+            LEADER.set(0)
 
 
 def ensure_namespace(api: Any, namespace: str) -> None:

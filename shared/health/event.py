@@ -140,19 +140,39 @@ class HealthEvent(BaseModel):
         return self.model_dump(mode="json", exclude_none=True)
 
     def activation(self) -> dict[str, Any]:
-        """Plain data for CEL: every field present, enums as integers, null where unset."""
-        data = self.model_dump(mode="python")
-        data["recommendedAction"] = int(self.recommendedAction)
-        data["processingStrategy"] = int(self.processingStrategy)
-        stamp = self.generatedTimestamp
-        data["generatedTimestamp"] = None if stamp is None else {
-            "seconds": int(stamp.timestamp()), "nanos": stamp.microsecond * 1000}
-        for key in ("errorCode", "entitiesImpacted", "message", "id", "customRecommendedAction", "componentClass"):
-            if not data[key]:
-                data[key] = None
-        if not data["metadata"]:
-            data["metadata"] = None
-        return data
+        """Plain data for CEL: every field present, enums as integers, null where unset.
+
+        Built field by field (a ``model_dump`` costs several times more); the key order is the
+        fields' order, as ``model_dump`` gives it.
+        """
+        stamp, q, d = self.generatedTimestamp, self.quarantineOverrides, self.drainOverrides
+        return {
+            "version": self.version, "agent": self.agent, "componentClass": self.componentClass or None,
+            "checkName": self.checkName, "isFatal": self.isFatal, "isHealthy": self.isHealthy,
+            "message": self.message or None, "recommendedAction": int(self.recommendedAction),
+            "errorCode": list(self.errorCode) or None,
+            "entitiesImpacted": [{"entityType": e.entityType, "entityValue": e.entityValue}
+                                 for e in self.entitiesImpacted] or None,
+            "metadata": dict(self.metadata) or None,
+            "generatedTimestamp": None if stamp is None else {
+                "seconds": int(stamp.timestamp()), "nanos": stamp.microsecond * 1000},
+            "nodeName": self.nodeName,
+            "quarantineOverrides": None if q is None else {"force": q.force, "skip": q.skip},
+            "drainOverrides": None if d is None else {"force": d.force, "skip": d.skip},
+            "processingStrategy": int(self.processingStrategy), "id": self.id or None,
+            "customRecommendedAction": self.customRecommendedAction or None}
+
+    def cel_value(self) -> Any:
+        """``cel.to_cel(self.activation())``, built straight into CEL values (the rule engine's input).
+
+        Same value, without the intermediate dict and the generic walk over it: the fields of a
+        validated event have known types, so each takes the one constructor it needs
+        (tests/health/test_ruleset_equivalence.py compares the two).
+        """
+        global _CEL_BUILD  # noqa: PLW0603 - built on first use (celpy is imported lazily)
+        if _CEL_BUILD is None:
+            _CEL_BUILD = _cel_builder()
+        return _CEL_BUILD(self)
 
     def dedupe_key(self) -> str:
         """Same ``id``, else same node, agent, check, codes, entities, health and time: one event."""
@@ -163,6 +183,46 @@ class HealthEvent(BaseModel):
                      sorted((e.entityType, e.entityValue) for e in self.entitiesImpacted), self.isHealthy,
                      None if self.generatedTimestamp is None else format_time(self.generatedTimestamp)]
         return hashlib.sha256(json.dumps(basis).encode()).hexdigest()[:20]
+
+
+_CEL_BUILD: Any = None
+
+
+def _cel_builder() -> Any:
+    """``HealthEvent.cel_value``'s body, with the CEL constructors and converted keys bound once."""
+    from shared import cel
+
+    b = cel.builders()
+    string, integer, mapping, array, convert, true, false = (
+        b.string, b.integer, b.mapping, b.array, b.convert, b.true, b.false)
+    (version, agent, component, check, fatal, healthy, message, action, codes, entities, metadata, stamp_key,
+     node, quarantine, drain, strategy, ident, custom) = (b.key(name) for name in HealthEvent.model_fields)
+    etype, evalue, seconds, nanos, force, skip = (
+        b.key(name) for name in ("entityType", "entityValue", "seconds", "nanos", "force", "skip"))
+
+    def overrides(o: BehaviourOverrides | None) -> Any:
+        return None if o is None else mapping({force: true if o.force else false, skip: true if o.skip else false})
+
+    def build(ev: HealthEvent) -> Any:
+        stamp = ev.generatedTimestamp
+        return mapping({
+            version: convert(ev.version), agent: string(ev.agent),
+            component: string(ev.componentClass) if ev.componentClass else None,
+            check: string(ev.checkName), fatal: true if ev.isFatal else false,
+            healthy: true if ev.isHealthy else false, message: string(ev.message) if ev.message else None,
+            action: integer(int(ev.recommendedAction)),
+            codes: array([string(c) for c in ev.errorCode]) if ev.errorCode else None,
+            entities: array([mapping({etype: string(e.entityType), evalue: string(e.entityValue)})
+                             for e in ev.entitiesImpacted]) if ev.entitiesImpacted else None,
+            metadata: convert(ev.metadata) if ev.metadata else None,
+            stamp_key: None if stamp is None else mapping({
+                seconds: convert(int(stamp.timestamp())), nanos: integer(stamp.microsecond * 1000)}),
+            node: string(ev.nodeName), quarantine: overrides(ev.quarantineOverrides),
+            drain: overrides(ev.drainOverrides), strategy: integer(int(ev.processingStrategy)),
+            ident: string(ev.id) if ev.id else None,
+            custom: string(ev.customRecommendedAction) if ev.customRecommendedAction else None})
+
+    return build
 
 
 def format_time(moment: datetime) -> str:

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from shared import cel
 from shared.health import breaker, config, quarantine
 from shared.health import event as hevent
 
@@ -60,7 +59,7 @@ def run(cfg: config.Config, events: list[hevent.HealthEvent], *,
         if ev.generatedTimestamp is not None:
             clock_now[0] = max(clock_now[0], ev.generatedTimestamp)
         node = result.nodes.setdefault(ev.nodeName, {"metadata": {"name": ev.nodeName, "labels": {}}, "spec": {}})
-        outcome = q.apply(node, ev, cel.to_cel(ev.activation()))
+        outcome = q.apply(node, ev, ev.cel_value())
         result.outcomes.append({"node": ev.nodeName, "checkName": ev.checkName, "phase": outcome.phase,
                                 "ruleSets": outcome.rule_sets})
     return result

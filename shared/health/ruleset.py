@@ -223,7 +223,7 @@ class Engine:
         return any(ev.holds(rule, problems) for rule in any_rules)
 
     def decide(self, event_value: Any, node: dict[str, Any] | None) -> Decision:
-        """Evaluate every rule set on one converted event (``cel.to_cel(event.activation())``)."""
+        """Evaluate every rule set on one converted event (``HealthEvent.cel_value()``)."""
         decision = Decision()
         ev = _Evaluation(self.nodes, event_value, node)
         winners: dict[tuple[str, str], tuple[int, int, str]] = {}

@@ -8,6 +8,7 @@ its own with celpy's own runner (no shared activation, no memo, no Node cache, n
 from __future__ import annotations
 
 import itertools
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -127,8 +128,8 @@ def test_the_optimised_engine_decides_as_plain_per_rule_evaluation(
     for ev in evs:
         event_value = cel.to_cel(ev.activation())
         expected = _reference(specs, event_value, node)
-        for _ in range(2):   # the second time from the Node cache
-            assert engine.decide(cel.to_cel(ev.activation()), node) == expected
+        for _ in range(2):   # the second time from the Node cache; the event as the controller converts it
+            assert engine.decide(ev.cel_value(), node) == expected
 
 
 def test_a_shared_expression_failing_is_reported_for_each_rule_set() -> None:
@@ -155,3 +156,54 @@ def test_a_program_without_the_direct_call_gives_the_same_results() -> None:
             except cel.EvaluationError as exc:
                 outcomes.append(str(exc))
         assert outcomes[0] == outcomes[1]
+
+
+def _dump_activation(ev: hevent.HealthEvent) -> dict[str, Any]:
+    """The activation as first written (from ``model_dump``): the field-by-field one must equal it."""
+    data = ev.model_dump(mode="python")
+    data["recommendedAction"] = int(ev.recommendedAction)
+    data["processingStrategy"] = int(ev.processingStrategy)
+    stamp = ev.generatedTimestamp
+    data["generatedTimestamp"] = None if stamp is None else {
+        "seconds": int(stamp.timestamp()), "nanos": stamp.microsecond * 1000}
+    for key in ("errorCode", "entitiesImpacted", "message", "id", "customRecommendedAction", "componentClass",
+                "metadata"):
+        if not data[key]:
+            data[key] = None
+    return data
+
+
+def _typed(value: Any) -> Any:
+    """A CEL value with every type spelled out, so ``IntType(1)`` and ``BoolType(True)`` differ."""
+    if isinstance(value, dict):
+        return (type(value).__name__, [(_typed(k), _typed(v)) for k, v in value.items()])
+    if isinstance(value, list):
+        return (type(value).__name__, [_typed(v) for v in value])
+    return (type(value).__name__, value)
+
+
+text = st.text(max_size=4)
+overrides = st.none() | st.builds(lambda f, s: {"force": f, "skip": s}, st.booleans(), st.booleans())
+rich_events = st.builds(
+    lambda version, agent, component, message, action, codes, entities, metadata, stamp, q, d, strategy, ident,
+    custom, fatal, healthy: hevent.parse({
+        "version": version, "agent": agent, "componentClass": component, "checkName": "c", "message": message,
+        "recommendedAction": action, "errorCode": codes, "entitiesImpacted": entities, "metadata": metadata,
+        "generatedTimestamp": stamp, "quarantineOverrides": q, "drainOverrides": d, "processingStrategy": strategy,
+        "id": ident, "customRecommendedAction": custom, "isFatal": fatal, "isHealthy": healthy, "nodeName": "n"}),
+    st.integers(0, 2**40), text, text, text, st.sampled_from(list(hevent.RecommendedAction.__members__)),
+    st.lists(text, max_size=3), st.lists(st.builds(lambda t, v: {"entityType": t, "entityValue": v}, text, text),
+                                         max_size=3),
+    st.dictionaries(text, text, max_size=3),
+    st.none() | st.integers(0, 10**9).map(
+        lambda us: datetime(2026, 1, 1, tzinfo=UTC) + timedelta(microseconds=us * 997)),
+    overrides, overrides, st.sampled_from(list(hevent.ProcessingStrategy.__members__)), text, text,
+    st.booleans(), st.booleans())
+
+
+@settings(max_examples=300, deadline=None)
+@given(ev=rich_events)
+def test_cel_value_is_to_cel_of_the_activation_and_the_activation_is_unchanged(ev: hevent.HealthEvent) -> None:
+    activation = ev.activation()
+    assert list(activation.items()) == list(_dump_activation(ev).items())
+    assert _typed(ev.cel_value()) == _typed(cel.to_cel(activation))

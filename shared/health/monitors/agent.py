@@ -19,7 +19,7 @@ from typing import Any
 
 from shared import clock, errors
 from shared.health import event as hevent
-from shared.health.monitors import dcgm, memory, nic
+from shared.health.monitors import csp, dcgm, memory, nic
 
 DCGM_FILE = "dcgm-health.json"
 
@@ -112,11 +112,23 @@ def publisher(cluster: Any, dry_run: bool) -> Callable[[list[hevent.HealthEvent]
 
 def run(kind: str, *, node: str | None, path: Path | None, node_root: Path | None, state: Path | None,
         interval: str | None, duration: str | None, dry_run: bool, cluster: Any,
-        emit: Callable[[list[hevent.HealthEvent]], None]) -> list[hevent.HealthEvent]:
-    """``nvsentinel monitor dcgm|nic``: poll, hand each batch to ``emit`` and publish it; all events."""
+        emit: Callable[[list[hevent.HealthEvent]], None], url: str | None = None) -> list[hevent.HealthEvent]:
+    """``nvsentinel monitor dcgm|nic|csp``: poll, hand each batch to ``emit`` and publish it; all events."""
     from shared.health import values
 
-    if kind == "dcgm":
+    once: Callable[[list[Target], memory.Memory, datetime], list[hevent.HealthEvent]]
+    if kind == "csp":
+        if not url:
+            raise errors.InvalidInput("--url is required", where="--url")
+        if not node:
+            raise errors.InvalidInput("--node is required with --url", where="--node")
+        found = [Target(node, Path(url))]
+        endpoint, name = url, node
+
+        def read_csp(_found: list[Target], mem: memory.Memory, now: datetime) -> list[hevent.HealthEvent]:
+            return csp.once(endpoint, name, mem, now)
+        once = read_csp
+    elif kind == "dcgm":
         found = targets(node=node, path=path, node_root=node_root, relative=DCGM_FILE, flag="--file")
         once = dcgm_once
     else:

@@ -1,0 +1,135 @@
+"""The csp monitor against a local metadata endpoint (http.server on 127.0.0.1, stopped at teardown).
+
+Covers: a scheduled maintenance within the 30-minute lead is one fatal CSPMaintenance event with
+the endpoint's recommended action, published once; one further away is not yet news; once the
+maintenance is completed (after the 15-minute delay) or cancelled or gone, a healthy event; other
+nodes' entries are skipped; an unreachable or non-JSON endpoint is a clear error; the CLI.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shared import errors
+from shared.health.monitors import csp, memory
+
+NOW = datetime(2026, 1, 1, 12, tzinfo=UTC)
+
+
+class Endpoint:
+    """What the fake metadata server answers; ``body`` is JSON-encoded unless it is bytes."""
+
+    def __init__(self) -> None:
+        self.body: Any = {"events": []}
+        self.status = 200
+        self.url = ""
+
+
+@pytest.fixture
+def endpoint() -> Iterator[Endpoint]:
+    state = Endpoint()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = state.body if isinstance(state.body, bytes) else json.dumps(state.body).encode()
+            self.send_response(state.status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), name="csp-endpoint", daemon=True)
+    thread.start()
+    state.url = f"http://127.0.0.1:{server.server_address[1]}/maintenance"
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+        assert not thread.is_alive()
+
+
+def maintenance(status: str = "PENDING", start: datetime = NOW + timedelta(minutes=10), *, node: str = "n1",
+                action: str = "RESTART_VM", end: datetime | None = None) -> dict[str, Any]:
+    return {"eventId": f"ev-{node}", "nodeName": node, "resourceType": "gce_instance", "resourceId": f"i-{node}",
+            "status": status, "maintenanceType": "SCHEDULED", "recommendedAction": action,
+            "scheduledStartTime": start.isoformat(),
+            "scheduledEndTime": (end or start + timedelta(hours=1)).isoformat()}
+
+
+def summary(events: list[Any]) -> list[tuple[str, str, bool, bool, str, str]]:
+    return [(e.nodeName, e.checkName, e.isFatal, e.isHealthy, e.recommendedAction.name, e.message) for e in events]
+
+
+def test_scheduled_maintenance_is_fatal_once_then_healthy_after_the_delay(endpoint: Endpoint) -> None:
+    mem = memory.Memory()
+    endpoint.body = {"events": [maintenance(start=NOW + timedelta(hours=2))]}
+    assert csp.once(endpoint.url, "n1", mem, NOW) == []                          # not within 30 minutes yet
+    endpoint.body = {"events": [maintenance(), maintenance(node="n2")]}
+    (fatal,) = csp.once(endpoint.url, "n1", mem, NOW)
+    assert summary([fatal]) == [("n1", "CSPMaintenance", True, False, "RESTART_VM", "CSP maintenance scheduled")]
+    assert (fatal.agent, fatal.componentClass, fatal.entitiesImpacted[0].entityValue) == (
+        "csp-health-monitor", "gce_instance", "i-n1")
+    assert fatal.activation()["processingStrategy"] == 1
+    assert csp.once(endpoint.url, "n1", mem, NOW) == []                          # published once
+    endpoint.body = {"events": [maintenance("ONGOING")]}
+    assert csp.once(endpoint.url, "n1", mem, NOW + timedelta(minutes=20)) == []
+    done = NOW + timedelta(minutes=70)
+    endpoint.body = [maintenance("COMPLETED", end=done)]
+    assert csp.once(endpoint.url, "n1", mem, done + timedelta(minutes=5)) == []  # healthy 15 min after the end
+    (healthy,) = csp.once(endpoint.url, "n1", mem, done + timedelta(minutes=16))
+    assert summary([healthy]) == [("n1", "CSPMaintenance", False, True, "NONE", "CSP maintenance completed")]
+
+
+def test_cancelled_or_vanished_maintenance_recovers_and_an_old_completed_one_is_no_news(endpoint: Endpoint) -> None:
+    mem = memory.Memory()
+    endpoint.body = {"events": [maintenance(action="SOMETHING_ELSE")]}
+    (fatal,) = csp.once(endpoint.url, "n1", mem, NOW)
+    assert fatal.recommendedAction.name == "NONE"                               # unknown action → NONE, as upstream
+    endpoint.body = {"events": [maintenance("CANCELLED")]}
+    assert [e.isHealthy for e in csp.once(endpoint.url, "n1", mem, NOW)] == [True]
+    endpoint.body = {"events": [maintenance("COMPLETED", end=NOW - timedelta(minutes=1))]}
+    assert csp.once(endpoint.url, "n1", memory.Memory(), NOW) == []
+
+
+def test_a_bad_endpoint_is_a_clear_error(endpoint: Endpoint, tmp_path: Path) -> None:
+    endpoint.body = b"<html>no</html>"
+    with pytest.raises(errors.InvalidInput, match="did not return JSON"):
+        csp.once(endpoint.url, "n1", memory.Memory(), NOW)
+    endpoint.body, endpoint.status = {"events": []}, 503
+    with pytest.raises(errors.Unavailable, match="HTTP 503"):
+        csp.once(endpoint.url, "n1", memory.Memory(), NOW)
+    endpoint.body, endpoint.status = {"events": "x"}, 200
+    with pytest.raises(errors.InvalidInput, match="events"):
+        csp.once(endpoint.url, "n1", memory.Memory(), NOW)
+
+
+def test_cli_csp_dry_run_json_table_and_polling(run_cli: Any, endpoint: Endpoint) -> None:
+    soon = datetime.now(UTC) + timedelta(minutes=5)
+    endpoint.body = {"events": [maintenance(start=soon, action="REPLACE_VM")]}
+    result = run_cli("nvsentinel", "monitor", "csp", "--url", endpoint.url, "--node", "n1", "--dry-run")
+    assert result.code == 0, result.stderr
+    (line,) = [json.loads(x) for x in result.stdout.splitlines()]
+    assert (line["agent"], line["checkName"], line["isFatal"], line["recommendedAction"]) == (
+        "csp-health-monitor", "CSPMaintenance", True, "REPLACE_VM")
+    table = run_cli("nvsentinel", "monitor", "csp", "--url", endpoint.url, "--node", "n1", "--dry-run",
+                    "--interval", "50ms", "--for", "200ms", "-o", "table")
+    assert table.code == 0, table.stderr
+    assert table.stdout.count("CSPMaintenance") == 1                           # polled, reported once
+    missing = run_cli("nvsentinel", "monitor", "csp", "--url", endpoint.url, "--dry-run")
+    assert missing.code != 0 and "--node" in missing.stderr
+    down = run_cli("nvsentinel", "monitor", "csp", "--url", "http://127.0.0.1:9/x", "--node", "n1", "--dry-run")
+    assert down.code != 0 and "unreachable" in down.stderr
