@@ -27,28 +27,7 @@ from pathlib import Path
 from typing import Any
 
 NAME = "health"
-SEED = """\
-fault-quarantine:
-  ruleSets:
-    - enabled: true
-      version: "1"
-      name: "GPU fatal error ruleset"
-      priority: 100
-      match:
-        all:
-          - kind: "HealthEvent"
-            expression: "event.agent == 'gpu-health-monitor' && event.componentClass == 'GPU' && event.isFatal == true"
-          - kind: "Node"
-            expression: |
-              !('k8saas.nvidia.com/ManagedByNVSentinel' in node.metadata.labels &&
-                node.metadata.labels['k8saas.nvidia.com/ManagedByNVSentinel'] == "false")
-      cordon:
-        shouldCordon: true
-      taint:
-        key: "nvidia.com/gpu-error"
-        value: "fatal"
-        effect: "NoSchedule"
-"""
+SEED = (Path(__file__).resolve().parents[1] / "shared" / "health" / "rules" / "seed-example.yaml").read_text()
 
 
 def _events(count: int, agents: list[str]) -> list[Any]:

@@ -18,28 +18,7 @@ import pytest
 from shared import cel, errors
 from shared.health import config, event, rulecheck, ruleset, values, xid
 
-SEED_VALUES = """\
-fault-quarantine:
-  ruleSets:
-    - enabled: true
-      version: "1"
-      name: "GPU fatal error ruleset"
-      priority: 100
-      match:
-        all:
-          - kind: "HealthEvent"
-            expression: "event.agent == 'gpu-health-monitor' && event.componentClass == 'GPU' && event.isFatal == true"
-          - kind: "Node"
-            expression: |
-              !('k8saas.nvidia.com/ManagedByNVSentinel' in node.metadata.labels &&
-                node.metadata.labels['k8saas.nvidia.com/ManagedByNVSentinel'] == "false")
-      cordon:
-        shouldCordon: true
-      taint:
-        key: "nvidia.com/gpu-error"
-        value: "fatal"
-        effect: "NoSchedule"
-"""
+SEED_VALUES = (Path(__file__).resolve().parents[2] / "shared" / "health" / "rules" / "seed-example.yaml").read_text()
 XID79 = {"agent": "gpu-health-monitor", "componentClass": "GPU", "checkName": "GpuXidError", "isFatal": True,
          "recommendedAction": "RESTART_BM", "errorCode": ["79"], "nodeName": "node-1",
          "entitiesImpacted": [{"entityType": "GPU", "entityValue": "0"}]}
