@@ -10,11 +10,10 @@ of plain data: no API calls here.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
-from shared import errors
+from shared import durations, errors
 from shared.certify import catalog, models
 from shared.certify.isolate import model as iso
 
@@ -25,7 +24,6 @@ GPU_COUNT = "nvidia.com/gpu.count"
 INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 CERT_LABEL = "nvcre.nvidia.com/certification"
 GROUP_ANNOTATION = "nvcre.nvidia.com/group-nodes"
-_DURATION = re.compile(r"(\d+)(ms|h|m|s)")
 
 
 @dataclass(frozen=True)
@@ -38,11 +36,7 @@ class TargetNode:
 
 def seconds(duration: str) -> float:
     """``1h30m`` → 5400.0 (upstream's pattern); InvalidInput otherwise."""
-    parts = _DURATION.findall(duration)
-    if not parts or "".join(a + b for a, b in parts) != duration:
-        raise errors.InvalidInput(f"bad duration {duration!r} (e.g. 90s, 15m, 1h30m)")
-    unit = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
-    return sum(int(a) * unit[b] for a, b in parts)
+    return durations.parse(duration)
 
 
 def _matches(node: dict[str, Any], target: models.TargetSpec) -> bool:

@@ -96,7 +96,6 @@ class Controller:
         self.quarantiner = quarantine.Quarantiner(
             engine=cast(Any, _CountingEngine(cfg.engine)), dry_run=cfg.dry_run, label_prefix=fq.labelPrefix,
             skip_labels=[(s.key, s.value) for s in fq.skipNodeLabels], breaker=self.breaker, now=clk.now)
-        self._cel_lock = threading.Lock()
         self.followup = followup.FollowUp(api, cfg, clk=clk)
         self.analyzer = analyzer.Analyzer(cfg.values.analyzer, now=clk.now)
         self._gauges_at: float | None = None
@@ -172,8 +171,7 @@ class Controller:
             resource.set_status(self.api, stored.name, resource.Status(
                 phase="NodeNotFound", processedAt=hevent.format_time(now)))
             return "NodeNotFound"
-        with self._cel_lock:
-            ev_cel = ev.cel_value()
+        ev_cel = ev.cel_value()
         box: list[quarantine.Outcome] = []
 
         def mutate(node: nodes.Node) -> bool:

@@ -10,7 +10,6 @@ read, an unknown key is an error, reported by ``rulecheck``.
 from __future__ import annotations
 
 import math
-import re
 from datetime import timedelta
 from importlib import resources
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from shared import errors
+from shared import durations, errors
 
 Kind = Literal["HealthEvent", "Node"]
 Effect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
@@ -189,11 +188,7 @@ STRICT_SECTIONS: dict[str, type[BaseModel]] = {
 
 def parse_duration(text: str) -> timedelta:
     """``90s``, ``5m``, ``1h30m``, ``7d``; InvalidInput otherwise."""
-    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)", text.strip())
-    if not parts or "".join(n + u for n, u in parts) != text.strip():
-        raise errors.InvalidInput(f"invalid duration {text!r} (use e.g. 30s, 5m, 1h30m, 7d)")
-    unit = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
-    return timedelta(seconds=sum(float(n) * unit[u] for n, u in parts))
+    return timedelta(seconds=durations.parse(text))
 
 
 def default_text() -> str:

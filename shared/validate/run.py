@@ -7,13 +7,12 @@ goes to the log (stderr). The clock and the pause are parameters so tests run in
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from shared import errors
+from shared import durations
 from shared.recipe import models
 from shared.recipe.snapshot import Snapshot
 from shared.validate import checks
@@ -23,16 +22,11 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT_SECONDS = 600.0
 POLL_SECONDS = 5.0
-_DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h)$")
 
 
 def parse_duration(text: str, *, where: str = "--timeout") -> float:
     """Seconds in ``30s``, ``5m``, ``1h``, ``500ms``."""
-    match = _DURATION.match(text.strip())
-    if not match:
-        raise errors.InvalidInput(f"invalid duration {text!r} (use e.g. 30s, 5m, 1h)", where=where)
-    value, unit = float(match.group(1)), match.group(2)
-    return value * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[unit]
+    return durations.parse(text, where=where)
 
 
 @dataclass
