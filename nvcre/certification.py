@@ -28,15 +28,16 @@ def run(
 ) -> int:
     """Create the Certification and (with --wait) run it, holding a Lease named after it."""
     from shared import output
-    from shared.certify import render, service
+    from shared.certify import live, render, service
     from shared.kube.client import LazyClient
 
     chosen = output.parse_format(fmt, allowed=list(output.Format), flag="--output")
     seconds = render.seconds(timeout) if timeout else None
-    with LazyClient(kubeconfig=kubeconfig, context=context) as api:
+    # Progress on stderr (a live view on a terminal, event lines otherwise); stdout keeps the result.
+    with LazyClient(kubeconfig=kubeconfig, context=context) as api, live.Display() as display:
         result = service.run(api, cert_file=cert_file, resume=resume, namespace=namespace,
                              wait=wait or resume is not None, timeout=seconds, strategy=strategy,
-                             on_progress=output.message)
+                             on_progress=display.note, on_status=display.status)
     if not result.waited:
         output.write_data(f"certification.nvcre.nvidia.com/{result.cert.name} created\n")
         return 0
@@ -124,6 +125,9 @@ def delete_cmd(name: Name, namespace: opt.Namespace = "default", kubeconfig: opt
 
 def render_cmd(cert_file: Annotated[Path, typer.Option("--cert-file", "-f", help="Certification YAML.")],
                strategy: Annotated[str | None, typer.Option("--strategy", show_default=False)] = None,
+               variant: Annotated[str, typer.Option("--variant", help="job (batch/v1 Jobs, what run creates) or "
+                                                    "mpi (kubeflow.org/v2beta1 MPIJobs for real clusters with the "
+                                                    "MPI operator).")] = "job",
                fmt: opt.Output = "table", kubeconfig: opt.Kubeconfig = None, context: opt.Context = None) -> None:
     """The plan without running: groups, Jobs, and what isolating one faulty node would cost."""
     from shared import output
@@ -132,7 +136,7 @@ def render_cmd(cert_file: Annotated[Path, typer.Option("--cert-file", "-f", help
 
     chosen = output.parse_format(fmt, allowed=list(output.Format), flag="--output")
     with LazyClient(kubeconfig=kubeconfig, context=context) as api:
-        plans = service.render_plan(api, cert_file=cert_file, strategy=strategy)
+        plans = service.render_plan(api, cert_file=cert_file, strategy=strategy, variant=variant)
     if chosen is output.Format.YAML:
         output.write_data(output.to_yaml([j for p in plans for j in p.jobs]) if len(plans) else "")
         return

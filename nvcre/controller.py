@@ -1,4 +1,4 @@
-"""``nvcrectl controller``: run Certifications created without ``--wait`` (the in-cluster way)."""
+"""``nvcrectl controller``: run Certifications and WorkloadRuns created without ``--wait`` (the in-cluster way)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ def controller(namespace: opt.Namespace = "default", kubeconfig: opt.Kubeconfig 
                metrics_addr: Annotated[str | None, typer.Option("--metrics-addr", help="Serve Prometheus metrics "
                                                                 "on HOST:PORT (':PORT' is loopback; docs/metrics.md).",
                                                                 show_default=False)] = None) -> None:
-    """Reconcile the namespace's Certifications until interrupted; one replica leads (a Lease)."""
+    """Reconcile the namespace's Certifications and WorkloadRuns until interrupted; one replica leads (a Lease)."""
     from shared import metrics, output
     from shared.certify import controller as loop
     from shared.kube.client import LazyClient

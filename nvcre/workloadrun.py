@@ -10,6 +10,7 @@ import typer
 from nvcre import _options as opt
 
 Name = Annotated[str, typer.Argument(help="WorkloadRun name.")]
+Output = Annotated[str, typer.Option("--output", "-o", help="Format: table, yaml or json.")]
 
 
 def run(
@@ -20,7 +21,8 @@ def run(
     = None,
     namespace: opt.Namespace = "default", kubeconfig: opt.Kubeconfig = None, context: opt.Context = None,
 ) -> int:
-    """Create the WorkloadRun and (with --wait) run it to its verdict."""
+    """Create the WorkloadRun and (with --wait) run it to its verdict, holding its Lease; without
+    --wait, nvcrectl controller runs it."""
     from shared import output
     from shared.certify import render, workload
     from shared.kube.client import LazyClient
@@ -32,35 +34,44 @@ def run(
         if not wait:
             output.write_data(f"workloadrun.nvcre.nvidia.com/{loaded.name} created\n")
             return 0
-        done, timed_out = workload.drive(api(), namespace=namespace, name=loaded.name, timeout=seconds)
-    _emit(done)
+        done, timed_out = workload.drive(api(), namespace=namespace, name=loaded.name, timeout=seconds,
+                                         on_progress=output.message)
+    _emit(done, output.Format.TABLE)
     if timed_out:
         output.error_line(f"error: workloadrun {loaded.name} did not complete within {timeout}")
         return 5
     return 0 if done.status.phase == "Succeeded" else 1
 
 
-def report(name: Name, namespace: opt.Namespace = "default", kubeconfig: opt.Kubeconfig = None,
-           context: opt.Context = None) -> int:
+def report(name: Name, namespace: opt.Namespace = "default", fmt: Output = "table",
+           kubeconfig: opt.Kubeconfig = None, context: opt.Context = None) -> int:
     """The verdict, the metric and the nodes; exit 1 when the run failed."""
-    from shared.certify import workload
-    from shared.kube.client import LazyClient
-
-    with LazyClient(kubeconfig=kubeconfig, context=context) as api:
-        found = workload.get(api(), namespace, name)
-    _emit(found)
-    return 1 if found.status.phase == "Failed" else 0
-
-
-def status(name: Name, namespace: opt.Namespace = "default", kubeconfig: opt.Kubeconfig = None,
-           context: opt.Context = None) -> None:
-    """One line: phase and message."""
     from shared import output
     from shared.certify import workload
     from shared.kube.client import LazyClient
 
+    chosen = output.parse_format(fmt, allowed=(output.Format.TABLE, output.Format.JSON, output.Format.YAML),
+                                 flag="--output")
     with LazyClient(kubeconfig=kubeconfig, context=context) as api:
         found = workload.get(api(), namespace, name)
+    _emit(found, chosen)
+    return 1 if found.status.phase == "Failed" else 0
+
+
+def status(name: Name, namespace: opt.Namespace = "default", fmt: Output = "table",
+           kubeconfig: opt.Kubeconfig = None, context: opt.Context = None) -> None:
+    """One line: phase and message (or the whole status as data with -o json|yaml)."""
+    from shared import output
+    from shared.certify import workload
+    from shared.kube.client import LazyClient
+
+    chosen = output.parse_format(fmt, allowed=(output.Format.TABLE, output.Format.JSON, output.Format.YAML),
+                                 flag="--output")
+    with LazyClient(kubeconfig=kubeconfig, context=context) as api:
+        found = workload.get(api(), namespace, name)
+    if chosen is not output.Format.TABLE:
+        _emit(found, chosen)
+        return
     output.write_data(f"{name}  {found.status.phase or 'Pending'}  {found.status.message or ''}\n")
 
 
@@ -76,11 +87,15 @@ def cancel(name: Name, namespace: opt.Namespace = "default", kubeconfig: opt.Kub
     output.write_data(f"workloadrun.nvcre.nvidia.com/{name} {found.status.phase}: {found.status.message}\n")
 
 
-def _emit(found: object) -> None:
+def _emit(found: object, chosen: object) -> None:
     from shared import output
     from shared.certify import workload
 
     assert isinstance(found, workload.WorkloadRun)
+    if chosen in (output.Format.JSON, output.Format.YAML):
+        data = workload.data(found)
+        output.write_data(output.to_json(data) if chosen is output.Format.JSON else output.to_yaml(data))
+        return
     st = found.status
     value = "-" if st.value is None else f"{st.value:g}"
     output.write_data(output.render_table(["NAME", "PHASE", found.spec.metric.name.upper(), "NODES", "MESSAGE"],

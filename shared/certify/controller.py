@@ -1,4 +1,4 @@
-"""``nvcrectl controller``: the in-cluster runner of Certifications, with leader election.
+"""``nvcrectl controller``: the in-cluster runner of Certifications and WorkloadRuns, with leader election.
 
 Level-based: every pass lists the Certifications of its namespace and moves each unfinished one
 by one ``runner.step``; the objects' status is the whole memory, so a pass after a restart (or on
@@ -7,7 +7,8 @@ another replica) continues exactly where the last one stopped. Two leases keep i
 - a leader Lease (``LEADER_LEASE``): of several controller replicas only the holder reconciles;
 - the run's own Lease, named after the Certification, the one ``run --wait`` holds: the controller
   steps a run only while it holds that lease, so it never races a CLI runner, and it takes over a
-  run whose holder (CLI or controller) stopped renewing once that lease expires.
+  run whose holder (CLI or controller) stopped renewing once that lease expires. WorkloadRuns
+  follow the same model with their own Lease (``workload.lease_name``).
 
 Time comes from the cluster's clock, so the loop runs in the simulated cluster's virtual time.
 """
@@ -22,7 +23,7 @@ from datetime import datetime
 from typing import Any
 
 from shared import clock, errors, metrics
-from shared.certify import models, runner, store
+from shared.certify import models, runner, store, workload
 from shared.kube import leases
 
 logger = logging.getLogger(__name__)
@@ -75,7 +76,11 @@ class Controller:
         if not leading:
             return []
         notes = []
-        for cert in store.list_all(self.api, self.namespace):
+        try:
+            certs = store.list_all(self.api, self.namespace)
+        except errors.NotFound:
+            certs = []  # the Certification CRD is not installed: only WorkloadRuns to run
+        for cert in certs:
             if cert.status.phase in (models.Phase.SUCCEEDED, models.Phase.FAILED):
                 self._let_go(cert.name)
                 continue
@@ -97,6 +102,37 @@ class Controller:
             if progress.done:
                 self._record_verdict(cert.name, progress.phase)
                 self._let_go(cert.name)
+        return notes + self._reconcile_workloads()
+
+    def _reconcile_workloads(self) -> list[str]:
+        """One step of every unfinished WorkloadRun whose Lease this replica holds or can take."""
+        try:
+            runs = workload.list_all(self.api, self.namespace)
+        except errors.NotFound:
+            return []  # the WorkloadRun CRD is not installed: nothing to run
+        notes = []
+        for found in runs:
+            lease = workload.lease_name(found.name)
+            if workload.finished(found):
+                self._let_go(lease)
+                continue
+            if not leases.try_acquire(self.api, self.namespace, lease, identity=self.identity,
+                                      duration=LEASE_SECONDS, now=self.ticker.now):
+                continue
+            self.holding.add(lease)
+            try:
+                done = workload.step(self.api, namespace=self.namespace, name=found.name, clock=self.ticker)
+            except errors.NotFound:
+                self._let_go(lease)
+                continue
+            except errors.Unavailable as exc:
+                STEP_ERRORS.inc()
+                logger.warning("step of workloadrun %s failed: %s", found.name, exc, extra={"subject": found.name})
+                continue
+            STEPS.inc()
+            notes.append(f"workloadrun {found.name}: {done.status.phase or 'Pending'}: {done.status.message or ''}")
+            if workload.finished(done):
+                self._let_go(lease)
         return notes
 
     def _record_verdict(self, name: str, phase: str | None) -> None:
@@ -138,5 +174,6 @@ def serve(client: Any, *, namespace: str, stop: threading.Event | None = None,
     from shared.certify import service
 
     replica = Controller(client, namespace, service.identity(), clock.for_api_client(client))
-    (on_note or logger.info)(f"controller {replica.identity}: reconciling certifications in {namespace}")
+    (on_note or logger.info)(f"controller {replica.identity}: reconciling certifications and workloadruns in "
+                             f"{namespace}")
     replica.run(stop or threading.Event(), on_note)

@@ -24,6 +24,7 @@ GPU_COUNT = "nvidia.com/gpu.count"
 INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 CERT_LABEL = "nvcre.nvidia.com/certification"
 GROUP_ANNOTATION = "nvcre.nvidia.com/group-nodes"
+UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,13 @@ def _matches(node: dict[str, Any], target: models.TargetSpec) -> bool:
             raise errors.InvalidInput(f"unknown operator {req.operator!r}", where="spec.target.matchExpressions")
         if not ok:
             return False
-    taints = (node.get("spec") or {}).get("taints") or []
+    taints = list((node.get("spec") or {}).get("taints") or [])
+    if (node.get("spec") or {}).get("unschedulable"):
+        # The node lifecycle controller taints a cordoned node so; a selector on it opts cordoned nodes in.
+        # Without one a cordoned node is left out: its pods would never schedule and the group would hang.
+        if not any(sel.key == UNSCHEDULABLE_TAINT for sel in target.taintSelectors):
+            return False
+        taints.append({"key": UNSCHEDULABLE_TAINT, "effect": "NoSchedule"})
     for sel in target.taintSelectors:
         if not any(t.get("key") == sel.key and (sel.value is None or t.get("value") == sel.value)
                    and (sel.effect is None or t.get("effect") == sel.effect) for t in taints):
@@ -64,10 +71,22 @@ def _matches(node: dict[str, Any], target: models.TargetSpec) -> bool:
 
 def target_nodes(nodes: list[dict[str, Any]], target: models.TargetSpec) -> list[TargetNode]:
     """The nodes a certification runs on, sorted by name (its topology from the node labels)."""
+    return describe([node for node in nodes if _matches(node, target)])
+
+
+def cordoned_left_out(nodes: list[dict[str, Any]], target: models.TargetSpec) -> list[str]:
+    """Cordoned nodes the target would select if they were not cordoned, for the run's message."""
+    open_target = target.model_copy(update={"taintSelectors": [
+        *target.taintSelectors, models.TaintSelector(key=UNSCHEDULABLE_TAINT)]})
+    return sorted(n["metadata"]["name"] for n in nodes
+                  if (n.get("spec") or {}).get("unschedulable") and _matches(n, open_target)
+                  and not _matches(n, target))
+
+
+def describe(nodes: list[dict[str, Any]]) -> list[TargetNode]:
+    """Nodes as certification sees them (GPU count, rack, clique from labels), sorted by name."""
     out = []
     for node in nodes:
-        if not _matches(node, target):
-            continue
         labels = node["metadata"].get("labels") or {}
         name = node["metadata"]["name"]
         out.append(TargetNode(name=name, gpus=int(labels.get(GPU_COUNT) or 8), rack=labels.get(RACK, "unknown"),
@@ -136,3 +155,52 @@ def job(*, cert: models.Certification, uid: str | None, entry: catalog.Entry, op
             "spec": {"completionMode": "Indexed", "completions": len(names), "parallelism": len(names),
                      "backoffLimit": 0, "activeDeadlineSeconds": int(timeout),
                      "template": {"metadata": {"labels": labels}, "spec": pod}}}
+
+
+MPI_API_VERSION = "kubeflow.org/v2beta1"
+GROUP_LABEL = "nvcre.nvidia.com/group"
+VARIANTS = ("job", "mpi")
+"""How a group is rendered: ``job`` (the batch/v1 Job contract the runner and the simulated
+cluster use) or ``mpi`` (an MPIJob for real clusters running the Kubeflow MPI operator)."""
+
+
+def mpijob(*, cert: models.Certification, uid: str | None, entry: catalog.Entry, options: models.CategoryOptions,
+           name: str, nodes: list[TargetNode]) -> dict[str, Any]:
+    """The group as a kubeflow.org/v2beta1 MPIJob: for real clusters with the MPI operator, where
+    mpirun reaches the workers over its own ssh instead of one pod per node running the test.
+
+    Rendered only (``certification render --variant mpi``): the runner drives batch/v1 Jobs. The
+    launcher runs the catalog's command (``mpirun … <test>``) with no GPU; one worker per node of
+    the group (required node affinity on the group's hostnames plus anti-affinity between the
+    workers) holds the GPUs and runs sshd; ``slotsPerWorker`` is the GPUs per node, so mpirun
+    starts one rank per GPU. A category whose command is not an mpirun (DCGM, training) keeps its Job.
+    """
+    base = job(cert=cert, uid=uid, entry=entry, options=options, name=name, nodes=nodes)
+    command = base["spec"]["template"]["spec"]["containers"][0]["command"]
+    if "mpirun" not in command:
+        return base
+    pod = base["spec"]["template"]["spec"]
+    main = pod["containers"][0]
+    names = [n.name for n in nodes]
+    gpus = int(main["resources"]["limits"]["nvidia.com/gpu"])
+    labels = {**base["metadata"]["labels"], GROUP_LABEL: name}
+    tolerations = {"tolerations": pod["tolerations"]} if "tolerations" in pod else {}
+    launcher = {"name": "launcher", "image": main["image"], "command": command,
+                **({"env": main["env"]} if "env" in main else {})}
+    worker = {"name": "worker", "image": main["image"], "command": ["/usr/sbin/sshd", "-De"],
+              "resources": main["resources"]}
+    worker_pod = {"containers": [worker], **tolerations, "affinity": {
+        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": HOSTNAME, "operator": "In", "values": names}]}]}},
+        "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {GROUP_LABEL: name}}, "topologyKey": HOSTNAME}]}}}
+    return {"apiVersion": MPI_API_VERSION, "kind": "MPIJob", "metadata": {**base["metadata"], "labels": labels},
+            "spec": {"slotsPerWorker": gpus, "mpiImplementation": "OpenMPI",
+                     "launcherCreationPolicy": "WaitForWorkersReady",
+                     "runPolicy": {"cleanPodPolicy": "Running", "backoffLimit": 0,
+                                   "activeDeadlineSeconds": base["spec"]["activeDeadlineSeconds"]},
+                     "mpiReplicaSpecs": {
+                         "Launcher": {"replicas": 1, "restartPolicy": "Never", "template": {
+                             "metadata": {"labels": labels}, "spec": {"containers": [launcher], **tolerations}}},
+                         "Worker": {"replicas": len(names), "restartPolicy": "Never", "template": {
+                             "metadata": {"labels": labels}, "spec": worker_pod}}}}}

@@ -11,7 +11,7 @@ from shared.certify import models
 def data(cert: models.Certification) -> dict[str, Any]:
     """Plain data for -o json|yaml and --results-file; ``passed`` says how the run ended."""
     status = cert.status
-    return {"name": cert.name, "namespace": cert.namespace, "phase": status.phase,
+    return {"name": cert.name, "namespace": cert.namespace, "phase": status.phase.value if status.phase else None,
             "passed": status.phase is models.Phase.SUCCEEDED, "message": status.message,
             "startTime": status.startTime, "completionTime": status.completionTime,
             "categories": [c.model_dump(mode="json", exclude_none=True) for c in status.categoryStatuses]}

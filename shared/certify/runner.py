@@ -63,8 +63,7 @@ def step(api: Any, *, namespace: str, name: str, clock: Clock, strategy: str | N
 
 def _advance(api: Any, cert: models.Certification, metadata: dict[str, Any], status: models.CertificationStatus,
              *, now: str, strategy: str | None) -> str:
-    nodes = {n.name: n for n in render.target_nodes(rest.list_items(api, rest.core_path("nodes")),
-                                                    models.TargetSpec())}
+    nodes = {n.name: n for n in render.describe(rest.list_items(api, rest.core_path("nodes")))}
     if not status.categoryStatuses:
         return _initialise(api, cert, status, now=now, strategy=strategy)
     for index, cs in enumerate(status.categoryStatuses):
@@ -92,15 +91,19 @@ def _initialise(api: Any, cert: models.Certification, status: models.Certificati
         status.phase, status.message, status.completionTime = Phase.FAILED, exc.message, now
         _condition(status, "Failed", "ValidationFailed", exc.message, now)
         return exc.message
-    targets = render.target_nodes(rest.list_items(api, rest.core_path("nodes")), cert.spec.target)
+    every_node = rest.list_items(api, rest.core_path("nodes"))
+    targets = render.target_nodes(every_node, cert.spec.target)
+    cordoned = render.cordoned_left_out(every_node, cert.spec.target)
+    skipped = f"; cordoned, left out: {', '.join(cordoned)}" if cordoned else ""
     if not targets:
-        status.phase, status.message, status.completionTime = Phase.FAILED, "no node matches spec.target", now
+        status.phase, status.completionTime = Phase.FAILED, now
+        status.message = "no node matches spec.target" + skipped
         _condition(status, "Failed", "WaitingForNodes", status.message, now)
         return status.message
     status.phase = Phase.RUNNING
     status.categoryStatuses = [models.CategoryStatus(domain=c.domain, variant=c.variant, strategy=chosen,
                                                      nodes=[t.name for t in targets]) for c in cert.spec.categories]
-    status.message = f"{len(targets)} node(s), {len(cert.spec.categories)} categor(y/ies)"
+    status.message = f"{len(targets)} node(s), {len(cert.spec.categories)} categor(y/ies){skipped}"
     _condition(status, "InProgress", "Running", status.message, now)
     return status.message
 

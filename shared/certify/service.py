@@ -51,7 +51,8 @@ class RunResult:
 
 
 def run(api: ApiFactory, *, cert_file: Path | None, resume: str | None, namespace: str, wait: bool,
-        timeout: float | None, strategy: str | None, on_progress: Callable[[str], None] | None = None) -> RunResult:
+        timeout: float | None, strategy: str | None, on_progress: Callable[[str], None] | None = None,
+        on_status: Callable[[models.Certification], None] | None = None) -> RunResult:
     """Create the Certification (or resume one); with ``wait`` run it here to its end."""
     if strategy is not None and strategy not in isolate.STRATEGIES:
         raise errors.InvalidInput(f"unknown strategy {strategy!r}; known: {', '.join(isolate.STRATEGIES)}",
@@ -71,12 +72,17 @@ def run(api: ApiFactory, *, cert_file: Path | None, resume: str | None, namespac
     if not wait:
         cert, _ = store.get(client, namespace, name)
         return RunResult(cert, timed_out=False, waited=False)
-    return drive(client, namespace=namespace, name=name, timeout=timeout, on_progress=on_progress)
+    return drive(client, namespace=namespace, name=name, timeout=timeout, on_progress=on_progress,
+                 on_status=on_status)
 
 
 def drive(client: Any, *, namespace: str, name: str, timeout: float | None,
-          on_progress: Callable[[str], None] | None = None, me: str | None = None) -> RunResult:
-    """Hold the Lease and step the run until it ends (or ``timeout`` seconds of cluster time pass)."""
+          on_progress: Callable[[str], None] | None = None, me: str | None = None,
+          on_status: Callable[[models.Certification], None] | None = None) -> RunResult:
+    """Hold the Lease and step the run until it ends (or ``timeout`` seconds of cluster time pass).
+
+    ``on_progress`` gets each new note; ``on_status`` the object after every step (the live display).
+    """
     from shared import clock
     from shared.kube import leases
 
@@ -89,6 +95,8 @@ def drive(client: Any, *, namespace: str, name: str, timeout: float | None,
             if leases.try_acquire(client, namespace, name, identity=me, duration=LEASE_SECONDS, now=ticker.now):
                 progress = runner.step(client, namespace=namespace, name=name, clock=ticker)
                 note = progress.note
+                if on_status is not None:
+                    on_status(store.get(client, namespace, name)[0])
                 if progress.done:
                     break
             else:
@@ -135,11 +143,17 @@ class PlannedCategory:
     estimated_node_minutes: float
 
 
-def render_plan(api: ApiFactory, *, cert_file: Path, strategy: str | None) -> list[PlannedCategory]:
-    """The first round of every category as Jobs, plus what isolating one faulty node would cost."""
+def render_plan(api: ApiFactory, *, cert_file: Path, strategy: str | None,
+                variant: str = "job") -> list[PlannedCategory]:
+    """The first round of every category as Jobs (``variant`` mpi: MPIJobs for real clusters with
+    the MPI operator), plus what isolating one faulty node would cost."""
+    from shared.certify.isolate import model as iso_model
     from shared.certify.isolate import trial
     from shared.kube import rest
 
+    if variant not in render.VARIANTS:
+        raise errors.InvalidInput(f"unknown variant {variant!r}; known: {', '.join(render.VARIANTS)}",
+                                  where="--variant")
     cert = store.load_file(cert_file)
     nodes = render.target_nodes(rest.list_items(api(), rest.core_path("nodes")), cert.spec.target)
     if not nodes:
@@ -151,15 +165,16 @@ def render_plan(api: ApiFactory, *, cert_file: Path, strategy: str | None) -> li
         options = cert.spec.options_for(category)
         groups = render.first_round(entry, options, nodes)
         by_name = {n.name: n for n in nodes}
-        docs = [render.job(cert=cert, uid=None, entry=entry, options=options, name=render.job_name(cert.name, i, 1, j),
-                           nodes=[by_name[n] for n in g]) for j, g in enumerate(groups)]
-        rounds, minutes = 1, float(sum(len(g) for g in groups)) * 5
+        make = render.mpijob if variant == "mpi" else render.job
+        docs = [make(cert=cert, uid=None, entry=entry, options=options, name=render.job_name(cert.name, i, 1, j),
+                     nodes=[by_name[n] for n in g]) for j, g in enumerate(groups)]
+        rounds, minutes = 1, iso_model.node_minutes(groups)
         if entry.scope is catalog.Scope.GROUP and len(nodes) > 1:
             topo = render.topology(nodes)
             done = trial.run(isolate.STRATEGIES[chosen], topo, trial.Oracle(hard=frozenset({nodes[-1].name})),
                              first=groups)
             rounds = len(done.history)
-            minutes = sum(5.0 * len(t.nodes) for r in done.history for t in r.tests)
+            minutes = iso_model.node_minutes([t.nodes for r in done.history for t in r.tests])
         plans.append(PlannedCategory(category.key, chosen, len(nodes), groups, docs, rounds, minutes))
     return plans
 

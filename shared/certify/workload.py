@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -254,20 +255,66 @@ def get(api: Any, namespace: str, name: str) -> WorkloadRun:
                                                what=f"workloadrun {namespace}/{name}"))
 
 
-def drive(api: Any, *, namespace: str, name: str, timeout: float | None,
-          poll: float = 10.0) -> tuple[WorkloadRun, bool]:
-    """Step until the run ends or ``timeout`` seconds of cluster time pass; (run, timed_out)."""
+def list_all(api: Any, namespace: str | None) -> list[WorkloadRun]:
+    return [WorkloadRun.model_validate(i) for i in rest.list_items(api, RESOURCE.path(namespace))]
+
+
+def lease_name(name: str) -> str:
+    """The run's Lease: held by ``run --wait`` or by the controller, never both (a Certification
+    of the same name has its own Lease, named after it alone)."""
+    return f"{name}.workloadrun"
+
+
+def finished(run: WorkloadRun) -> bool:
+    return run.status.phase in (models.Phase.SUCCEEDED, models.Phase.FAILED)
+
+
+def drive(api: Any, *, namespace: str, name: str, timeout: float | None, poll: float = 10.0,
+          me: str | None = None, on_progress: Callable[[str], None] | None = None) -> tuple[WorkloadRun, bool]:
+    """Hold the run's Lease and step until the run ends or ``timeout`` seconds of cluster time pass.
+
+    Whoever holds the Lease steps the run (this CLI or ``nvcrectl controller``); a waiter reads the
+    status until the holder finishes, or takes over once the holder's Lease expires. Returns
+    (run, timed_out).
+    """
     from shared import clock
+    from shared.certify import service
+    from shared.kube import leases
 
     ticker = clock.for_api_client(api)
+    me = me or service.identity()
     start = ticker.monotonic()
-    while True:
-        run = step(api, namespace=namespace, name=name, clock=ticker)
-        if run.status.phase in (models.Phase.SUCCEEDED, models.Phase.FAILED):
-            return run, False
-        if timeout is not None and ticker.monotonic() - start >= timeout:
-            return run, True
-        ticker.sleep(poll)
+    last = ""
+    try:
+        while True:
+            if leases.try_acquire(api, namespace, lease_name(name), identity=me, duration=service.LEASE_SECONDS,
+                                  now=ticker.now):
+                run = step(api, namespace=namespace, name=name, clock=ticker)
+                note = f"{name}: {run.status.phase or 'Pending'}: {run.status.message or ''}"
+            else:
+                run = get(api, namespace, name)
+                held = leases.read(api, namespace, lease_name(name))
+                note = f"waiting: {held.holder if held else 'someone'} holds the run"
+            if on_progress is not None and note != last:
+                on_progress(note)
+                last = note
+            if finished(run):
+                return run, False
+            if timeout is not None and ticker.monotonic() - start >= timeout:
+                return run, True
+            ticker.sleep(poll)
+    finally:
+        leases.release(api, namespace, lease_name(name), identity=me)
+
+
+def data(run: WorkloadRun) -> dict[str, Any]:
+    """Plain data for ``report``/``status`` -o json|yaml; ``passed`` says how the run ended."""
+    st = run.status
+    return {"name": run.name, "namespace": run.metadata.get("namespace"),
+            "phase": st.phase.value if st.phase else None,
+            "passed": st.phase is models.Phase.SUCCEEDED, "metric": run.spec.metric.name, "value": st.value,
+            "threshold": run.spec.threshold, "nodes": list(st.nodes), "job": st.job, "message": st.message,
+            "startTime": st.startTime, "completionTime": st.completionTime}
 
 
 def cancel(api: Any, namespace: str, name: str) -> WorkloadRun:

@@ -4,7 +4,11 @@ Covers: every hard-faulty node found and no healthy node blamed, for every strat
 strategy screens itself or starts from a failed full-scale round; a faulty link between two racks
 reported as an infrastructure fault with its two sides; the default needs at most half the rounds
 of halving with one fault; strategies see only results (the oracle is outside them); flaky nodes
-are never confused with healthy ones; decisions are a pure function of the history.
+are never confused with healthy ones; decisions are a pure function of the history; the default
+names hard faults in the round after screening; when nothing fails it screens once more with new
+partners; a link among many racks is narrowed by index bits and named by its two sides; a faulty
+node is found when no node of its rack is healthy (a lone node in the last rack), and a link to such
+a rack is still told from a faulty node when a third rack can clear it.
 """
 
 from __future__ import annotations
@@ -38,6 +42,32 @@ def test_every_faulty_node_is_found_and_no_healthy_node_is_blamed(name: str, dat
     result = trial.run(STRATEGIES[name], nodes, _oracle(nodes, hard=frozenset(bad)), first=first)
     assert set(result.verdict.faulty) == bad
     assert not result.verdict.infrastructure
+
+
+@pytest.mark.parametrize("name", sorted(STRATEGIES))
+@pytest.mark.parametrize(("count", "per_rack", "bad"), [
+    (57, 8, {"node-0000", "node-0001", "node-0056"}),  # the last rack holds one node, and it is faulty
+    (9, 8, {"node-0008"}),  # the same with two racks: the node is named, not the link to it
+    (18, 8, {"node-0016", "node-0017"}),  # every node of the last rack is faulty
+    (19, 2, {"node-0001", "node-0018"}),  # a suspect left without a reference shares a failure with a faulty node
+    (3, 8, {"node-0002"}),  # an odd count in one rack
+], ids=lambda v: str(len(v)) if isinstance(v, set) else str(v))
+@pytest.mark.parametrize("full_scale_first", [False, True], ids=["screened", "after-full-scale"])
+def test_a_faulty_node_in_a_rack_without_a_healthy_node_is_found(name: str, count: int, per_rack: int, bad: set[str],
+                                                                 full_scale_first: bool) -> None:
+    nodes = _nodes(count, per_rack)
+    names = [n.name for n in nodes]
+    result = trial.run(STRATEGIES[name], nodes, _oracle(nodes, hard=frozenset(bad)),
+                       first=[names] if full_scale_first else None)
+    assert set(result.verdict.faulty) == bad
+    assert not result.verdict.infrastructure
+
+
+def test_a_link_to_a_lone_node_rack_blames_no_node_when_another_rack_can_clear_it() -> None:
+    nodes = _nodes(17)
+    result = trial.run(STRATEGIES["adaptive"], nodes, _oracle(nodes, links=frozenset({("rack-0", "rack-2")})))
+    assert not result.verdict.faulty
+    assert result.verdict.infrastructure == ((tuple(f"node-{i:04d}" for i in range(8)), ("node-0016",)),)
 
 
 @pytest.mark.parametrize("name", sorted(STRATEGIES))
@@ -82,9 +112,11 @@ def test_the_default_never_blames_a_healthy_node_when_some_nodes_are_flaky(seed:
 def test_a_decision_is_a_pure_function_of_the_history() -> None:
     nodes = _nodes(24)
     done = trial.run(STRATEGIES["adaptive"], nodes, _oracle(nodes, hard=frozenset({"node-0005"})))
-    again = STRATEGIES["adaptive"](nodes, done.history[:2], model.Settings())
-    assert isinstance(again, model.Plan)
-    assert again.groups == tuple(t.nodes for t in done.history[2].tests)
+    for k, expected in enumerate(done.history):
+        again = STRATEGIES["adaptive"](nodes, done.history[:k], model.Settings())
+        assert isinstance(again, model.Plan)
+        assert again.groups == tuple(t.nodes for t in expected.tests)
+    assert STRATEGIES["adaptive"](nodes, done.history, model.Settings()) == done.verdict
 
 
 @pytest.mark.parametrize("p", [0.5, 0.8], ids=lambda p: f"p={p}")
@@ -104,3 +136,33 @@ def test_a_flaky_node_that_fails_once_is_found_in_nine_seeds_of_ten_and_no_healt
             found += flaky in result.verdict.faulty
     assert showed >= 20
     assert found >= 0.9 * showed
+
+
+@pytest.mark.parametrize("seed", range(8), ids=lambda s: f"seed-{s}")
+def test_the_default_names_hard_faults_two_rounds_after_screening(seed: int) -> None:
+    """One failure beside nodes that passed names a hard-faulty node, so the second round decides."""
+    nodes = _nodes(64, per_rack=16)
+    bad = frozenset(random.Random(seed).sample([n.name for n in nodes], 5))
+    result = trial.run(STRATEGIES["adaptive"], nodes, _oracle(nodes, hard=bad))
+    assert set(result.verdict.faulty) == bad
+    assert [r.stage for r in result.history] == ["screening", "identification"]
+
+
+def test_when_nothing_fails_the_default_screens_once_more_with_new_partners() -> None:
+    nodes = _nodes(16)
+    result = trial.run(STRATEGIES["adaptive"], nodes, _oracle(nodes))
+    first, again = ({frozenset(t.nodes) for t in r.tests} for r in result.history)
+    assert [r.stage for r in result.history] == ["screening", "rescreen"]
+    assert not {g for g in first & again if len(g) == 2}
+    assert not result.verdict.faulty and result.verdict.message == "no faults confirmed"
+
+
+@pytest.mark.parametrize("link", [("rack-03", "rack-09"), ("rack-00", "rack-11"), ("rack-05", "rack-06")])
+def test_the_default_narrows_a_link_among_many_racks_by_index_bits_and_names_its_two_sides(
+        link: tuple[str, str]) -> None:
+    nodes = [model.Node(f"node-{i:04d}", f"rack-{i // 6:02d}") for i in range(72)]
+    result = trial.run(STRATEGIES["adaptive"], nodes, _oracle(nodes, links=frozenset({link})))
+    assert not result.verdict.faulty
+    sides = {frozenset(n.name for n in nodes if n.domain == rack) for rack in link}
+    assert [{frozenset(a), frozenset(b)} for a, b in result.verdict.infrastructure] == [sides]
+    assert "link-split" in [r.stage for r in result.history]
