@@ -10,7 +10,7 @@ HELP = "Certify GPU Kubernetes clusters with NCCL, DCGM and training workloads, 
 
 
 def build_app() -> typer.Typer:
-    from nvcre import catalog, certification, controller, crds, results, workloadrun
+    from nvcre import catalog, certification, controller, crds, manifests, results, workloadrun
 
     app = cli.make_app("nvcrectl", HELP)
     cli.add_global_options(app, "nvcrectl", "NVCRE")
@@ -20,6 +20,7 @@ def build_app() -> typer.Typer:
     results.register(app)
     controller.register(app)
     workloadrun.register(app)
+    manifests.register(app)
     return app
 
 

@@ -13,7 +13,7 @@ HELP = (
 
 
 def build_app() -> typer.Typer:
-    from nvsentinel import breaker, crds, events, monitor, nodes, rules, run
+    from nvsentinel import breaker, crds, events, manifests, monitor, nodes, rules, run, validation
 
     app = cli.make_app("nvsentinel", HELP)
     cli.add_global_options(app, "nvsentinel", "NVSENTINEL")
@@ -24,6 +24,8 @@ def build_app() -> typer.Typer:
     breaker.register(app)
     run.register(app)
     monitor.register(app)
+    validation.register(app)
+    manifests.register(app)
     return app
 
 

@@ -28,14 +28,28 @@ def xid(file: Annotated[str | None, typer.Option("--file", help="Kernel log (dme
                                                      "every D (default 1s).", show_default=False)] = None,
         duration: Annotated[str | None, typer.Option("--for", help="With --follow: stop after D.",
                                                      show_default=False)] = None,
+        journal: Annotated[bool, typer.Option("--journal", help="Read the systemd journal: `journalctl -k -o json` "
+                                              "or `-o export` output from --file/stdin; without --file, run "
+                                              "journalctl -k on this host.")] = False,
+        input_format: Annotated[str, typer.Option("--format", help="Input: text (a kernel log), journal-json or "
+                                                  "journal-export (implies --journal).")] = "text",
         output: opt.Output = "json", kubeconfig: opt.Kubeconfig = None, context: opt.Context = None) -> None:
     """Xid lines → HealthEvents (syslog-health-monitor, SysLogsXIDError); -o json prints NDJSON."""
-    import json
 
     from shared import errors
-    from shared import output as out
     from shared.health import service
 
+    if input_format not in ("text", "journal-json", "journal-export"):
+        raise errors.InvalidInput(f"unknown input format {input_format!r} (text, journal-json, journal-export)",
+                                  where="--format")
+    if journal or input_format != "text":
+        events = _journal_events(file=file, node=node, node_root=node_root, boot_time=boot_time, follow=follow,
+                                 input_format=None if input_format == "text" else input_format)
+        from shared.health.monitors import agent
+
+        agent.publisher(opt.cluster(kubeconfig, context), dry_run)(events)
+        _print_xid(events, output)
+        return
     if follow:
         from datetime import datetime
 
@@ -55,6 +69,45 @@ def xid(file: Annotated[str | None, typer.Option("--file", help="Kernel log (dme
         raise errors.InvalidInput("--interval and --for need --follow", where="--follow")
     events = service.monitor_xid(file=file, node=node, node_root=node_root, boot_time=boot_time, dry_run=dry_run,
                                  cluster=opt.cluster(kubeconfig, context))
+    _print_xid(events, output)
+
+
+def _journal_events(*, file: str | None, node: str | None, node_root: Path | None, boot_time: str | None,
+                    follow: bool, input_format: str | None) -> list[Any]:
+    """``--journal``: the dump from --file, stdin (-) or this host's journalctl, parsed to Xid events."""
+    import sys
+    from datetime import datetime
+
+    from shared import clock, errors
+    from shared.health.monitors import journal
+
+    if follow:
+        raise errors.InvalidInput("--follow reads a growing kernel log; for the journal, run the command "
+                                  "again (events already published are duplicates)", where="--follow")
+    if node_root is not None:
+        raise errors.InvalidInput("--journal reads --file or stdin, not --node-root", where="--node-root")
+    if file == "-":
+        stream = sys.stdin
+        data = stream.buffer.read() if hasattr(stream, "buffer") else stream.read().encode("utf-8")
+        source = "<stdin>"
+    elif file is not None:
+        try:
+            data = Path(file).read_bytes()
+        except FileNotFoundError:
+            raise errors.NotFound("file not found", where=file) from None
+        source = file
+    else:
+        data, source = journal.read_host(), "journalctl"
+    boot = datetime.fromisoformat(boot_time.replace("Z", "+00:00")) if boot_time else None
+    fmt: Any = input_format
+    return journal.events(journal.parse(data, fmt, source=source), node=node, now=clock.WALL.now(), boot_time=boot)
+
+
+def _print_xid(events: list[Any], output: str) -> None:
+    import json
+
+    from shared import output as out
+
     if output == "json":
         out.write_data("".join(json.dumps(e.wire(), sort_keys=True) + "\n" for e in events))
     else:
@@ -128,6 +181,9 @@ def nic(sysfs: Annotated[Path | None, typer.Option("--sysfs", help="sysfs root o
 def csp(url: Annotated[str, typer.Option("--url", help="Metadata endpoint serving the node's scheduled "
                                          "maintenance events as JSON.")],
         node: Node = None, state: State = None, interval: Interval = None, duration: For = None,
+        ready_timeout: Annotated[str, typer.Option("--node-ready-timeout", help="After a maintenance, send the "
+                                                   "healthy event only once the Node is Ready, waiting at most D "
+                                                   "(then none is sent); 0: do not wait.")] = "60m",
         dry_run: DryRun = False, output: opt.Output = "json",
         kubeconfig: opt.Kubeconfig = None, context: opt.Context = None) -> None:
     """Cloud scheduled maintenance → CSPMaintenance HealthEvents (csp-health-monitor): fatal, then healthy."""
@@ -135,7 +191,7 @@ def csp(url: Annotated[str, typer.Option("--url", help="Metadata endpoint servin
 
     events = agent.run("csp", node=node, path=None, node_root=None, state=state, interval=interval,
                        duration=duration, dry_run=dry_run, cluster=opt.cluster(kubeconfig, context),
-                       emit=_emitter(output), url=url)
+                       emit=_emitter(output), url=url, ready_timeout=ready_timeout)
     _print(events, output)
 
 

@@ -16,14 +16,16 @@ def run(values: opt.Values = None, namespace: opt.Namespace = "nvsentinel",
         kubeconfig: opt.Kubeconfig = None, context: opt.Context = None,
         metrics_addr: Annotated[str | None, typer.Option("--metrics-addr", help="Serve Prometheus metrics on "
                                                          "HOST:PORT (':PORT' is loopback; docs/metrics.md).",
-                                                         show_default=False)] = None) -> None:
+                                                         show_default=False)] = None,
+        install: Annotated[bool, typer.Option("--install/--no-install", help="Install the CRDs and create the "
+                                              "namespace first; the chart's pods pass --no-install.")] = True) -> None:
     """Watch HealthEvents and act on them until interrupted."""
     from shared import metrics
     from shared.health import service
 
-    server = metrics.serve(metrics_addr, prefixes=("nvsentinel_",))
+    server = metrics.serve(metrics_addr, prefixes=("nvsentinel_", "nvcrectl_"))
     try:
-        service.run(opt.cluster(kubeconfig, context, namespace), values, enforce)
+        service.run(opt.cluster(kubeconfig, context, namespace), values, enforce, install=install)
     finally:
         if server is not None:
             server.stop()

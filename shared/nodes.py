@@ -55,7 +55,11 @@ def update(api: Any, name: str, mutate: Mutation, *, status: bool = False) -> No
 
 
 def labels(node: Node) -> dict[str, str]:
-    return node.setdefault("metadata", {}).setdefault("labels", {}) or {}
+    meta = node.setdefault("metadata", {})
+    if meta.get("labels") is None:   # an empty dict is the node's own, so changes to it are kept
+        meta["labels"] = {}
+    result: dict[str, str] = meta["labels"]
+    return result
 
 
 def node_annotations(node: Node) -> dict[str, str]:
@@ -141,3 +145,95 @@ def opted_out(node: Node, pairs: Iterable[tuple[str, str]]) -> bool:
     present = (node.get("metadata") or {}).get("labels") or {}
     return any(present.get(k) == v for k, v in pairs)
 
+
+
+# ------------------------------------------------------------ who owns a cordon or a taint
+CORDON_OWNER = "nvsentinel.nvidia.com/cordon-owner"
+"""The component that cordoned the node (fault-quarantine, validation, drift, ...); absent: a person."""
+TAINT_OWNERS = "nvsentinel.nvidia.com/taint-owners"
+"""JSON map ``key=value:effect`` → owner, for taints a component added."""
+
+
+def cordon_owner(node: Node) -> str | None:
+    return ((node.get("metadata") or {}).get("annotations") or {}).get(CORDON_OWNER)
+
+
+def claim_cordon(node: Node, owner: str, *, take_from: Iterable[str] = ()) -> str:
+    """Hold the node's cordon for ``owner``: ``cordoned`` (we cordoned it), ``taken`` (from an owner in
+    ``take_from``), ``ours`` (already held) or ``foreign`` (someone else's cordon, left alone)."""
+    current = cordon_owner(node)
+    if is_cordoned(node):
+        if current == owner:
+            return "ours"
+        if current is not None and current in set(take_from):
+            node_annotations(node)[CORDON_OWNER] = owner
+            return "taken"
+        return "foreign"
+    cordon(node)
+    node_annotations(node)[CORDON_OWNER] = owner
+    return "cordoned"
+
+
+def release_cordon(node: Node, owner: str) -> bool:
+    """Uncordon only when ``owner`` holds the cordon; True when anything changed."""
+    if cordon_owner(node) != owner:
+        return False
+    del node_annotations(node)[CORDON_OWNER]
+    uncordon(node)
+    return True
+
+
+def _taint_key(key: str, value: str, effect: str) -> str:
+    return f"{key}={value}:{effect}"
+
+
+def taint_owners(node: Node) -> dict[str, str]:
+    import json
+
+    text = ((node.get("metadata") or {}).get("annotations") or {}).get(TAINT_OWNERS)
+    try:
+        found = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
+
+
+def _write_taint_owners(node: Node, owners: dict[str, str]) -> None:
+    import json
+
+    set_map(node_annotations(node), {TAINT_OWNERS: json.dumps(owners, sort_keys=True) if owners else None})
+
+
+def claim_taint(node: Node, key: str, value: str, effect: str, owner: str) -> bool:
+    """Add the taint for ``owner`` unless it is there already (someone else's: left alone); True when added."""
+    if add_taint(node, key, value, effect):
+        return False
+    owners = taint_owners(node)
+    owners[_taint_key(key, value, effect)] = owner
+    _write_taint_owners(node, owners)
+    return True
+
+
+def give_taint(node: Node, key: str, value: str, effect: str, owner: str) -> None:
+    """Record ``owner`` as the owner of a taint already on the node (an ownership hand-over)."""
+    owners = taint_owners(node)
+    owners[_taint_key(key, value, effect)] = owner
+    _write_taint_owners(node, owners)
+
+
+def release_taints(node: Node, owner: str, *, keep: Iterable[tuple[str, str, str]] = ()) -> bool:
+    """Remove every taint ``owner`` holds except those in ``keep``; True when anything changed."""
+    owners = taint_owners(node)
+    kept = {_taint_key(*k) for k in keep}
+    changed = False
+    for text, holder in list(owners.items()):
+        if holder != owner or text in kept:
+            continue
+        key, _, rest = text.partition("=")
+        value, _, effect = rest.rpartition(":")
+        remove_taint(node, key, value, effect)
+        del owners[text]
+        changed = True
+    if changed:
+        _write_taint_owners(node, owners)
+    return changed

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 def _models() -> dict[str, type[BaseModel]]:
     from shared.certify import models as certify_models
     from shared.certify.parsers import nccl_log
+    from shared.lifecycle import models as lifecycle_models
     from shared.recipe import criteria, health, models, snapshot
 
     return {
@@ -29,6 +30,7 @@ def _models() -> dict[str, type[BaseModel]]:
         "health-check-asserts.schema.json": health.HealthCheckAsserts,
         "certification.schema.json": certify_models.Certification,
         "nccl-result.schema.json": nccl_log.NcclResult,
+        "validationrequest.schema.json": lifecycle_models.ValidationRequest,
     }
 
 

@@ -7,10 +7,20 @@ resourceVersion, so any number of workers — threads or processes — count exa
 cannot both see the last free slot. A node already in the window is admitted again (re-cordoning
 moves it to the newest slot, as upstream). Reaching the threshold admits that node; the next new
 node trips the breaker, which stays TRIPPED — across restarts — until ``breaker reset``.
+
+Admission is a reservation: the quarantine step reserves a slot before it cordons and the
+controller releases it when the node write fails or turns out not to be needed, so the window
+holds exactly the nodes that were quarantined (a crash in between leaves a slot that the redone
+event takes again, never a second one). The controller's workers run nodes in parallel; to keep
+the outcome what one-at-a-time processing in first-event order gives (and what ``rules replay``
+predicts), a pass hands the breaker its node order and a node whose admission could take a slot
+an earlier, still-undecided node may need waits for that node — only near the threshold, so a
+storm runs in parallel until the window is almost full.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import threading
@@ -30,6 +40,14 @@ logger = logging.getLogger(__name__)
 NAME = "circuit-breaker"
 CLOSED, TRIPPED = "CLOSED", "TRIPPED"
 _POLICY = retry.RetryPolicy(attempts=50, base_delay=0.005, max_delay=0.2)
+
+
+@dataclass(frozen=True)
+class Admission:
+    """A reservation's answer; ``new`` when the node was not in the window before (only those are released)."""
+
+    admitted: bool
+    new: bool = False
 
 
 @dataclass(frozen=True)
@@ -60,14 +78,47 @@ class ConfigMapBreaker:
         self.gpu_node_label = gpu_node_label
         self.now = now
         self._gpu_nodes: int | None = None
-        self._lock = threading.Lock()   # saves this process's workers from conflicting with each other
+        # One lock for this process's workers: the ConfigMap write is the cross-process guarantee,
+        # the lock keeps our own workers from conflicting and guards the pass order below.
+        self._cond = threading.Condition(threading.Lock())
+        self._cm: dict[str, Any] | None = None   # the ConfigMap as we last read or wrote it
+        self._ranks: dict[str, int] = {}
+        self._undecided: set[str] = set()
 
     def gpu_nodes(self) -> int:
         if self._gpu_nodes is None:
-            self._gpu_nodes = len(rest.list_items(self.api, rest.core_path("nodes"),
-                                                  label_selector=self.gpu_node_label or None))
+            self._gpu_nodes = sum(1 for _ in rest.iter_items(self.api, rest.core_path("nodes"),
+                                                             label_selector=self.gpu_node_label or None))
         return self._gpu_nodes
 
+    # ------------------------------------------------------------ pass order
+    def begin_pass(self, order: list[str]) -> None:
+        """The nodes of a pass in first-event order; the cached ConfigMap is re-read (a reset counts)."""
+        with self._cond:
+            self._ranks = {name: i for i, name in enumerate(order)}
+            self._undecided = set(order)
+            self._cm = None
+
+    def finished(self, node: str) -> None:
+        """``node`` will ask for no slot in this pass any more: later nodes need not wait for it."""
+        with self._cond:
+            self._undecided.discard(node)
+            self._cond.notify_all()
+
+    def end_pass(self) -> None:
+        with self._cond:
+            self._ranks, self._undecided = {}, set()
+            self._cond.notify_all()
+
+    def _waiting_for(self, node: str, recent: dict[str, str]) -> int:
+        """Earlier nodes of this pass that may still want a slot (none outside a pass)."""
+        rank = self._ranks.get(node)
+        if rank is None:
+            return 0
+        return sum(1 for other in self._undecided
+                   if self._ranks[other] < rank and other not in recent)
+
+    # ------------------------------------------------------------ the ConfigMap
     def _read(self) -> dict[str, Any]:
         try:
             return rest.get(self.api, _path(self.namespace, NAME), what=f"configmap {self.namespace}/{NAME}")
@@ -79,6 +130,20 @@ class ConfigMapBreaker:
             except kube_errors.AlreadyExists:
                 return rest.get(self.api, _path(self.namespace, NAME), what=f"configmap {self.namespace}/{NAME}")
 
+    def _cached(self) -> dict[str, Any]:
+        if self._cm is None:
+            self._cm = self._read()
+        return copy.deepcopy(self._cm)
+
+    def _write(self, cm: dict[str, Any]) -> None:
+        """Replace with the resourceVersion read; a conflict (someone else wrote) drops the cache."""
+        try:
+            self._cm = rest.replace(self.api, _path(self.namespace, NAME), cm,
+                                    what=f"configmap {self.namespace}/{NAME}")
+        except Exception:
+            self._cm = None
+            raise
+
     def _recent(self, data: dict[str, str], moment: datetime) -> dict[str, str]:
         try:
             window: dict[str, str] = json.loads(data.get("window") or "{}")
@@ -88,33 +153,68 @@ class ConfigMapBreaker:
         return {n: t for n, t in window.items()
                 if datetime.fromisoformat(t.replace("Z", "+00:00")) > oldest}
 
+    # ------------------------------------------------------------ admission
     def allow(self, node: str) -> bool:
         """Admit one quarantine of ``node``; False (and TRIPPED) when the window is full."""
+        return self.reserve(node).admitted
+
+    def reserve(self, node: str) -> Admission:
+        """Take a slot for ``node`` before it is quarantined (see the module docstring)."""
         if not self.settings.enabled:
-            return True
+            return Admission(True)
         threshold = self.settings.threshold(self.gpu_nodes())
 
-        def attempt() -> bool:
-            cm = self._read()
-            data = cm.setdefault("data", {}) or {}
-            cm["data"] = data
-            if data.get("status") == TRIPPED:
-                return False
-            moment = self.now()
-            recent = self._recent(data, moment)
-            admitted = node in recent or len(recent) < threshold
-            if admitted:
-                recent[node] = hevent.format_time(moment)
-            else:
-                data["status"] = TRIPPED
-                logger.warning("circuit breaker TRIPPED: %d node(s) quarantined within %s (threshold %d)",
-                               len(recent), self.settings.duration, threshold, extra={"subject": node})
-            data["window"] = json.dumps(recent, sort_keys=True)
-            rest.replace(self.api, _path(self.namespace, NAME), cm, what=f"configmap {self.namespace}/{NAME}")
-            return admitted
+        def attempt() -> Admission:
+            while True:
+                cm = self._cached()
+                data = cm.get("data") or {}
+                cm["data"] = data
+                if data.get("status") == TRIPPED:
+                    return Admission(False)
+                moment = self.now()
+                recent = self._recent(data, moment)
+                new = node not in recent
+                free = threshold - len(recent)
+                waiting_for = self._waiting_for(node, recent) if new else 0
+                if new and free <= waiting_for and waiting_for > 0:
+                    self._cond.wait(timeout=1.0)   # an earlier node decides first
+                    continue
+                admitted = not new or free > 0
+                if admitted:
+                    recent[node] = hevent.format_time(moment)
+                else:
+                    data["status"] = TRIPPED
+                    logger.warning("circuit breaker TRIPPED: %d node(s) quarantined within %s (threshold %d)",
+                                   len(recent), self.settings.duration, threshold, extra={"subject": node})
+                data["window"] = json.dumps(recent, sort_keys=True)
+                self._write(cm)
+                self._cond.notify_all()
+                return Admission(admitted, new and admitted)
 
-        with self._lock:
+        with self._cond:
             return retry.call(attempt, policy=_POLICY, what=f"configmap {self.namespace}/{NAME}")
+
+    def release(self, node: str) -> None:
+        """Give back a slot reserved for a quarantine that did not happen."""
+        if not self.settings.enabled:
+            return
+
+        def attempt() -> None:
+            cm = self._cached()
+            data = cm.get("data") or {}
+            cm["data"] = data
+            try:
+                window: dict[str, str] = json.loads(data.get("window") or "{}")
+            except ValueError:
+                return
+            if window.pop(node, None) is None:
+                return
+            data["window"] = json.dumps(window, sort_keys=True)
+            self._write(cm)
+            self._cond.notify_all()
+
+        with self._cond:
+            retry.call(attempt, policy=_POLICY, what=f"configmap {self.namespace}/{NAME}")
 
     def status(self) -> Status:
         """The stored state; CLOSED and empty when the ConfigMap does not exist yet (nothing is written)."""
@@ -132,9 +232,10 @@ class ConfigMapBreaker:
         def attempt() -> None:
             cm = self._read()
             cm["data"] = {"status": CLOSED, "cursor": "CREATE" if skip_backlog else "RESUME", "window": "{}"}
-            rest.replace(self.api, _path(self.namespace, NAME), cm, what=f"configmap {self.namespace}/{NAME}")
+            self._write(cm)
 
-        retry.call(attempt, policy=_POLICY)
+        with self._cond:
+            retry.call(attempt, policy=_POLICY)
         return self.status()
 
 
@@ -147,6 +248,9 @@ class MemoryBreaker:
         self.now = now
         self.window: dict[str, datetime] = {}
         self.tripped = False
+
+    def release(self, node: str) -> None:
+        self.window.pop(node, None)
 
     def allow(self, node: str) -> bool:
         if not self.settings.enabled:

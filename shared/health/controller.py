@@ -6,10 +6,12 @@ a pool of workers — ordered per node, parallel across nodes. Each event: condi
 the quarantine step inside one conflict-safe node update, then the outcome in ``status``. Killed
 between the node write and the status write, the next run redoes the event, finds its cause already
 recorded and changes nothing: no action happens twice. ``run`` adds leader election (a Lease) and
-sleeps on a watch of HealthEvents between passes; only the leader acts. While the circuit breaker
-is enabled, nodes are taken one at a time in the order of their first event, so which nodes get
-its last slots is deterministic (and what ``rules replay`` predicts); with it disabled they run on
-``nvsentinel.workers`` threads.
+sleeps on a watch of HealthEvents between passes; only the leader acts. Nodes run on
+``nvsentinel.workers`` threads with the circuit breaker enabled too: a node's first quarantine
+reserves a breaker slot before the node write and releases it when the write fails or is not
+needed, so the breaker's count stays exact; the pass hands the breaker its node order (first
+event first), so which nodes get its last slots is what one-at-a-time processing — and ``rules
+replay`` — gives, whatever the thread timing.
 """
 
 from __future__ import annotations
@@ -69,6 +71,30 @@ class _CountingEngine:
         return getattr(self._inner, name)
 
 
+class _Slot:
+    """The breaker as one event's quarantine step sees it: remembers a slot it newly reserved.
+
+    ``nodes.update`` may run the step several times (409s); the first admission is kept, so the
+    retries neither reserve twice nor lose the slot."""
+
+    def __init__(self, inner: hbreaker.ConfigMapBreaker) -> None:
+        self.inner = inner
+        self.node: str | None = None
+
+    def allow(self, node: str) -> bool:
+        if self.node == node:
+            return True
+        admission = self.inner.reserve(node)
+        if admission.new:
+            self.node = node
+        return admission.admitted
+
+    def release(self) -> None:
+        if self.node is not None:
+            self.inner.release(self.node)
+            self.node = None
+
+
 @dataclass
 class PassResult:
     """What one pass did, by outcome phase."""
@@ -122,7 +148,9 @@ class Controller:
             return
         self._gauges_at = now
         try:
-            QUARANTINED.set(sum(1 for node in nodes.list_nodes(self.api) if quarantine.causes(node)))
+            # page by page: at 10,000 nodes the full list would dominate the controller's memory
+            QUARANTINED.set(sum(1 for node in rest.iter_items(self.api, rest.core_path("nodes"))
+                                if quarantine.ANN_CAUSES in ((node.get("metadata") or {}).get("annotations") or {})))
             BREAKER.set(1 if self.breaker.status().state == hbreaker.TRIPPED else 0)
         except errors.ToolError as exc:
             logger.debug("metrics refresh failed: %s", exc.line())
@@ -141,25 +169,30 @@ class Controller:
 
     def _quarantine_pass(self, by_node: dict[str, list[resource.Stored]], result: PassResult) -> None:
         workers = min(self.cfg.values.nvsentinel.workers, len(by_node))
-        if self.cfg.fq.circuitBreaker.enabled and not self.cfg.dry_run:
-            # Which nodes get the breaker's last slots must not depend on thread timing (and must
-            # match ``rules replay``): admit nodes in the order of their first event.
-            workers = 1
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="nvsentinel-node") as pool:
-            for phases in pool.map(self._process_node, by_node.values()):
-                for phase in phases:
-                    result.phases[phase] = result.phases.get(phase, 0) + 1
-                    EVENTS.inc(phase=phase)
+        # by_node keeps the order of each node's first event; the executor starts nodes in that
+        # order, so a node waiting on the breaker only ever waits for nodes already running.
+        self.breaker.begin_pass(list(by_node))
+        try:
+            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="nvsentinel-node") as pool:
+                for phases in pool.map(self._process_node, by_node.values()):
+                    for phase in phases:
+                        result.phases[phase] = result.phases.get(phase, 0) + 1
+                        EVENTS.inc(phase=phase)
+        finally:
+            self.breaker.end_pass()
 
     def _process_node(self, events: list[resource.Stored]) -> list[str]:
         done = []
-        for stored in events:
-            try:
-                done.append(self._process(stored))
-            except errors.ToolError as exc:
-                logger.warning("event %s not processed: %s", stored.name, exc.line(),
-                               extra={"subject": stored.event.nodeName})
-                break   # keep this node's order: retry the rest in the next pass
+        try:
+            for stored in events:
+                try:
+                    done.append(self._process(stored))
+                except errors.ToolError as exc:
+                    logger.warning("event %s not processed: %s", stored.name, exc.line(),
+                                   extra={"subject": stored.event.nodeName})
+                    break   # keep this node's order: retry the rest in the next pass
+        finally:
+            self.breaker.finished(events[0].event.nodeName)
         return done
 
     def _process(self, stored: resource.Stored) -> str:
@@ -173,14 +206,21 @@ class Controller:
             return "NodeNotFound"
         ev_cel = ev.cel_value()
         box: list[quarantine.Outcome] = []
+        slot = _Slot(self.breaker)
 
         def mutate(node: nodes.Node) -> bool:
-            outcome = self.quarantiner.apply(node, ev, ev_cel, event_name=stored.name)
+            outcome = self.quarantiner.apply(node, ev, ev_cel, event_name=stored.name, breaker=slot)
             box[:] = [outcome]
             return outcome.changed
 
-        nodes.update(self.api, ev.nodeName, mutate)
+        try:
+            nodes.update(self.api, ev.nodeName, mutate)
+        except errors.ToolError:
+            slot.release()   # the node was not written: its slot goes back
+            raise
         outcome = box[-1]
+        if outcome.phase != "Quarantined":
+            slot.release()   # a retried write found the node already held, or nothing to do
         if outcome.phase in ("Quarantined", "UnQuarantined", "Blocked"):
             logger.info("%s by %s", outcome.phase, ", ".join(outcome.rule_sets) or ev.checkName,
                         extra={"subject": ev.nodeName})

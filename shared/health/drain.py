@@ -12,10 +12,19 @@ on a PodDisruptionBudget or on pods to finish never blocks other nodes. Modes, b
 - ``DeleteAfterTimeout``: wait until ``deleteAfterTimeoutMinutes`` after the drain started, then
   delete them.
 
-DaemonSet and mirror pods, finished pods and the ``systemNamespaces`` are never touched. A
+With ``podDrainPolicies`` (exclusive with ``userNamespaces``, as upstream) the mode is chosen per
+pod instead: the first policy whose ``namespace`` glob (empty: any) and ``podSelector`` (a label
+selector) match; a pod no policy matches is left alone and does not hold the drain up.
+
+DaemonSet and mirror pods, finished pods and the ``systemNamespaces`` are never touched; nor are
+pods stuck terminating (past their grace period) or not Ready for ``notReadyTimeoutMinutes``, as
+upstream: they hold no work a drain could save and would only hold it up. ``drainGPUPods`` limits
+the drain to pods requesting GPUs (``nvidia.com/gpu`` or ``nvidia.com/pgpu`` limits). A
 COMPONENT_RESET event with a GPU_UUID entity drains only the pods using that GPU (annotation
-``dgxc.nvidia.com/devices``, as upstream's metadata collector writes it) when partial drain is on.
-The node's ``dgxc.nvidia.com/nvsentinel-state`` label goes draining → drain-succeeded.
+``dgxc.nvidia.com/devices``, as upstream's metadata collector writes it) when partial drain is on;
+a pod requesting GPUs without that annotation cannot be ruled out, so it is drained too (upstream
+stops the drain with an error there). The node's ``dgxc.nvidia.com/nvsentinel-state`` label goes
+draining → drain-succeeded.
 """
 
 from __future__ import annotations
@@ -61,6 +70,94 @@ def uses_gpu(pod: dict[str, Any], gpu_uuid: str) -> bool:
     return any(gpu_uuid in (ids or []) for ids in devices.values())
 
 
+Requirement = tuple[str, str, frozenset[str]]
+_KEY = r"[A-Za-z0-9]([-A-Za-z0-9_./]*[A-Za-z0-9])?"
+_SET = re.compile(rf"^(?P<key>{_KEY})\s+(?P<op>in|notin)\s*\((?P<values>[^()]*)\)$")
+_CMP = re.compile(rf"^(?P<key>{_KEY})\s*(?P<op>==|=|!=)\s*(?P<value>[-A-Za-z0-9_.]*)$")
+_EXISTS = re.compile(rf"^(?P<neg>!?)\s*(?P<key>{_KEY})$")
+
+
+def parse_selector(text: str) -> tuple[Requirement, ...]:
+    """A label selector as the API server reads it (``a=b``, ``a!=b``, ``a in (x,y)``, ``a notin (x)``,
+    ``a``, ``!a``, comma-separated); ValueError naming the part it cannot read."""
+    parts, depth, current = [], 0, ""
+    for char in text:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+    parts.append(current)
+    out: list[Requirement] = []
+    for raw in parts:
+        part = raw.strip()
+        if m := _SET.match(part):
+            out.append((m["key"], m["op"], frozenset(v.strip() for v in m["values"].split(","))))
+        elif m := _CMP.match(part):
+            out.append((m["key"], "!=" if m["op"] == "!=" else "=", frozenset({m["value"]})))
+        elif m := _EXISTS.match(part):
+            out.append((m["key"], "!exists" if m["neg"] else "exists", frozenset()))
+        else:
+            raise ValueError(f"cannot parse requirement {part!r} of label selector {text!r}")
+    return tuple(out)
+
+
+def selector_matches(requirements: tuple[Requirement, ...], labels: dict[str, str]) -> bool:
+    for key, op, values in requirements:
+        value = labels.get(key)
+        if op == "exists":
+            ok = value is not None
+        elif op == "!exists":
+            ok = value is None
+        elif op in ("=", "in"):
+            ok = value is not None and value in values
+        else:   # "!=", "notin": a missing label matches, as in Kubernetes
+            ok = value is None or value not in values
+        if not ok:
+            return False
+    return True
+
+
+GPU_RESOURCES = ("nvidia.com/gpu", "nvidia.com/pgpu")
+"""Resources whose devices a GPU_UUID names (upstream's EntityTypeToResourceNames["GPU_UUID"])."""
+
+
+def requests_gpu(pod: dict[str, Any]) -> bool:
+    """A container or init container with a positive GPU limit."""
+    spec = pod.get("spec") or {}
+    for container in (spec.get("containers") or []) + (spec.get("initContainers") or []):
+        limits = (container.get("resources") or {}).get("limits") or {}
+        for name in GPU_RESOURCES:
+            try:
+                if float(str(limits.get(name, "0"))) > 0:
+                    return True
+            except ValueError:
+                return True   # a quantity we cannot read is still a request
+    return False
+
+
+def _since(pod: dict[str, Any], when: str | None, seconds: float, now: datetime) -> bool:
+    """``when`` (an API timestamp) plus ``seconds`` is before ``now``."""
+    if not when:
+        return False
+    try:
+        return _parse(when) + timedelta(seconds=seconds) < now
+    except ValueError:
+        return False
+
+
+def _stale(pod: dict[str, Any], not_ready_minutes: float, now: datetime) -> bool:
+    """Stuck terminating past its grace period, or not Ready for ``not_ready_minutes`` (upstream's filters)."""
+    meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
+    grace = spec.get("terminationGracePeriodSeconds")
+    if _since(pod, meta.get("deletionTimestamp"), 30 if grace is None else float(grace), now):
+        return True
+    return any(c.get("type") == "Ready" and c.get("status") == "False"
+               and _since(pod, c.get("lastTransitionTime"), not_ready_minutes * 60, now)
+               for c in (pod.get("status") or {}).get("conditions") or [])
+
+
 def _exempt(pod: dict[str, Any]) -> bool:
     meta = pod.get("metadata") or {}
     if any(ref.get("kind") == "DaemonSet" for ref in meta.get("ownerReferences") or []):
@@ -78,19 +175,28 @@ class Drainer:
         self.settings = settings
         self.now = now
         self.system = re.compile(settings.systemNamespaces)
+        self.policies = [(p.namespace, parse_selector(p.podSelector), p.mode)
+                         for p in settings.podDrainPolicies]
         self.base = hvalues.parse_duration(settings.requeueBackoffBase)
         self.most = hvalues.parse_duration(settings.requeueBackoffMax)
 
     # ------------------------------------------------------------ scope
-    def mode_for(self, namespace: str, ev: hevent.HealthEvent) -> str | None:
-        """The namespace's mode (``drainOverrides.force`` makes every mode Immediate); None: out of scope."""
+    def mode_for(self, namespace: str, ev: hevent.HealthEvent, labels: dict[str, str] | None = None) -> str | None:
+        """The pod's mode (``drainOverrides.force`` makes every mode Immediate); None: out of scope.
+
+        From the first matching pod policy when there are any, else from the namespace's entry."""
         if self.system.search(namespace):
             return None
-        for entry in self.settings.userNamespaces:
-            if fnmatch.fnmatchcase(namespace, entry.name):
-                forced = ev.drainOverrides is not None and ev.drainOverrides.force
-                return "Immediate" if forced else entry.mode
-        return None
+        mode: str | None = None
+        if self.policies:
+            mode = next((m for glob, requirements, m in self.policies
+                         if (not glob or fnmatch.fnmatchcase(namespace, glob))
+                         and selector_matches(requirements, labels or {})), None)
+        else:
+            mode = next((e.mode for e in self.settings.userNamespaces if fnmatch.fnmatchcase(namespace, e.name)), None)
+        if mode is not None and ev.drainOverrides is not None and ev.drainOverrides.force:
+            return "Immediate"
+        return mode
 
     def partial_entity(self, ev: hevent.HealthEvent) -> tuple[bool, str | None]:
         """(partial?, GPU UUID): partial for COMPONENT_RESET when enabled; UUID None means unusable."""
@@ -102,11 +208,16 @@ class Drainer:
     def pods(self, node: str, ev: hevent.HealthEvent, entity: str | None) -> list[tuple[dict[str, Any], str]]:
         """(pod, mode) for every pod of ``node`` this drain must move."""
         found = []
+        now = self.now()
         for pod in rest.list_items(self.api, rest.core_path("pods"), field_selector=f"spec.nodeName={node}"):
-            if _exempt(pod):
+            if _exempt(pod) or _stale(pod, self.settings.notReadyTimeoutMinutes, now):
                 continue
-            mode = self.mode_for((pod.get("metadata") or {}).get("namespace", ""), ev)
-            if mode is None or (entity is not None and not uses_gpu(pod, entity)):
+            meta = pod.get("metadata") or {}
+            mode = self.mode_for(meta.get("namespace", ""), ev, meta.get("labels") or {})
+            if mode is None or (self.settings.drainGPUPods and not requests_gpu(pod)):
+                continue
+            if entity is not None and not uses_gpu(pod, entity) and not (
+                    requests_gpu(pod) and DEVICES_ANNOTATION not in (meta.get("annotations") or {})):
                 continue
             found.append((pod, mode))
         return found
@@ -121,6 +232,8 @@ class Drainer:
             return current
         if not quarantine.is_quarantined(node):
             return current.model_copy(update={"state": "Cancelled", "message": "node no longer quarantined"})
+        if not quarantine.is_enforced(node, ev):
+            return current.model_copy(update={"state": "Skipped", "message": "recorded in monitor mode, not enforced"})
         if ev.drainOverrides is not None and ev.drainOverrides.skip:
             return current.model_copy(update={"state": "AlreadyDrained", "message": "drainOverrides.skip"})
         partial, entity = self.partial_entity(ev)

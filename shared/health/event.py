@@ -239,8 +239,18 @@ def parse(data: Any, *, where: str | None = None) -> HealthEvent:
         raise errors.InvalidInput(f"invalid HealthEvent: {field}: {first['msg']}", where=where) from None
 
 
+def _unwrap(item: Any) -> Any:
+    """A stored HealthEvent object (``kubectl get healthevent X -o json``) carries the event in spec."""
+    if isinstance(item, dict) and item.get("kind") == "HealthEvent" and isinstance(item.get("spec"), dict):
+        return item["spec"]
+    return item
+
+
 def parse_text(text: str, *, source: str = "-") -> list[HealthEvent]:
-    """One event, a JSON array, or NDJSON (one event per line), in input order."""
+    """One event, a JSON array, NDJSON (one event per line), or the cluster's objects, in input order.
+
+    The objects are what ``kubectl get healthevents -o json`` prints (a list with ``items``, or one
+    object), so history exported from a cluster replays without reshaping it first."""
     stripped = text.strip()
     if not stripped:
         return []
@@ -249,8 +259,10 @@ def parse_text(text: str, *, source: str = "-") -> list[HealthEvent]:
     except json.JSONDecodeError:
         whole = None
     else:
+        if isinstance(whole, dict) and isinstance(whole.get("items"), list):
+            return [parse(_unwrap(item), where=f"{source}.items[{i}]") for i, item in enumerate(whole["items"])]
         items = whole if isinstance(whole, list) else [whole]
-        return [parse(item, where=f"{source}[{i}]" if isinstance(whole, list) else source)
+        return [parse(_unwrap(item), where=f"{source}[{i}]" if isinstance(whole, list) else source)
                 for i, item in enumerate(items)]
     events = []
     for number, line in enumerate(text.splitlines(), start=1):
@@ -260,7 +272,7 @@ def parse_text(text: str, *, source: str = "-") -> list[HealthEvent]:
             item = json.loads(line)
         except json.JSONDecodeError as exc:
             raise errors.InvalidInput(f"not JSON: {exc.msg}", where=f"{source}:{number}") from None
-        events.append(parse(item, where=f"{source}:{number}"))
+        events.append(parse(_unwrap(item), where=f"{source}:{number}"))
     return events
 
 

@@ -14,7 +14,8 @@ one of ours:
 A healthy event removes exactly the causes it names (entity-level, research §3.6); when none is
 left, everything we added — and only that — is removed. An unhealthy event on an already
 quarantined node adds its own taints and labels too (upstream issue #1439). Monitor mode (dry
-run) records annotations but never cordons, taints or labels.
+run) records annotations but never cordons, taints or labels; such a record is not retroactively
+enforced when enforcement is switched on — the next unhealthy event for the node enforces it.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ ANN_CORDON_PRE = "quarantineHealthEventCordonPreExisting"
 ANN_CAUSES = "nvsentinel.nvidia.com/quarantine-causes"
 STATE_LABEL = "dgxc.nvidia.com/nvsentinel-state"
 OWNER = "NVSentinel"
+CORDON_OWNER = "fault-quarantine"
+"""Our name in ``shared.nodes.CORDON_OWNER`` on a cordon quarantine set."""
 ANN_REMEDIATION = "latestFaultRemediationState"
 OWNED_ANNOTATIONS = (ANN_EVENTS, ANN_TAINTS, ANN_LABELS, ANN_CORDONED, ANN_CORDON_PRE, ANN_CAUSES, ANN_REMEDIATION)
 
@@ -93,6 +96,16 @@ def is_quarantined(node: nodes.Node) -> bool:
     return bool(causes(node))
 
 
+def is_enforced(node: nodes.Node, ev: hevent.HealthEvent | None = None) -> bool:
+    """Whether quarantine acted (cordon, taints) for the node — for ``ev``'s causes when given.
+
+    A cause recorded in monitor mode stays a record after a switch to enforcing, so drain and
+    remediation, which follow only enforced causes, never act on a node nobody cordoned."""
+    current = causes(node)
+    keys = cause_keys(ev) if ev is not None else list(current)
+    return any(current[k].get("enforced") for k in keys if k in current)
+
+
 class Quarantiner:
     """Applies events to nodes under one configuration."""
 
@@ -105,8 +118,12 @@ class Quarantiner:
         self.breaker = breaker
         self.now = now
 
-    def apply(self, node: nodes.Node, ev: hevent.HealthEvent, ev_cel: Any, *, event_name: str = "") -> Outcome:
-        """Change ``node`` in place for ``ev``; ``Outcome.changed`` says whether to write it."""
+    def apply(self, node: nodes.Node, ev: hevent.HealthEvent, ev_cel: Any, *, event_name: str = "",
+              breaker: Breaker | None = None) -> Outcome:
+        """Change ``node`` in place for ``ev``; ``Outcome.changed`` says whether to write it.
+
+        ``breaker`` replaces the configured one for this call: the controller passes one that
+        remembers the slot it reserved, to release it if the node write does not happen."""
         if nodes.opted_out(node, self.skip_labels):
             return Outcome("Skipped", message="node opted out of NVSentinel management")
         if ev.processingStrategy in (hevent.ProcessingStrategy.STORE_ONLY, hevent.ProcessingStrategy.STORE_AND_ANALYSE):
@@ -121,17 +138,20 @@ class Quarantiner:
         if not decision.matched:
             msg = "; ".join(decision.errors)
             return Outcome("NotMatched", message=msg)
-        return self._quarantine(node, ev, decision, event_name=event_name, counted=not force)
+        return self._quarantine(node, ev, decision, event_name=event_name, counted=not force,
+                                breaker=breaker or self.breaker)
 
     # ------------------------------------------------------------ unhealthy
     def _quarantine(self, node: nodes.Node, ev: hevent.HealthEvent, decision: ruleset.Decision, *,
-                    event_name: str, counted: bool) -> Outcome:
+                    event_name: str, counted: bool, breaker: Breaker) -> Outcome:
         name = node["metadata"]["name"]
         anns = nodes.node_annotations(node)
         current = causes(node)
         already = bool(current)
         acting = not self.dry_run and decision.acts
-        if not already and acting and counted and not self.breaker.allow(name):
+        # a node recorded only in monitor mode is not held yet: enforcing it counts against the breaker
+        held = any(c.get("enforced") for c in current.values())
+        if not held and acting and counted and not breaker.allow(name):
             return Outcome("Blocked", decision.matched, "circuit breaker is TRIPPED")
         stamp = hevent.format_time(self.now())
         changed = False
@@ -140,6 +160,11 @@ class Quarantiner:
                 current[key] = {"by": OWNER, "ruleSets": decision.matched, "at": stamp, "event": event_name,
                                 "action": ev.recommendedAction.name, "enforced": acting}
                 changed = True
+        if acting and not held:
+            # the first enforced event also enforces what monitor mode recorded: one cordon covers all
+            for entry in current.values():
+                changed = changed or not entry.get("enforced")
+                entry["enforced"] = True
         if not changed:
             return Outcome("AlreadyQuarantined", decision.matched)
         events = _json(anns, ANN_EVENTS, [])
@@ -149,7 +174,8 @@ class Quarantiner:
         if acting:
             updates.update(self._enforce(node, decision, stamp))
         nodes.set_map(anns, updates)
-        return Outcome("AlreadyQuarantined" if already else "Quarantined", decision.matched, changed=True)
+        first = not already or (acting and not held)
+        return Outcome("Quarantined" if first else "AlreadyQuarantined", decision.matched, changed=True)
 
     def _enforce(self, node: nodes.Node, decision: ruleset.Decision, stamp: str) -> dict[str, str | None]:
         anns = nodes.node_annotations(node)
@@ -160,6 +186,7 @@ class Quarantiner:
             if pre:
                 updates[ANN_CORDON_PRE] = "True"
             else:
+                updates[nodes.CORDON_OWNER] = CORDON_OWNER
                 nodes.set_map(nodes.labels(node), {
                     f"{self.prefix}cordon-by": OWNER,
                     f"{self.prefix}cordon-reason": ruleset.reason_value(decision.matched),
@@ -214,8 +241,10 @@ def release(node: nodes.Node, *, label_prefix: str, stamp: str) -> bool:
     for t in _json(anns, ANN_TAINTS, []):
         if not t.get("preExisting"):
             nodes.remove_taint(node, t["Key"], t["Value"], t["Effect"])
-    if anns.get(ANN_CORDONED) == "True" and anns.get(ANN_CORDON_PRE) != "True":
+    if (anns.get(ANN_CORDONED) == "True" and anns.get(ANN_CORDON_PRE) != "True"
+            and anns.get(nodes.CORDON_OWNER) in (None, CORDON_OWNER)):   # handed over: no longer ours
         nodes.uncordon(node)
+        anns.pop(nodes.CORDON_OWNER, None)
     node_labels = nodes.labels(node)
     for entry in _json(anns, ANN_LABELS, []):
         if not entry.get("preExisting"):
@@ -228,3 +257,24 @@ def release(node: nodes.Node, *, label_prefix: str, stamp: str) -> bool:
                                     f"{label_prefix}uncordon-timestamp": stamp.replace(":", "-")[:19] + "Z"})
     nodes.set_map(anns, dict.fromkeys(OWNED_ANNOTATIONS))
     return True
+
+
+def hand_over(node: nodes.Node, *, to: str, label_prefix: str, stamp: str) -> bool:
+    """Give the cordon and the taints quarantine added to ``to`` (validation), then release the rest.
+
+    The node stays cordoned and tainted, now on ``to``'s account, so it never carries two cordons and
+    quarantine's release no longer lifts what validation holds. True when anything changed."""
+    anns = nodes.node_annotations(node)
+    if not any(k in anns for k in OWNED_ANNOTATIONS):
+        return False
+    if (anns.get(ANN_CORDONED) == "True" and anns.get(ANN_CORDON_PRE) != "True" and nodes.is_cordoned(node)
+            and anns.get(nodes.CORDON_OWNER) in (None, CORDON_OWNER)):
+        anns[nodes.CORDON_OWNER] = to
+    applied = _json(anns, ANN_TAINTS, [])
+    for t in applied:
+        if not t.get("preExisting") and nodes.has_taint(node, t["Key"], t["Value"], t["Effect"]):
+            nodes.give_taint(node, t["Key"], t["Value"], t["Effect"], to)
+            t["preExisting"] = True   # no longer quarantine's to remove
+    if applied:
+        anns[ANN_TAINTS] = json.dumps(applied, sort_keys=True)
+    return release(node, label_prefix=label_prefix, stamp=stamp)

@@ -85,6 +85,8 @@ class Remediator:
             return current
         if not quarantine.is_quarantined(node):
             return current.model_copy(update={"state": "Cancelled", "message": "node no longer quarantined"})
+        if not quarantine.is_enforced(node, ev):
+            return current.model_copy(update={"state": "Skipped", "message": "recorded in monitor mode, not enforced"})
         if ev.recommendedAction == hevent.RecommendedAction.NONE:
             return current.model_copy(update={"state": "Skipped", "message": "recommendedAction NONE"})
         action = self.resolve(ev)

@@ -164,4 +164,10 @@ def check(path: Path) -> list[Problem]:
                     continue
                 problems.extend(Problem(at, name, f"match.{group}[{i}]: {m}")
                                 for m in field_problems(rule.kind, rule.expression))
+    if not problems:   # what only the whole model checks (a drain policy's selector, exclusive options)
+        try:
+            values.model(values.layered(user), source=source)
+        except errors.InvalidInput as exc:
+            field = exc.message.split(":", 1)[0]
+            problems.append(Problem(where(field), "", exc.message))
     return problems

@@ -45,10 +45,12 @@ def _read(path: Path) -> str:
 
 def install_crds(cluster: Cluster) -> list[str]:
     from shared.health import resource
+    from shared.lifecycle import resource as validation
 
     with _client(cluster) as lazy:
         resource.install(lazy())
-    return [resource.RESOURCE.name]
+        validation.install(lazy())
+    return [resource.RESOURCE.name, validation.RESOURCE.name]
 
 
 def publish(cluster: Cluster, source: str) -> dict[str, Any]:
@@ -146,21 +148,30 @@ def release_node(cluster: Cluster, name: str, values_file: Path | None) -> bool:
 
 
 def run(cluster: Cluster, values_file: Path | None, enforce: bool | None,
-        stop: threading.Event | None = None) -> None:
-    """Run the controllers until ``stop`` (or Ctrl-C)."""
+        stop: threading.Event | None = None, install: bool = True) -> None:
+    """Run the controllers until ``stop`` (or Ctrl-C); ``install=False`` trusts the CRD and namespace exist
+    (the chart's pods: their role may then neither write CRDs nor create namespaces)."""
     from shared.health import config, controller, resource
 
     cfg = config.load(values_file, enforce=enforce)
     stop = stop or threading.Event()
     with _client(cluster) as lazy:
         api = lazy()
-        resource.install(api)
-        controller.ensure_namespace(api, cluster.namespace)
+        if install:
+            resource.install(api)
+            controller.ensure_namespace(api, cluster.namespace)
         ctl = controller.Controller(api, cfg, namespace=cluster.namespace, clk=clock.for_api_client(api))
+        from shared.lifecycle import controller as lifecycle
+
+        lifecycle_thread = lifecycle.start(api, cfg.values.lifecycle_manager, namespace=cluster.namespace,
+                                           clk=clock.for_api_client(api), label_prefix=cfg.fq.labelPrefix,
+                                           source=cfg.source, stop=stop, install=install)
         try:
             ctl.run(stop)
         except KeyboardInterrupt:
             stop.set()
+        if lifecycle_thread is not None:
+            lifecycle_thread.join(timeout=5)
 
 
 def monitor_xid(*, file: str | None, node: str | None, node_root: Path | None, boot_time: str | None,

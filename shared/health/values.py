@@ -15,9 +15,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from shared import durations, errors
+from shared.lifecycle import settings as lifecycle_settings
 
 Kind = Literal["HealthEvent", "Node"]
 Effect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
@@ -112,6 +113,23 @@ class NamespaceMode(_Strict):
     mode: DrainMode = "AllowCompletion"
 
 
+class PodDrainPolicy(_Strict):
+    """A pod-level drain mode: pods matching ``podSelector`` (and the ``namespace`` glob, if any)."""
+
+    name: str = Field(min_length=1)
+    namespace: str = Field("", description="Namespace glob (fnmatch); empty: every namespace.")
+    podSelector: str = Field(min_length=1, description="A Kubernetes label selector, e.g. app in (a,b),!skip.")
+    mode: DrainMode
+
+    @field_validator("podSelector")
+    @classmethod
+    def _selector(cls, text: str) -> str:
+        from shared.health import drain  # the drainer's selector grammar; imported late (drain imports us)
+
+        drain.parse_selector(text)   # ValueError → reported with the field's path
+        return text
+
+
 class NodeDrainer(_Strict):
     """Upstream's node-drainer values (research §4); durations as upstream spells them."""
 
@@ -119,10 +137,25 @@ class NodeDrainer(_Strict):
     evictionTimeoutInSeconds: str = "60"
     systemNamespaces: str = "^(nvsentinel|kube-system|gpu-operator|gmp-system|network-operator|skyhook)$"
     deleteAfterTimeoutMinutes: float = Field(60, ge=0)
+    notReadyTimeoutMinutes: float = Field(5, ge=0)
+    drainGPUPods: bool = False
     partialDrainEnabled: bool = True
     requeueBackoffBase: str = "10s"
     requeueBackoffMax: str = "2m"
     userNamespaces: list[NamespaceMode] = Field(default_factory=lambda: [NamespaceMode(name="*")])
+    podDrainPolicies: list[PodDrainPolicy] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _policies(self) -> NodeDrainer:
+        """Pod policies replace namespace modes (upstream rejects both); names are unique."""
+        seen: set[str] = set()
+        for i, policy in enumerate(self.podDrainPolicies):
+            if policy.name in seen:
+                raise ValueError(f"podDrainPolicies[{i}].name: duplicate name {policy.name!r}")
+            seen.add(policy.name)
+        if self.podDrainPolicies and self.userNamespaces:
+            raise ValueError("podDrainPolicies cannot be combined with userNamespaces (set userNamespaces: [])")
+        return self
 
 
 class MaintenanceAction(_Strict):
@@ -179,11 +212,14 @@ class Values(BaseModel):
     node_drainer: NodeDrainer = Field(default_factory=NodeDrainer, alias="node-drainer")
     fault_remediation: FaultRemediation = Field(default_factory=FaultRemediation, alias="fault-remediation")
     analyzer: Analyzer = Field(default_factory=Analyzer, alias="health-events-analyzer")
+    lifecycle_manager: lifecycle_settings.LifecycleManager = Field(
+        default_factory=lifecycle_settings.LifecycleManager, alias="lifecycle-manager")
 
 
 STRICT_SECTIONS: dict[str, type[BaseModel]] = {
     "fault-quarantine": FaultQuarantine, "nvsentinel": Ours, "node-drainer": NodeDrainer,
-    "fault-remediation": FaultRemediation, "health-events-analyzer": Analyzer}
+    "fault-remediation": FaultRemediation, "health-events-analyzer": Analyzer,
+    "lifecycle-manager": lifecycle_settings.LifecycleManager}
 
 
 def parse_duration(text: str) -> timedelta:

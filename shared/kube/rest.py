@@ -10,6 +10,7 @@ by ``shared.kube.errors`` and transient ones are retried by ``shared.kube.retry`
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from shared.kube import retry
@@ -40,7 +41,12 @@ def get(api: Any, path: str, *, what: str | None = None) -> dict[str, Any]:
 def list_items(api: Any, path: str, *, label_selector: str | None = None,
                field_selector: str | None = None) -> list[dict[str, Any]]:
     """Every item of a collection, fetched page by page."""
-    items: list[dict[str, Any]] = []
+    return list(iter_items(api, path, label_selector=label_selector, field_selector=field_selector))
+
+
+def iter_items(api: Any, path: str, *, label_selector: str | None = None,
+               field_selector: str | None = None) -> Iterator[dict[str, Any]]:
+    """``list_items`` one page at a time: counting or projecting 10,000 Nodes never holds them all."""
     token: str | None = None
     while True:
         query: dict[str, Any] = {"limit": PAGE_SIZE}
@@ -51,10 +57,10 @@ def list_items(api: Any, path: str, *, label_selector: str | None = None,
         if token:
             query["continue"] = token
         page = _request(api, "GET", path, query=query)
-        items.extend(page.get("items") or [])
+        yield from page.get("items") or []
         token = (page.get("metadata") or {}).get("continue")
         if not token:
-            return items
+            return
 
 
 def create(api: Any, path: str, body: dict[str, Any], *, what: str | None = None) -> dict[str, Any]:

@@ -92,6 +92,9 @@ class Handler(BaseHTTPRequestHandler):
         self.send_response(code)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
+        # As kube-apiserver: without it, kubectl's HTTP cache takes discovery answers dated in the
+        # virtual future for fresh and never sees a CRD created later.
+        self.send_header("Cache-Control", "no-cache, private")
         for key, value in (headers or {}).items():
             self.send_header(key, value)
         self.end_headers()

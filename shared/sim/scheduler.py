@@ -2,7 +2,8 @@
 
 Filters, in the real scheduler's order of concern: node affinity / nodeSelector (required terms
 only; ``matchExpressions`` on labels, ``matchFields`` on ``metadata.name``), unschedulable
-(cordoned), untolerated NoSchedule/NoExecute taints, and free ``nvidia.com/gpu``. When nothing
+(cordoned, unless the pod tolerates node.kubernetes.io/unschedulable), untolerated NoSchedule/NoExecute
+taints, and free ``nvidia.com/gpu``. When nothing
 fits, the pod stays Pending with condition PodScheduled=False, reason Unschedulable, and the
 real message: ``0/4 nodes are available: 1 Insufficient nvidia.com/gpu, 3 node(s) didn't match
 Pod's node affinity/selector. preemption: …``. Pure functions over plain dicts; the kubelet
@@ -19,6 +20,7 @@ GPU = "nvidia.com/gpu"
 AFFINITY = "node(s) didn't match Pod's node affinity/selector"
 UNSCHEDULABLE = "node(s) were unschedulable"
 INSUFFICIENT = f"Insufficient {GPU}"
+UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
 
 
 @dataclass
@@ -152,8 +154,8 @@ def place(pod: dict[str, Any], nodes: dict[str, NodeView], used: dict[str, int],
         if not matches_affinity(pod, node):
             reasons[AFFINITY] += 1
             continue
-        if node.unschedulable:
-            reasons[UNSCHEDULABLE] += 1
+        if node.unschedulable and not tolerated(UNSCHEDULABLE_TAINT, (pod.get("spec") or {}).get("tolerations") or []):
+            reasons[UNSCHEDULABLE] += 1   # kube-scheduler's NodeUnschedulable: a cordon is tolerable
             continue
         taint = untolerated(pod, node)
         if taint is not None:

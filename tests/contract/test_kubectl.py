@@ -2,8 +2,8 @@
 
 Covers: get (with server-side columns), get -o yaml/jsonpath, describe, label, annotate, cordon,
 uncordon, taint and untaint, apply -f (twice: create then unchanged), apply of a custom resource
-with printer columns, drain (evicts exactly the pods of that node), wait, create --dry-run=server,
-delete. Skipped with a reason when kubectl is not installed.
+with printer columns, a CRD created after kubectl cached discovery, drain (evicts exactly the pods of
+that node), wait, create --dry-run=server, delete. Skipped with a reason when kubectl is not installed.
 """
 
 from __future__ import annotations
@@ -103,6 +103,20 @@ def test_custom_resources_print_their_columns(cluster: Cluster, cluster_kubectl:
     lines = cluster_kubectl("get", f"probes.{objects.CRD_GROUP}").stdout.splitlines()
     assert lines[0].split()[:2] == ["NAME", "PHASE"]
     assert lines[1].split()[:2] == ["p1", "Passed"]
+
+
+def test_kubectl_sees_a_crd_created_after_it_cached_discovery(cluster: Cluster, cluster_kubectl: Any,
+                                                              tmp_path: Any) -> None:
+    from tests.contract.test_custom_resources import install_crd
+
+    if cluster.sim is not None:
+        cluster.sim.advance(3600)  # answers now dated ahead of the wall clock, as at --speed 60 after a minute
+    cache = f"--cache-dir={tmp_path / 'kube-cache'}"
+    cluster_kubectl(cache, "get", "configmaps")  # discovery is now cached on disk
+    install_crd(cluster, "latecomers", "Latecomer")
+    # The server's Cache-Control (no-cache, private) makes kubectl revalidate its cached discovery.
+    listed = cluster_kubectl(cache, "get", f"latecomers.{objects.CRD_GROUP}", check=False)
+    assert listed.returncode == 0, listed.stderr
 
 
 def test_wait_returns_when_the_condition_holds(cluster: Cluster, cluster_kubectl: Any, node: str) -> None:

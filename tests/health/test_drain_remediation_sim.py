@@ -151,6 +151,28 @@ def test_monitor_mode_drains_and_remediates_nothing(cluster: Any, tmp_path: Path
     assert rest.list_items(api, REBOOTS) == []
 
 
+def test_switching_to_enforcing_never_drains_an_uncordoned_monitor_record_and_the_next_event_enforces_it(
+        cluster: Any, tmp_path: Path) -> None:
+    _, api, names = cluster
+    pod(api, "team", "trainer", names[0])
+    publish(api, event(names[0]))
+    assert make(api, tmp_path, enforce=False).reconcile_once().followups == {}
+    enforcing = make(api, tmp_path)
+    enforcing.reconcile_once()   # a restart with --enforce: the old record is not acted on
+    node = nodes.get(api, names[0])
+    assert quarantine.is_quarantined(node) and not quarantine.is_enforced(node)
+    assert not nodes.is_cordoned(node)
+    assert pods_on(api, names[0]) == ["team/trainer"]
+    assert rest.list_items(api, REBOOTS) == []
+    publish(api, event(names[0], stamp="2026-01-01T00:05:00Z"))   # the same fault, seen again
+    result = enforcing.reconcile_once()
+    assert result.phases.get("Quarantined") == 1
+    node = nodes.get(api, names[0])
+    assert nodes.is_cordoned(node) and quarantine.is_enforced(node)
+    assert pods_on(api, names[0]) == []
+    assert len(rest.list_items(api, REBOOTS)) == 1
+
+
 def test_xid_79_end_to_end_reboots_the_node_and_the_fault_clears(cluster: Any, tmp_path: Path) -> None:
     sim, api, names = cluster
     sim.fabric.inject(fabric.parse_all([f"{names[2]}:xid=79"]))

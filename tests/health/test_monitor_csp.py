@@ -133,3 +133,69 @@ def test_cli_csp_dry_run_json_table_and_polling(run_cli: Any, endpoint: Endpoint
     assert missing.code != 0 and "--node" in missing.stderr
     down = run_cli("nvsentinel", "monitor", "csp", "--url", "http://127.0.0.1:9/x", "--node", "n1", "--dry-run")
     assert down.code != 0 and "unreachable" in down.stderr
+
+
+def set_ready(api: Any, node: str, ready: bool) -> None:
+    from shared import nodes
+
+    def mutate(n: dict[str, Any]) -> bool:
+        for c in n["status"]["conditions"]:
+            if c["type"] == "Ready":
+                c["status"] = "True" if ready else "False"
+                c["reason"] = "KubeletReady" if ready else "KubeletNotReady"
+        return True
+
+    nodes.update(api, node, mutate, status=True)
+
+
+def test_the_healthy_event_waits_until_the_node_is_ready_again(endpoint: Endpoint, gpu_sim: Any,
+                                                               api_client: Any) -> None:
+    (node,) = gpu_sim.add_gpu_nodes(1)
+    mem = memory.Memory()
+    ready = lambda name: csp.node_ready(api_client, name)   # noqa: E731 - the cluster's answer, per poll
+    endpoint.body = {"events": [maintenance(node=node)]}
+    assert [e.isFatal for e in csp.once(endpoint.url, node, mem, NOW, ready=ready)] == [True]
+    done = NOW + timedelta(minutes=70)
+    endpoint.body = {"events": [maintenance("COMPLETED", node=node, end=done)]}
+    set_ready(api_client, node, False)                                          # still rebooting
+    assert csp.once(endpoint.url, node, mem, done + timedelta(minutes=16), ready=ready) == []
+    assert csp.once(endpoint.url, node, mem, done + timedelta(minutes=30), ready=ready) == []
+    set_ready(api_client, node, True)
+    (healthy,) = csp.once(endpoint.url, node, mem, done + timedelta(minutes=31), ready=ready)
+    assert summary([healthy]) == [(node, "CSPMaintenance", False, True, "NONE", "CSP maintenance completed")]
+    assert csp.once(endpoint.url, node, mem, done + timedelta(minutes=32), ready=ready) == []
+
+
+def test_a_node_not_ready_past_the_timeout_gets_no_healthy_event(endpoint: Endpoint, gpu_sim: Any, api_client: Any,
+                                                                 caplog: pytest.LogCaptureFixture) -> None:
+    (node,) = gpu_sim.add_gpu_nodes(1)
+    mem = memory.Memory()
+    ready = lambda name: csp.node_ready(api_client, name)   # noqa: E731
+    endpoint.body = {"events": [maintenance(node=node)]}
+    csp.once(endpoint.url, node, mem, NOW, ready=ready)
+    done = NOW + timedelta(minutes=70)
+    endpoint.body = {"events": [maintenance("COMPLETED", node=node, end=done)]}
+    set_ready(api_client, node, False)
+    first = done + timedelta(minutes=16)
+    assert csp.once(endpoint.url, node, mem, first, ready=ready) == []
+    assert csp.once(endpoint.url, node, mem, first + timedelta(minutes=59), ready=ready) == []
+    assert "no healthy event" not in caplog.text
+    assert csp.once(endpoint.url, node, mem, first + timedelta(minutes=61), ready=ready) == []
+    assert "no healthy event is sent" in caplog.text
+    set_ready(api_client, node, True)                                           # too late: people decide
+    assert csp.once(endpoint.url, node, mem, first + timedelta(minutes=62), ready=ready) == []
+
+
+def test_an_unknown_readiness_is_not_ready_and_a_bad_timeout_is_refused(endpoint: Endpoint, run_cli: Any) -> None:
+    def broken(name: str) -> bool:
+        raise errors.Unavailable("connection refused", where="https://127.0.0.1:9")
+
+    mem = memory.Memory()
+    endpoint.body = {"events": [maintenance()]}
+    csp.once(endpoint.url, "n1", mem, NOW, ready=broken)
+    endpoint.body = {"events": [maintenance("CANCELLED")]}
+    assert csp.once(endpoint.url, "n1", mem, NOW, ready=broken) == []
+    assert [e.isHealthy for e in csp.once(endpoint.url, "n1", mem, NOW, ready=lambda name: True)] == [True]
+    bad = run_cli("nvsentinel", "monitor", "csp", "--url", endpoint.url, "--node", "n1", "--dry-run",
+                  "--node-ready-timeout", "soon")
+    assert bad.code == 2 and "--node-ready-timeout" in bad.stderr

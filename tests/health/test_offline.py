@@ -39,9 +39,15 @@ def test_an_unknown_action_name_is_refused_with_the_field() -> None:
         event.parse({**XID79, "recommendedAction": "REBOOT_PLEASE"}, where="e.json")
 
 
+_STORED = {"apiVersion": "nvsentinel.nvidia.com/v1alpha1", "kind": "HealthEvent", "metadata": {"name": "he-1"},
+           "spec": XID79, "status": {"phase": "Quarantined"}}
+
+
 @pytest.mark.parametrize("text", [json.dumps(XID79), json.dumps([XID79, XID79]),
-                                  json.dumps(XID79) + "\n\n" + json.dumps(XID79) + "\n"],
-                         ids=["one", "array", "ndjson"])
+                                  json.dumps(XID79) + "\n\n" + json.dumps(XID79) + "\n",
+                                  json.dumps({"apiVersion": "v1", "kind": "List", "items": [_STORED, _STORED]}),
+                                  json.dumps(_STORED)],
+                         ids=["one", "array", "ndjson", "kubectl-list", "kubectl-object"])
 def test_input_may_be_one_event_an_array_or_ndjson_and_repeats_collapse(text: str) -> None:
     events = event.parse_text(text, source="in")
     assert len(event.unique(events)) == 1

@@ -2,7 +2,9 @@
 
 Covers: the seed's rule set on Xid 79 cordons and taints; monitor mode only writes conditions and
 annotations; an opted-out node is untouched; a storm with the breaker at 50 % cordons at most half
-and the breaker stays TRIPPED for a new controller; a healthy event clears exactly its own cause;
+and the breaker stays TRIPPED for a new controller — also on several workers, where a failed node
+write gives its slot back and the window names exactly the cordoned nodes, and two breakers racing
+on many threads admit exactly the threshold; a healthy event clears exactly its own cause;
 a pass redone after a crash changes nothing; injected 409s and 500s converge; replay decides as the
 live run did; `nodes release` removes only what nvsentinel set; credentials never reach the logs.
 """
@@ -99,6 +101,29 @@ def test_a_storm_trips_the_breaker_at_half_the_fleet_and_it_stays_tripped(cluste
     assert len([n for n in nodes.list_nodes(api) if nodes.is_cordoned(n)]) == 2
 
 
+def test_a_parallel_storm_keeps_the_breakers_count_exact(cluster: Any, tmp_path: Path) -> None:
+    """Eight nodes on four workers, the breaker at 50 %: exactly four slots, the first node's write
+    fails for good so its slot goes back and the fifth node takes it; the outcome is the one replay
+    predicts, the window names exactly the cordoned nodes, and a new controller stays TRIPPED."""
+    sim, api, names = cluster
+    names = names + sim.add_gpu_nodes(4)
+    events = [xid79(n, stamp=f"2026-01-01T00:00:{i:02d}Z") for i, n in enumerate(names)]
+    publish(api, *events)
+    sim.faults.inject(422, verb="update", resource="nodes", name=names[0], count=1)
+    extra = "nvsentinel:\n  workers: 4\n"
+    result = make(api, tmp_path, extra=extra).reconcile_once()
+    cordoned = sorted(n["metadata"]["name"] for n in nodes.list_nodes(api) if nodes.is_cordoned(n))
+    assert cordoned == sorted(names[1:5])
+    assert result.phases == {"Quarantined": 4, "Blocked": 3}
+    fresh = make(api, tmp_path, extra=extra)
+    status = fresh.breaker.status()
+    assert status.state == breaker.TRIPPED and sorted(status.recent) == cordoned
+    assert fresh.reconcile_once().phases == {"Blocked": 1}   # the first node's event, redone
+    assert sorted(n["metadata"]["name"] for n in nodes.list_nodes(api) if nodes.is_cordoned(n)) == cordoned
+    replayed = replay.run(fresh.cfg, [hevent.parse(e) for e in events[1:]], node_objects=None)
+    assert sorted(replayed.quarantined()) == cordoned
+
+
 def test_a_healthy_event_clears_exactly_its_own_cause(cluster: Any, tmp_path: Path) -> None:
     _, api, names = cluster
     ctl = make(api, tmp_path)
@@ -146,6 +171,19 @@ def test_replay_decides_as_the_live_run_did(cluster: Any, tmp_path: Path) -> Non
     assert sorted(replayed.quarantined()) == live
 
 
+def test_replay_over_nodes_monitor_mode_recorded_cordons_them_as_enforcing_would(
+        cluster: Any, tmp_path: Path) -> None:
+    _, api, names = cluster
+    events = [xid79(names[0])]
+    publish(api, *events)
+    make(api, tmp_path, enforce=False).reconcile_once()
+    recorded = nodes.list_nodes(api)
+    assert quarantine.is_quarantined(next(n for n in recorded if n["metadata"]["name"] == names[0]))
+    replayed = replay.run(make(api, tmp_path).cfg, [hevent.parse(e) for e in events], node_objects=recorded)
+    assert replayed.document()["quarantined"] == [
+        {"node": names[0], "ruleSets": ["GPU fatal error ruleset"], "cordoned": True}]
+
+
 def test_release_removes_only_what_nvsentinel_set(cluster: Any, tmp_path: Path) -> None:
     _, api, names = cluster
     nodes.update(api, names[1], lambda n: not nodes.add_taint(n, "team/hold", "x", "NoSchedule"))
@@ -180,3 +218,31 @@ def test_the_controller_loop_stops_cleanly_and_credentials_stay_out_of_logs(
     assert not worker.is_alive()
     assert nodes.is_cordoned(nodes.get(api, names[0]))
     assert sim.identities.admin_token not in caplog.text
+
+
+def test_two_breakers_on_many_threads_admit_exactly_the_threshold(cluster: Any) -> None:
+    """Two breaker objects (two processes, as far as the ConfigMap knows) and 12 threads race for
+    slots: exactly the threshold of distinct nodes is admitted, the next trips it, and a released
+    slot leaves the window."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from shared.health import values
+
+    sim, api, _ = cluster
+    sim.add_gpu_nodes(4)   # 8 GPU nodes, 50 % → 4 slots
+    settings = values.CircuitBreaker(percentage=50)
+    pair = [breaker.ConfigMapBreaker(api, namespace="nvsentinel", settings=settings, gpu_node_label="",
+                                     now=clock.for_api_client(api).now) for _ in range(2)]
+    start = threading.Barrier(12)
+
+    def race(i: int) -> bool:
+        start.wait()
+        return pair[i % 2].reserve(f"racer-{i:02d}").admitted
+
+    with ThreadPoolExecutor(12) as pool:
+        admitted = sum(pool.map(race, range(12)))
+    status = pair[0].status()
+    assert admitted == 4 == len(status.recent) and status.state == breaker.TRIPPED
+    pair[1].release(sorted(status.recent)[0])
+    assert len(pair[0].status().recent) == 3

@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -110,10 +110,26 @@ def publisher(cluster: Any, dry_run: bool) -> Callable[[list[hevent.HealthEvent]
     return publish
 
 
+def node_ready_check(cluster: Any) -> Callable[[str], bool]:
+    """Asks the cluster whether a Node is Ready (a client per call: polls are minutes apart)."""
+
+    def check(node: str) -> bool:
+        from shared.kube import client
+
+        with client.LazyClient(kubeconfig=cluster.kubeconfig, context=cluster.context) as lazy:
+            return csp.node_ready(lazy(), node)
+
+    return check
+
+
 def run(kind: str, *, node: str | None, path: Path | None, node_root: Path | None, state: Path | None,
         interval: str | None, duration: str | None, dry_run: bool, cluster: Any,
-        emit: Callable[[list[hevent.HealthEvent]], None], url: str | None = None) -> list[hevent.HealthEvent]:
-    """``nvsentinel monitor dcgm|nic|csp``: poll, hand each batch to ``emit`` and publish it; all events."""
+        emit: Callable[[list[hevent.HealthEvent]], None], url: str | None = None,
+        ready_timeout: str | None = None) -> list[hevent.HealthEvent]:
+    """``nvsentinel monitor dcgm|nic|csp``: poll, hand each batch to ``emit`` and publish it; all events.
+
+    ``ready_timeout`` (csp): how long a healthy event waits for the Node to be Ready; "0" sends it
+    without asking the cluster."""
     from shared.health import values
 
     once: Callable[[list[Target], memory.Memory, datetime], list[hevent.HealthEvent]]
@@ -124,9 +140,16 @@ def run(kind: str, *, node: str | None, path: Path | None, node_root: Path | Non
             raise errors.InvalidInput("--node is required with --url", where="--node")
         found = [Target(node, Path(url))]
         endpoint, name = url, node
+        wait = csp.READY_TIMEOUT
+        if ready_timeout is not None:
+            try:
+                wait = timedelta(0) if ready_timeout.strip() == "0" else values.parse_duration(ready_timeout)
+            except errors.InvalidInput as exc:
+                raise errors.InvalidInput(exc.message, where="--node-ready-timeout") from None
+        ready = node_ready_check(cluster) if wait.total_seconds() > 0 else None
 
         def read_csp(_found: list[Target], mem: memory.Memory, now: datetime) -> list[hevent.HealthEvent]:
-            return csp.once(endpoint, name, mem, now)
+            return csp.once(endpoint, name, mem, now, ready=ready, ready_timeout=wait)
         once = read_csp
     elif kind == "dcgm":
         found = targets(node=node, path=path, node_root=node_root, relative=DCGM_FILE, flag="--file")

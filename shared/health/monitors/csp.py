@@ -15,13 +15,24 @@ skipped). Status is upstream's CSP status: ``PENDING``/``SCHEDULED``/``upcoming`
 ``ONGOING``/``ACTIVE``/``open`` (under way), ``COMPLETED``/``closed``, ``CANCELLED``. A cancelled
 or completed maintenance (after the delay) and one that is no longer listed become the healthy
 event through ``memory.Memory``; an unknown action name is NONE, as upstream.
+
+Node-Ready wait (upstream's ``nodeReadinessTimeoutMinutes``, 60): a node that went through a
+maintenance may still be rebooting when the notice says it is over, and a healthy event then would
+un-quarantine a node that cannot run work. Given a ``ready`` check, the healthy event is held back
+until the Node's Ready condition is True again (a failed check counts as not yet, and is retried
+at the next poll); the wait starts at the first poll that would have sent it and is kept in the
+monitor's memory, so a restarted monitor with ``--state`` keeps counting. A node still not Ready
+after the timeout gets no healthy event at all — an error is logged and the node stays
+quarantined for people to look at, as upstream.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -29,10 +40,14 @@ from shared import errors
 from shared.health import event as hevent
 from shared.health.monitors import memory
 
+logger = logging.getLogger(__name__)
+
 AGENT, CHECK = "csp-health-monitor", "CSPMaintenance"
 SCHEDULED_MESSAGE, COMPLETED_MESSAGE = "CSP maintenance scheduled", "CSP maintenance completed"
 LEAD = timedelta(minutes=30)          # triggerQuarantineWorkflowTimeLimitMinutes
 HEALTHY_DELAY = timedelta(minutes=15)  # postMaintenanceHealthyDelayMinutes
+READY_TIMEOUT = timedelta(minutes=60)  # nodeReadinessTimeoutMinutes
+_WAIT = "ready-wait|"                  # memory.counters key prefix: when the Ready wait began
 PENDING = frozenset({"PENDING", "SCHEDULED", "UPCOMING"})
 ONGOING = frozenset({"ONGOING", "ACTIVE", "OPEN", "IN_PROGRESS"})
 OVER = frozenset({"COMPLETED", "CLOSED", "CANCELLED", "CANCELED"})
@@ -115,13 +130,58 @@ def events(doc: Any, *, node: str, now: datetime, reported: set[str] | frozenset
     return out
 
 
-def once(url: str, node: str, mem: memory.Memory, now: datetime) -> list[hevent.HealthEvent]:
-    """One poll: new maintenances (fatal) and finished ones (healthy, "CSP maintenance completed")."""
+def node_ready(api: Any, node: str) -> bool:
+    """The Node's Ready condition is True."""
+    from shared import nodes
+
+    conditions = (nodes.get(api, node).get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+
+def once(url: str, node: str, mem: memory.Memory, now: datetime, *,
+         ready: Callable[[str], bool] | None = None, ready_timeout: timedelta = READY_TIMEOUT
+         ) -> list[hevent.HealthEvent]:
+    """One poll: new maintenances (fatal) and finished ones (healthy, "CSP maintenance completed").
+
+    With ``ready``, a healthy event waits for the node to be Ready (see the module docstring)."""
     doc = fetch(url)
     try:
         unhealthy = events(doc, node=node, now=now, reported={
             slot for slot, data in mem.reported.items() if not data.get("isHealthy")})
     except errors.InvalidInput as exc:
         raise errors.InvalidInput(str(exc), where=url) from None
-    return [e.model_copy(update={"message": COMPLETED_MESSAGE}) if e.isHealthy else e
-            for e in mem.changes(node, AGENT, unhealthy, now=now)]
+    before = dict(mem.reported)
+    out = []
+    for ev in mem.changes(node, AGENT, unhealthy, now=now):
+        slot = memory.key_of(ev)
+        if not ev.isHealthy:
+            mem.counters.pop(_WAIT + slot, None)
+            out.append(ev)
+        elif ready is None or _ready(ready, node):
+            mem.counters.pop(_WAIT + slot, None)
+            out.append(ev.model_copy(update={"message": COMPLETED_MESSAGE}))
+        elif _given_up(mem, slot, now, ready_timeout):
+            mem.counters.pop(_WAIT + slot)   # memory keeps the slot recovered: nothing is ever sent for it
+        else:
+            mem.reported[slot] = before[slot]   # still unhealthy as far as anyone was told
+    return out
+
+
+def _ready(ready: Callable[[str], bool], node: str) -> bool:
+    try:
+        return ready(node)
+    except errors.ToolError as exc:
+        logger.info("node readiness unknown, retrying at the next poll: %s", exc.line(), extra={"subject": node})
+        return False
+
+
+def _given_up(mem: memory.Memory, slot: str, now: datetime, timeout: timedelta) -> bool:
+    """Start or continue the Ready wait of ``slot``; True once it ran out (logged once)."""
+    since = mem.counters.setdefault(_WAIT + slot, {"since": int(now.timestamp())})["since"]
+    waited = now - datetime.fromtimestamp(since, UTC)
+    if waited < timeout:
+        return False
+    logger.error("node not Ready %d min after its maintenance ended: no healthy event is sent "
+                 "(nodeReadinessTimeoutMinutes %d); the node stays quarantined", waited.total_seconds() // 60,
+                 timeout.total_seconds() // 60, extra={"subject": slot.split("|", 1)[0]})
+    return True

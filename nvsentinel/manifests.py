@@ -1,0 +1,14 @@
+"""``nvsentinel manifests``: the chart's nvsentinel objects as plain YAML, for ``kubectl apply -f -``."""
+
+from __future__ import annotations
+
+import typer
+
+from shared.chart.command import manifests_command
+
+manifests = manifests_command("nvsentinel", "nvsentinel", "Render the controller, the monitor DaemonSets, their RBAC "
+                              "and the CRDs (what the chart installs).")
+
+
+def register(root: typer.Typer) -> None:
+    root.command("manifests")(manifests)

@@ -1,0 +1,157 @@
+"""The lifecycle controller: ValidationRequests in, gated and validated nodes out.
+
+Runs inside ``nvsentinel run`` on its own thread (``start``), beside fault quarantine, with its own
+leader Lease (``LEASE_NAME``). A pass: the automatic clients (``triggers``: repaired nodes, new
+nodes), then one ``reconcile.step`` for every request that is not finished — or that is finished
+but still named on a node in a way its verdict contradicts (a controller killed mid-way) — and,
+when ``runCertificationController`` is on, one pass of the certification engine
+(``shared.certify.controller``) over the provider's namespace, so a Certification the lifecycle
+creates is run without a separate ``nvcrectl controller``. Passes are ``POLL_SECONDS`` of cluster
+time apart (virtual on the simulated cluster).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import socket
+import threading
+from typing import Any
+
+from shared import clock, errors, metrics
+from shared.certify import controller as ccontroller
+from shared.kube import leases, rest
+from shared.lifecycle import models, reconcile, resource, sessions, settings, triggers
+
+logger = logging.getLogger(__name__)
+
+LEASE_NAME = "nvsentinel-lifecycle-manager"
+LEASE_SECONDS = 60
+POLL_SECONDS = 10.0
+"""Cluster seconds between passes: short next to any test (minutes)."""
+SLICE_SECONDS = 1.0
+
+DURATION = metrics.REGISTRY.histogram(
+    "nvsentinel_validation_duration_seconds",
+    "Cluster seconds from a ValidationRequest's start to its verdict, by phase.", ["phase"],
+    buckets=(60, 300, 600, 1200, 1800, 3600, 7200, 14400))
+VERDICTS = metrics.REGISTRY.counter("nvsentinel_validation_requests_total",
+                                    "ValidationRequests that reached a verdict, by phase.", ["phase"])
+STEP_ERRORS = metrics.REGISTRY.counter("nvsentinel_validation_step_errors_total",
+                                       "ValidationRequest steps that failed and will be retried.")
+
+
+class Controller:
+    """One replica of the lifecycle manager; ``reconcile_once`` is one pass."""
+
+    def __init__(self, api: Any, lm: settings.LifecycleManager, *, namespace: str, clk: clock.Clock,
+                 label_prefix: str, source: str = "values", identity: str | None = None) -> None:
+        self.api = api
+        self.lm = lm
+        self.cfg = settings.with_catalog(lm.config)
+        programs = settings.check(self.cfg, source=source)
+        self.readiness = {k.split("/", 1)[1]: v for k, v in programs.items() if k.startswith("readinessCriteria/")}
+        self.new_node = {k.split("/", 1)[1]: v for k, v in programs.items()
+                         if k.startswith("newNodeValidation.criteria/")}
+        self.namespace = namespace
+        self.clock = clk
+        self.label_prefix = label_prefix
+        self.identity = identity or f"{socket.gethostname()}-{id(self):x}"
+        self.ctx = reconcile.Context(api, self.cfg, self.readiness, clk)
+        self.certifications: Any = None
+        if lm.runCertificationController:
+            cert_namespace = next((p.namespace for p in self.cfg.providers.values()
+                                   if p.kind == settings.CERTIFICATION), namespace)
+            self.certifications = ccontroller.Controller(api, cert_namespace, f"{self.identity}-certify", clk)
+
+    def reconcile_once(self) -> list[str]:
+        """One pass; returns one note per request that moved."""
+        notes = [f"created {n}" for n in triggers.post_remediation(self.api, self.cfg, label_prefix=self.label_prefix,
+                                                                    clock=self.clock)]
+        notes += [f"created {n}" for n in triggers.new_nodes(self.api, self.cfg, self.new_node, clock=self.clock)]
+        named = self._named_on_nodes()
+        for vr in resource.list_all(self.api):
+            if vr.status.phase in models.TERMINAL and not vr.deleting and not self._contradicted(vr, named):
+                continue
+            try:
+                progress = reconcile.step(self.ctx, vr.name)
+            except errors.NotFound:
+                continue
+            except errors.ToolError as exc:   # a conflict or a flaky API: the next pass retries
+                STEP_ERRORS.inc()
+                logger.warning("step failed: %s", exc.line(), extra={"subject": vr.name})
+                continue
+            if progress.ended:
+                VERDICTS.inc(phase=str(progress.phase))
+                if progress.seconds is not None:
+                    DURATION.observe(progress.seconds, phase=str(progress.phase))
+            if progress.ended or vr.status.message != progress.note:
+                notes.append(f"{vr.name}: {progress.phase}: {progress.note}")
+        if self.certifications is not None:
+            notes += self.certifications.reconcile()
+        return notes
+
+    def _named_on_nodes(self) -> dict[str, list[tuple[sessions.Entry | None, bool]]]:
+        """Request name → how each node names it (its session entry, whether it is the active one)."""
+        named: dict[str, list[tuple[sessions.Entry | None, bool]]] = {}
+        # page by page: at 10,000 nodes a full list would dominate nvsentinel run's memory
+        for node in rest.iter_items(self.api, rest.core_path("nodes")):
+            entries, active = sessions.read(node)
+            for e in entries:
+                named.setdefault(e.name, []).append((e, e.name == active))
+            if active and not any(e.name == active for e in entries):
+                named.setdefault(active, []).append((None, True))
+        return named
+
+    def _contradicted(self, vr: models.ValidationRequest,
+                      named: dict[str, list[tuple[sessions.Entry | None, bool]]]) -> bool:
+        for entry, active in named.get(vr.name, []):
+            if active or vr.status.phase is models.Phase.SUCCEEDED or (entry is not None and not entry.failed):
+                return True
+        return False
+
+    def run(self, stop: threading.Event) -> None:
+        """Hold the Lease and pass every ``POLL_SECONDS`` of cluster time until ``stop``."""
+        leading = False
+        try:
+            while not stop.is_set():
+                try:
+                    leading = leases.try_acquire(self.api, self.namespace, LEASE_NAME, identity=self.identity,
+                                                 duration=LEASE_SECONDS, now=self.clock.now)
+                    if leading:
+                        for note in self.reconcile_once():
+                            logger.info("%s", note, extra={"subject": "lifecycle"})
+                except errors.ToolError as exc:
+                    STEP_ERRORS.inc()
+                    logger.warning("lifecycle pass failed, retrying: %s", exc.line())
+                waited = 0.0
+                while waited < POLL_SECONDS and not stop.is_set():
+                    self.clock.sleep(min(SLICE_SECONDS, POLL_SECONDS - waited))
+                    waited += SLICE_SECONDS
+        finally:
+            with contextlib.suppress(errors.ToolError):
+                if leading:
+                    leases.release(self.api, self.namespace, LEASE_NAME, identity=self.identity)
+                if self.certifications is not None:   # the next holder need not wait for them to expire
+                    certs = self.certifications
+                    for name in sorted(certs.holding):
+                        leases.release(self.api, certs.namespace, name, identity=certs.identity)
+                    leases.release(self.api, certs.namespace, ccontroller.LEADER_LEASE, identity=certs.identity)
+
+
+def start(api: Any, lm: settings.LifecycleManager, *, namespace: str, clk: clock.Clock, label_prefix: str,
+          source: str, stop: threading.Event, install: bool = True) -> threading.Thread | None:
+    """Install the CRDs (unless ``install`` is False: the chart did) and run a replica on a daemon
+    thread until ``stop`` (None when disabled)."""
+    if not lm.enabled:
+        return None
+    if install:
+        resource.install(api)
+    replica = Controller(api, lm, namespace=namespace, clk=clk, label_prefix=label_prefix, source=source)
+    if replica.certifications is not None and install:
+        from shared.certify import service as cservice
+
+        cservice.install_crds(lambda: api)
+    thread = threading.Thread(target=replica.run, args=(stop,), name="nvsentinel-lifecycle", daemon=True)
+    thread.start()
+    return thread

@@ -1,0 +1,125 @@
+"""The ValidationRequest custom resource (nvsentinel.nvidia.com/v1alpha1, cluster-scoped, ``vr``).
+
+Field names are upstream's (research/nvsentinel.md §7.1), so a request written for upstream's
+lifecycle-manager carries over. ``spec`` says which nodes must prove themselves and with which
+tests (names from ``lifecycle-manager.config.tests``; empty means the configured defaults);
+``status`` is the whole memory of the run — test groups, every attempt with its provider object
+and failure reason — so a restarted controller resumes from it.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+GROUP, VERSION, KIND, PLURAL = "nvsentinel.nvidia.com", "v1alpha1", "ValidationRequest", "validationrequests"
+API_VERSION = f"{GROUP}/{VERSION}"
+FINALIZER = "nvsentinel.nvidia.com/validation-request"
+SOURCE_LABEL = "nvsentinel.nvidia.com/validation-source"
+"""Who asked: cli, new-node, post-remediation (set by our clients; informational)."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+
+
+class Phase(StrEnum):
+    PENDING = "Pending"
+    RUNNING = "Running"
+    SUCCEEDED = "Succeeded"
+    FAILED = "Failed"
+
+
+TERMINAL = frozenset({Phase.SUCCEEDED, Phase.FAILED})
+
+
+class FailureReason(StrEnum):
+    TEST_FAILED = "TestFailed"
+    TEST_TIMEOUT = "TestTimeout"
+    NODE_READINESS_VIOLATION = "NodeReadinessViolation"
+    NODE_DELETED = "NodeDeleted"
+    BATCH_MINIMUM_NOT_MET = "BatchMinimumNotMet"
+
+
+class NodeRef(_Model):
+    name: str = Field(min_length=1)
+
+
+class Spec(_Model):
+    nodes: list[NodeRef] = Field(min_length=1)
+    tests: list[str] = Field(default_factory=list, description="Test names; empty: the configured defaultTests.")
+
+    def node_names(self) -> list[str]:
+        return sorted({n.name for n in self.nodes})
+
+
+class Attempt(_Model):
+    objectName: str
+    phase: Phase = Phase.RUNNING
+    failureReason: FailureReason | None = None
+    failedNodes: list[str] = Field(default_factory=list)
+    message: str | None = None
+    startTime: str | None = None
+    endTime: str | None = None
+
+
+class TestGroup(_Model):
+    name: str
+    provider: str
+    tests: list[str]
+    nodes: list[str]
+    phase: Phase = Phase.PENDING
+    attempts: list[Attempt] = Field(default_factory=list)
+
+
+class Skipped(_Model):
+    nodes: list[str] = Field(default_factory=list, description="Nodes deleted before or during the run.")
+    tests: list[str] = Field(default_factory=list, description="Tests whose batch minimum was not met (ignore).")
+
+
+class Condition(_Model):
+    type: str
+    status: str
+    reason: str = ""
+    message: str = ""
+    lastTransitionTime: str | None = None
+
+
+class Status(_Model):
+    phase: Phase | None = None
+    startTime: str | None = None
+    completionTime: str | None = None
+    testGroups: list[TestGroup] = Field(default_factory=list)
+    skipped: Skipped = Field(default_factory=Skipped)
+    conditions: list[Condition] = Field(default_factory=list)
+    message: str | None = None
+
+
+class ValidationRequest(BaseModel):
+    """The whole object as read from the cluster."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    apiVersion: str = API_VERSION
+    kind: str = KIND
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    spec: Spec
+    status: Status = Field(default_factory=Status)
+
+    @property
+    def name(self) -> str:
+        return str(self.metadata.get("name") or "")
+
+    @property
+    def deleting(self) -> bool:
+        return bool(self.metadata.get("deletionTimestamp"))
+
+    def summary(self) -> dict[str, Any]:
+        """The row ``validation list`` prints and ``-o json`` returns per request."""
+        failed = sorted({n for g in self.status.testGroups for a in g.attempts[-1:] if a.phase is Phase.FAILED
+                         for n in a.failedNodes})
+        return {"name": self.name, "phase": self.status.phase.value if self.status.phase else "",
+                "nodes": self.spec.node_names(), "tests": list(self.spec.tests), "failedNodes": failed,
+                "message": self.status.message or "", "created": self.metadata.get("creationTimestamp", "")}

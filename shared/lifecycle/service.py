@@ -1,0 +1,143 @@
+"""What ``nvsentinel validation`` calls: one function per command, each opening its own client.
+
+Test names are checked against the lifecycle configuration of ``--values`` (the embedded defaults
+otherwise) before anything is written, so a typo is invalid input, not a request that fails later.
+``--wait`` only watches: the lifecycle controller (``nvsentinel run``) does the work, and time is
+the cluster's (virtual on the simulated cluster).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from shared import clock, errors, nodes
+from shared.lifecycle import models, resource, settings
+
+POLL_SECONDS = 5.0
+"""Cluster seconds between looks at a request while waiting."""
+
+
+@dataclass(frozen=True)
+class Created:
+    request: models.ValidationRequest
+    cordoned: list[str]
+    timed_out: bool = False
+    waited: bool = False
+
+
+def _client(kubeconfig: Path | None, context: str | None) -> Any:
+    from shared.kube import client
+
+    return client.LazyClient(kubeconfig=kubeconfig, context=context)
+
+
+def configuration(values_file: Path | None) -> settings.Configuration:
+    from shared.health import config
+
+    return settings.with_catalog(config.load(values_file).values.lifecycle_manager.config)
+
+
+def drift_nodes(path: Path) -> list[str]:
+    """The nodes a DriftReport (``aicr diff -t yaml|json``) names in its changes."""
+    from pydantic import ValidationError
+
+    from shared import yamlio
+    from shared.snapshot import diff
+
+    try:
+        report = diff.DriftReport.model_validate(yamlio.load_file(path))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise errors.InvalidInput(f"not a DriftReport: {'.'.join(str(p) for p in first['loc'])}: {first['msg']}",
+                                  where=str(path)) from None
+    return sorted({n for change in report.changes for n in change.nodes or []})
+
+
+def split(text: str | None) -> list[str]:
+    return [part.strip() for part in (text or "").split(",") if part.strip()]
+
+
+def cordon(api: Any, names: list[str], *, owner: str) -> list[str]:
+    """Cordon each node on ``owner``'s account; returns those this call cordoned (someone else's stays)."""
+    done = []
+
+    def mutate(node: nodes.Node) -> bool:
+        if nodes.claim_cordon(node, owner) != "cordoned":
+            return False
+        done.append(node["metadata"]["name"])
+        return True
+
+    for name in names:
+        nodes.update(api, name, mutate)
+    return sorted(set(done))
+
+
+def create(*, kubeconfig: Path | None, context: str | None, node_names: list[str], tests: list[str],
+           name: str | None, cordon_owner: str | None, values_file: Path | None, wait: bool,
+           timeout: float | None) -> Created:
+    cfg = configuration(values_file)
+    chosen = settings.resolve_tests(cfg, tests, where="--tests") if tests else []
+    if not node_names:
+        raise errors.InvalidInput("give the nodes to validate (--nodes a,b or --nodes-from drift.yaml)",
+                                  where="--nodes")
+    with _client(kubeconfig, context) as lazy:
+        api = lazy()
+        for node in node_names:
+            nodes.get(api, node)   # NotFound before anything is written
+        installed(api)
+        ticker = clock.for_api_client(api)
+        if name is None:
+            seed = ",".join([*node_names, "|", *chosen, "|", ticker.now().isoformat()])
+            name = f"vr-{hashlib.sha256(seed.encode()).hexdigest()[:10]}"
+        cordoned = cordon(api, node_names, owner=cordon_owner) if cordon_owner else []
+        resource.create(api, name, sorted(set(node_names)), chosen, source="cli")
+        if not wait:
+            return Created(resource.get(api, name)[0], cordoned)
+        vr, timed_out = _wait(api, name, ticker, timeout)
+        return Created(vr, cordoned, timed_out=timed_out, waited=True)
+
+
+def installed(api: Any) -> None:
+    """NotFound, saying what to do, when the cluster does not serve ValidationRequests."""
+    try:
+        resource.list_all(api)
+    except errors.NotFound:
+        raise errors.NotFound("the ValidationRequest CRD is not installed; run `nvsentinel crds install`",
+                              where=resource.RESOURCE.name) from None
+
+
+def _wait(api: Any, name: str, ticker: clock.Clock, timeout: float | None) -> tuple[models.ValidationRequest, bool]:
+    start = ticker.monotonic()
+    while True:
+        vr, _ = resource.get(api, name)
+        if vr.status.phase in models.TERMINAL:
+            return vr, False
+        if timeout is not None and ticker.monotonic() - start >= timeout:
+            return vr, True
+        ticker.sleep(POLL_SECONDS)
+
+
+def list_requests(*, kubeconfig: Path | None, context: str | None) -> list[models.ValidationRequest]:
+    with _client(kubeconfig, context) as lazy:
+        return resource.list_all(lazy())
+
+
+def get(*, kubeconfig: Path | None, context: str | None, name: str) -> models.ValidationRequest:
+    with _client(kubeconfig, context) as lazy:
+        return resource.get(lazy(), name)[0]
+
+
+def delete(*, kubeconfig: Path | None, context: str | None, names: list[str]) -> None:
+    with _client(kubeconfig, context) as lazy:
+        api = lazy()
+        for name in names:
+            if not resource.delete(api, name):
+                raise errors.NotFound(f"validationrequest {name} not found")
+
+
+def cordon_nodes(*, kubeconfig: Path | None, context: str | None, names: list[str], owner: str) -> list[str]:
+    with _client(kubeconfig, context) as lazy:
+        return cordon(lazy(), names, owner=owner)

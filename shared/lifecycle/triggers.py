@@ -1,0 +1,109 @@
+"""The lifecycle's automatic clients: requests for nodes that join, and for nodes back from repair.
+
+- **Post-remediation** (upstream: fault-quarantine's validation hand-off, research §3.9): a
+  quarantined node whose every holding event was repaired (its RebootNode or GPUReset completed)
+  gets a request ``<node>-validation-<12 hex>`` (a hash of those events, so a restarted controller
+  creates the same one) with ``postRemediation.tests``; then quarantine hands its cordon and taints
+  over to validation (``quarantine.hand_over``) in one node write — the node is never uncordoned
+  in between and never carries two cordons. The request is created first: killed in between,
+  the next pass finds it (AlreadyExists) and finishes the hand-over.
+- **New nodes** (upstream's node-validation controller, §7.5): nodes meeting every
+  ``newNodeValidation.criteria`` and not yet marked get one request for the whole batch
+  (``validation-new-<10 hex>``), are marked with ``nvsentinel.nvidia.com/new-node-validation`` and
+  their unowned join cordon becomes validation's, so a pass lifts it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from shared import cel, errors, nodes
+from shared.clock import Clock
+from shared.health import drain, quarantine, resource
+from shared.health import event as hevent
+from shared.kube import errors as kube_errors
+from shared.kube import rest
+from shared.lifecycle import criteria, sessions, settings
+from shared.lifecycle import resource as vresource
+
+logger = logging.getLogger(__name__)
+
+NEW_NODE = "nvsentinel.nvidia.com/new-node-validation"
+REPAIRS = frozenset({"RebootNode", "GPUReset"})
+
+
+def _digest(parts: list[str], size: int) -> str:
+    return hashlib.sha256(",".join(sorted(parts)).encode()).hexdigest()[:size]
+
+
+def post_remediation(api: Any, cfg: settings.Configuration, *, label_prefix: str, clock: Clock) -> list[str]:
+    """Requests created (or found) for repaired nodes this pass, and their nodes handed over."""
+    if not cfg.postRemediation.enabled:
+        return []
+    by_node: dict[str, dict[str, resource.Stored]] = {}
+    for stored in resource.list_events(api):
+        if stored.phase in drain.QUARANTINING:
+            by_node.setdefault(stored.event.nodeName, {})[stored.name] = stored
+    made = []
+    for node_name, events in sorted(by_node.items()):
+        try:
+            node = nodes.get(api, node_name)
+        except errors.NotFound:
+            continue
+        holding = sorted({str(c.get("event", "")) for c in quarantine.causes(node).values()})
+        if not holding or any(not _repaired(events.get(name)) for name in holding):
+            continue
+        name = f"{node_name}-validation-{_digest(holding, 12)}"
+        with contextlib.suppress(kube_errors.AlreadyExists):
+            vresource.create(api, name, [node_name], cfg.postRemediation.tests, source="post-remediation")
+        stamp = hevent.format_time(clock.now())
+
+        def hand_over(node: nodes.Node, stamp: str = stamp) -> bool:
+            return quarantine.hand_over(node, to=sessions.OWNER, label_prefix=label_prefix, stamp=stamp)
+
+        nodes.update(api, node_name, hand_over)
+        logger.info("repaired: validation %s takes the node over", name, extra={"subject": node_name})
+        made.append(name)
+    return made
+
+
+def _repaired(stored: resource.Stored | None) -> bool:
+    rem = stored.status.remediation if stored is not None else None
+    return rem is not None and rem.state == "Succeeded" and rem.kind in REPAIRS
+
+
+def _claimed(node: nodes.Node) -> bool:
+    """Marked already, validating already, or cordoned by a component (not a join cordon)."""
+    anns = (node.get("metadata") or {}).get("annotations") or {}
+    return NEW_NODE in anns or sessions.SESSION in anns or nodes.cordon_owner(node) is not None
+
+
+def new_nodes(api: Any, cfg: settings.Configuration, programs: Mapping[str, cel.Program], *,
+              clock: Clock) -> list[str]:
+    """The request created for nodes that joined this pass (empty when none did)."""
+    if not cfg.newNodeValidation.enabled or not programs:
+        return []
+    now = clock.now()
+    joined = sorted(n["metadata"]["name"] for n in rest.iter_items(api, rest.core_path("nodes"))
+                    if not _claimed(n) and not criteria.failing(programs, n, now=now))
+    if not joined:
+        return []
+    name = f"validation-new-{_digest(joined, 10)}"
+    with contextlib.suppress(kube_errors.AlreadyExists):
+        vresource.create(api, name, joined, cfg.newNodeValidation.tests, source="new-node")
+
+    def mark(node: nodes.Node) -> bool:
+        anns = nodes.node_annotations(node)
+        if nodes.is_cordoned(node) and nodes.cordon_owner(node) is None:
+            anns[nodes.CORDON_OWNER] = sessions.OWNER   # the join cordon exists for this validation
+        return nodes.set_map(anns, {NEW_NODE: name}) or True
+
+    for node_name in joined:
+        with contextlib.suppress(errors.NotFound):
+            nodes.update(api, node_name, mark)
+    logger.info("new nodes %s: validation %s", ", ".join(joined), name, extra={"subject": name})
+    return [name]
