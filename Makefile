@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cksum < pyproject.toml | cut -d' ' -f1)
 
-.PHONY: setup demo test lint typecheck unit bench schemas clean
+.PHONY: setup demo test lint typecheck unit bench schemas reference clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -38,6 +38,9 @@ bench: setup
 
 schemas: setup
 	$(BIN)/python -m shared.schemas docs/schemas
+
+reference: setup
+	$(BIN)/python -m shared.cli_reference docs/reference
 
 clean:
 	rm -rf $(VENV) build *.egg-info

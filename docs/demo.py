@@ -1,63 +1,306 @@
-"""The lifecycle walk-through behind ``make demo``.
+"""The life of one cluster, behind ``make demo``.
 
-Runs the real console scripts as subprocesses, printing each command before its output, over what
-exists so far. Stops at the first command that fails, with that command's exit status.
+recipe → bundle → simulated install → validate → certification (a NIC at 40 % is found and named)
+→ report → nvsentinel in monitor mode, then enforcing, its monitors reading the simulated nodes'
+files → an Xid 79 on one GPU → quarantine → drain → remediation (a simulated reboot) → the node
+proves itself again → a driver upgrade → the drift gate fails → re-certification.
+
+Every step runs the real console scripts as subprocesses and prints each command (``$ …``) before
+its output. Long-running programs (the simulated cluster, ``nvsentinel run``, the monitors) run in
+the background, each in its own process group, their output kept in ``logs/`` of the work
+directory; the demo shows their new lines (trimmed) after each step and stops them all when it
+ends, also on failure, Ctrl-C or SIGTERM. Waits poll the cluster's state with deadlines; the
+simulated cluster's virtual clock makes minutes of cluster time take seconds.
+
+Exit 0 when the walk completes; otherwise the exit status of the first command that did not do
+what the walk expects (or 1 for a wait that timed out).
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import json
 import os
+import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, TypeVar
 
 BIN = Path(sys.executable).parent
+SPEED = 60                 # virtual seconds per real second
+COMMAND_TIMEOUT = 180      # real seconds any one foreground command may take
+T = TypeVar("T")
 
+
+class DemoFailed(Exception):
+    def __init__(self, message: str, status: int = 1) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+# ---------------------------------------------------------------- printing and running commands
 
 def step(title: str) -> None:
     print(f"\n=== {title} ===", flush=True)
 
 
-def run(*argv: str, expect: int = 0, show_lines: int | None = None, last: int = 0) -> str:
-    print(f"$ {shlex.join(argv)}", flush=True)
-    program = sys.executable if argv[0] == "python" else str(BIN / argv[0]) if (BIN / argv[0]).exists() else argv[0]
-    proc = subprocess.run([program, *argv[1:]], capture_output=True, text=True, check=False)
-    out = proc.stdout
-    lines = out.splitlines()
-    if show_lines is not None and len(lines) > show_lines + last:
-        hidden = len(lines) - show_lines - last
-        out = "".join(f"{line}\n" for line in lines[:show_lines]) + f"... ({hidden} more lines)\n"
-        out += "".join(f"{line}\n" for line in lines[len(lines) - last:]) if last else ""
-    sys.stdout.write(out)
-    sys.stdout.write(proc.stderr)
+def note(text: str) -> None:
+    print(f"# {text}", flush=True)
+
+
+def _program(name: str) -> str:
+    if name == "python":
+        return sys.executable
+    if (BIN / name).exists():
+        return str(BIN / name)
+    return shutil.which(name) or name
+
+
+def _trim(text: str, show_lines: int | None, last: int, width: int | None = None) -> str:
+    lines = text.splitlines()
+    if width is not None:
+        lines = [line if len(line) <= width else line[:width - 3] + "..." for line in lines]
+        text = "".join(f"{line}\n" for line in lines)
+    if show_lines is None or len(lines) <= show_lines + last:
+        return text
+    hidden = len(lines) - show_lines - last
+    out = "".join(f"{line}\n" for line in lines[:show_lines]) + f"... ({hidden} more lines)\n"
+    return out + "".join(f"{line}\n" for line in lines[len(lines) - last:]) if last else out
+
+
+def run(*argv: str, expect: int = 0, show_lines: int | None = None, last: int = 0, width: int | None = None,
+        grep: str | None = None) -> str:
+    """Print the command, run it, print its output and errors as they came (only the lines matching
+    ``grep``, trimmed to ``show_lines`` first and ``last`` last lines, each cut to ``width``); a
+    different exit status ends the demo."""
+    print(f"$ {shlex.join(argv)}" + (f" | grep -E {shlex.quote(grep)}" if grep else ""), flush=True)
+    try:
+        proc = subprocess.run([_program(argv[0]), *argv[1:]], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              stdin=subprocess.DEVNULL, text=True, check=False, timeout=COMMAND_TIMEOUT)
+    except subprocess.TimeoutExpired as exc:
+        raise DemoFailed(f"{argv[0]} did not finish within {COMMAND_TIMEOUT} s") from exc
+    shown = proc.stdout
+    if grep and proc.returncode == expect:
+        shown = "".join(f"{line}\n" for line in shown.splitlines() if re.search(grep, line))
+    sys.stdout.write(_trim(shown, show_lines, last, width) if proc.returncode == expect else proc.stdout)
+    sys.stdout.flush()
     if proc.returncode != expect:
-        print(f"demo: expected exit {expect}, got {proc.returncode}", file=sys.stderr)
-        sys.exit(proc.returncode or 1)
+        raise DemoFailed(f"{argv[0]}: expected exit {expect}, got {proc.returncode}", proc.returncode or 1)
     return proc.stdout
 
 
-def main() -> None:
+def kubectl(*argv: str, show_lines: int | None = None) -> None:
+    """kubectl is how a person looks at the cluster; the walk does not need it."""
+    if shutil.which("kubectl") is None:
+        print(f"$ kubectl {shlex.join(argv)}\n(kubectl is not installed: skipped)", flush=True)
+        return
+    # kubectl caches the API's discovery (KUBECACHEDIR, set to the work directory by main) and would
+    # not see the CRDs the walk installs after its first call: start each call without that cache.
+    shutil.rmtree(os.environ.get("KUBECACHEDIR", "kube-cache"), ignore_errors=True)
+    run("kubectl", *argv, show_lines=show_lines)
+
+
+# ---------------------------------------------------------------- background programs
+
+class Background:
+    """A long-running program in its own process group, its output in a log file."""
+
+    running: list[Background] = []
+
+    def __init__(self, label: str, argv: list[str], log: Path, *, comment: str = "") -> None:
+        self.label = label
+        self.argv = argv
+        self.log = log
+        self.offset = 0
+        self.pending: list[str] = []
+        print(f"$ {shlex.join(argv)} &" + (f"     # {comment}" if comment else ""), flush=True)
+        with log.open("wb") as out:
+            self.proc = subprocess.Popen([_program(argv[0]), *argv[1:]], stdout=out, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, start_new_session=True)
+        Background.running.append(self)
+
+    def new_lines(self) -> list[str]:
+        with self.log.open("rb") as handle:
+            handle.seek(self.offset)
+            data = handle.read()
+        complete = data[:data.rfind(b"\n") + 1]
+        self.offset += len(complete)
+        return complete.decode(errors="replace").splitlines()
+
+    def show(self, keep: Callable[[str], bool] = lambda _line: True, limit: int = 8) -> None:
+        """Print the lines not shown yet that ``keep`` accepts, shortened; the others wait for a later call."""
+        self.pending += self.new_lines()
+        lines = [_brief(line) for line in self.pending if keep(line)]
+        self.pending = [line for line in self.pending if not keep(line)]
+        for line in lines[:limit]:
+            print(f"  [{self.label}] {line}", flush=True)
+        if len(lines) > limit:
+            print(f"  [{self.label}] ... ({len(lines) - limit} more lines in {self.log.name})", flush=True)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def stop(self, *, quiet: bool = False) -> None:
+        """Interrupt the process group (Ctrl-C), then kill it if it does not stop within 10 s."""
+        if not quiet:
+            print(f"# stopping {self.label} (Ctrl-C)", flush=True)
+        for sig, grace in ((signal.SIGINT, 10.0), (signal.SIGKILL, 5.0)):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, sig)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=grace)
+                break
+        # Anything the program itself started lives on in its group: end that too.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        if self in Background.running:
+            Background.running.remove(self)
+
+    @classmethod
+    def stop_all(cls) -> None:
+        for bg in reversed(list(cls.running)):
+            bg.stop(quiet=True)
+
+
+def _brief(line: str, width: int = 150) -> str:
+    """A HealthEvent line of a monitor as one short row; any other line cut to ``width``."""
+    with contextlib.suppress(ValueError, AttributeError, TypeError):
+        ev = json.loads(line)
+        if isinstance(ev, dict) and "checkName" in ev:
+            entities = ",".join(f"{e['entityType']}={e['entityValue']}" for e in ev.get("entitiesImpacted") or []
+                                if e.get("entityType") != "GPU_UUID")
+            kind = "healthy" if ev.get("isHealthy") else "FATAL" if ev.get("isFatal") else "non-fatal"
+            line = (f"HealthEvent {ev.get('nodeName')} {ev['checkName']} {entities} {kind} "
+                    f"{ev.get('recommendedAction')}: {ev.get('message')}")
+    line = line.replace("[nvsentinel] ", "")
+    return line if len(line) <= width else line[:width - 3] + "..."
+
+
+# ---------------------------------------------------------------- waiting on the cluster
+
+class Cluster:
+    """Reads of the simulated cluster's state, for the waits (the same objects kubectl shows)."""
+
+    def __init__(self, kubeconfig: Path) -> None:
+        from shared.kube import client
+
+        self.api = client.new_client(kubeconfig=kubeconfig)
+
+    def get(self, path: str) -> dict[str, Any] | None:
+        from shared import errors
+        from shared.kube import rest
+
+        try:
+            return rest.get(self.api, path)
+        except errors.ToolError:
+            return None
+
+    def node(self, name: str) -> dict[str, Any]:
+        return self.get(f"/api/v1/nodes/{name}") or {}
+
+    def cordoned(self, name: str) -> bool:
+        return bool((self.node(name).get("spec") or {}).get("unschedulable"))
+
+    def ready(self, name: str) -> bool:
+        conditions = (self.node(name).get("status") or {}).get("conditions") or []
+        return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+    def annotation(self, node: str, key: str) -> str:
+        return str(((self.node(node).get("metadata") or {}).get("annotations") or {}).get(key) or "")
+
+    def label(self, node: str, key: str) -> str:
+        return str(((self.node(node).get("metadata") or {}).get("labels") or {}).get(key) or "")
+
+    def items(self, path: str) -> list[dict[str, Any]]:
+        return list((self.get(path) or {}).get("items") or [])
+
+    def create_all(self, manifest: str) -> None:
+        """Create a manifest's Namespaces and Pods, for when kubectl is not installed."""
+        from shared import yamlio
+        from shared.kube import rest
+
+        for obj in yamlio.loads_all(manifest):
+            meta = obj["metadata"]
+            path = rest.core_path("namespaces" if obj["kind"] == "Namespace" else "pods", meta.get("namespace"))
+            rest.create(self.api, path, obj)
+            print(f"{obj['kind'].lower()}/{meta['name']} created (through the API)", flush=True)
+
+    def close(self) -> None:
+        from shared.kube import client
+
+        client.close(self.api)
+
+
+def wait_for(what: str, check: Callable[[], T], timeout: float = 60.0) -> T:
+    """Poll ``check`` until it returns something true; the demo fails after ``timeout`` real seconds."""
+    note(f"waiting until {what}")
+    start = time.monotonic()
+    while True:
+        value = check()
+        if value:
+            note(f"... {what}: {time.monotonic() - start:.1f} s")
+            return value
+        if time.monotonic() - start > timeout:
+            raise DemoFailed(f"timed out after {timeout:.0f} s waiting until {what}")
+        time.sleep(0.2)
+
+
+# ---------------------------------------------------------------- the walk
+
+def main() -> int:
+    signal.signal(signal.SIGINT, signal.default_int_handler)   # also when started with SIGINT ignored
+
+    def _terminate(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGHUP, _terminate)
+    atexit.register(Background.stop_all)
+    started = time.monotonic()
     work = Path(tempfile.mkdtemp(prefix="aicr-demo-"))
     os.chdir(work)
+    (work / "logs").mkdir()
+    os.environ["KUBECACHEDIR"] = str(work / "kube-cache")
     print(f"Working in {work}")
+    try:
+        configure()
+        with simulated_cluster(work) as cluster:
+            install_and_validate()
+            certify()
+            controller = operate(work, cluster)
+            validate_return(cluster, controller)
+            drift_and_recertify(cluster, controller)
+    except DemoFailed as exc:
+        print(f"demo: {exc}", file=sys.stderr)
+        return exc.status
+    except KeyboardInterrupt:
+        print("\ndemo: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        Background.stop_all()
+    print(f"\nDemo finished in {time.monotonic() - started:.0f} s. The recipe, the bundles, the certification "
+          f"report and every background program's log are in {work}")
+    return 0
 
+
+def configure() -> None:
+    criteria = ["--service", "eks", "--accelerator", "h100", "--os", "ubuntu", "--intent", "inference",
+                "--platform", "dynamo"]
     step("1. Configure: resolve a version-pinned recipe for the target environment")
-    run("aicr", "recipe", "--service", "eks", "--accelerator", "h100", "--os", "ubuntu",
-        "--intent", "inference", "--platform", "dynamo", "-o", "recipe.yaml")
-    run("aicr", "recipe", "--service", "eks", "--accelerator", "h100", "--os", "ubuntu",
-        "--intent", "inference", "--platform", "dynamo", "--format", "table")
+    run("aicr", "recipe", *criteria, "-o", "recipe.yaml")
+    run("aicr", "recipe", *criteria, "--format", "table")
     step("2. Review: why does gpu-operator look like this? (which overlay set each field)")
-    run("aicr", "recipe", "--service", "eks", "--accelerator", "h100", "--os", "ubuntu",
-        "--intent", "inference", "--platform", "dynamo", "--explain", show_lines=24)
+    run("aicr", "recipe", *criteria, "--explain", grep="^(COMPONENT|gpu-operator) ", show_lines=24)
     step("3. Query one merged value, as a script would")
-    run("aicr", "query", "--service", "eks", "--accelerator", "h100", "--os", "ubuntu", "--intent", "inference",
-        "--selector", "components.gpu-operator.values.driver.version")
+    run("aicr", "query", *criteria[:8], "--selector", "components.gpu-operator.values.driver.version")
     step("4. Bad input is one line and exit 2, with nothing written")
     run("aicr", "recipe", "--service", "ecs", "-o", "never.yaml", expect=2)
     assert not Path("never.yaml").exists()
@@ -72,92 +315,238 @@ def main() -> None:
     with open("bundle-flux/kustomization.yaml", "a", encoding="utf-8") as handle:
         handle.write("# edited by hand\n")
     run("aicr", "verify", "bundle-flux", expect=1)
-    with simulated_cluster() as kubeconfig:
-        operate(kubeconfig)
-    print("\nDemo finished: the recipe, five bundles and the certification file are in", work)
+
+
+KC = ["--kubeconfig", "kubeconfig"]
 
 
 @contextlib.contextmanager
-def simulated_cluster() -> Iterator[str]:
-    """The built-in simulated GPU cluster in its own process, stopped when the block ends."""
+def simulated_cluster(work: Path) -> Iterator[Cluster]:
+    """The built-in simulated GPU cluster in its own process group, stopped when the block ends."""
     step("7. A cluster to hold to the recipe: the built-in simulated GPU cluster (8 H100 nodes, 2 racks)")
-    argv = ["python", "-m", "shared.sim", "serve", "--nodes", "8", "--gpu", "h100", "--racks", "2", "--port", "0",
-            "--speed", "60", "--node-root", "nodes", "--seed", "7", "--kubeconfig-out", "kubeconfig"]
-    print(f"$ {shlex.join(argv)} &", flush=True)
-    server = subprocess.Popen([sys.executable, *argv[1:]], stdout=subprocess.PIPE, text=True)
+    note(f"virtual time runs {SPEED}x: a 3-minute reboot takes 3 s; each node's kern.log, DCGM health and "
+         "sysfs live under nodes/<node>/")
+    server = Background("sim", ["python", "-m", "shared.sim", "serve", "--nodes", "8", "--gpu", "h100", "--racks",
+                                "2", "--port", "0", "--speed", str(SPEED), "--node-root", "nodes", "--seed", "7",
+                                "--kubeconfig-out", "kubeconfig"], work / "logs" / "sim.log")
+    wait_for("the simulated cluster is ready", lambda: not server.alive() or any(
+        line.startswith("ready ") for line in server.log.read_text().splitlines()), timeout=30)
+    if not server.alive():
+        raise DemoFailed("the simulated cluster did not start: " + server.log.read_text()[-500:])
+    server.show()
+    cluster = Cluster(work / "kubeconfig")
     try:
-        assert server.stdout is not None
-        print(server.stdout.readline().rstrip(), flush=True)
-        yield "kubeconfig"
+        yield cluster
     finally:
-        server.terminate()
-        server.communicate(timeout=30)
+        cluster.close()
+        for bg in reversed(list(Background.running)):   # the cluster's clients first, then the cluster
+            if bg is not server:
+                bg.stop()
+        server.stop()
 
 
-def operate(kubeconfig: str) -> None:
-    kc = ["--kubeconfig", kubeconfig]
-    run("kubectl", *kc, "get", "nodes", "-L", "nvidia.com/gpu.product,topology.kubernetes.io/rack", show_lines=4)
-    print("# Deploying the bundle needs helm and a real cluster; here the simulator installs the recipe as Helm would:")
-    run("python", "-m", "shared.sim", "seed", *kc, "--recipe", "recipe.yaml", show_lines=0)
+def install_and_validate() -> None:
+    kubectl(*KC, "get", "nodes", "-L", "nvidia.com/gpu.product,topology.kubernetes.io/rack", show_lines=4)
+    note("deploying the bundle needs helm and a real cluster; here the simulator installs the recipe as Helm would:")
+    run("python", "-m", "shared.sim", "seed", *KC, "--recipe", "recipe.yaml", width=150)
+    note("the seed stubs the CRDs of the recipe's nvcre and nvsentinel releases; install the real ones, "
+         "as their chart does")
+    run("nvcrectl", "crds", "install", *KC)
+    run("nvsentinel", "crds", "install", *KC)
     step("8. Validate: every constraint and every component's health asserts, against the live cluster")
-    run("aicr", "validate", "--recipe", "recipe.yaml", *kc, show_lines=6, last=2)
-    step("9. Drift: take the golden snapshot, upgrade the driver on one node, and the CI gate fails")
-    run("aicr", "snapshot", *kc, "-o", "cm://default/golden")
-    run("python", "-m", "shared.sim", "upgrade-driver", *kc, "--version", "580.105.08", "--nodes", "node-001",
-        show_lines=2)
-    run("aicr", "diff", "--baseline", "cm://default/golden", *kc, "--fail-on-drift", "-t", "table",
-        "--ignore", "NodeTopology.summary.*", expect=1)
-    certify(kc)
-    operate_health(kc)
+    run("aicr", "validate", "--recipe", "recipe.yaml", *KC, show_lines=6, last=2)
+    note("the validated state becomes the golden snapshot the drift gate compares with")
+    run("aicr", "snapshot", *KC, "-o", "cm://default/golden")
 
 
 CERTIFICATION = """apiVersion: nvcre.nvidia.com/v1alpha1
 kind: Certification
 metadata:
-  name: rack-pair
+  name: {name}
 spec:
   target:
-    nodeSelector: {nvidia.com/gpu.present: "true"}
+    nodeSelector: {{nvidia.com/gpu.present: "true"}}
   thresholds:
     busBandwidthGBps: value >= 300
   categories:
-    - {domain: communication, variant: nccl-all-reduce}
+    - {{domain: communication, variant: nccl-all-reduce}}
 """
 
 
-def certify(kc: list[str]) -> None:
-    step("10. Certify: one NIC of node-005 degrades to 40 %; the all-reduce fails and isolation names the node")
-    Path("certification.yaml").write_text(CERTIFICATION, encoding="utf-8")
-    run("python", "-m", "shared.sim", "inject", *kc, "node-005:nic[3]=0.4")
-    run("nvcrectl", "crds", "install", *kc)
-    run("nvcrectl", "certification", "run", "--cert-file", "certification.yaml", *kc, "--wait", "--timeout", "2h",
+def certify() -> None:
+    step("9. Certify before hand-over: one NIC of node-005 runs at 40 %; the all-reduce fails and isolation "
+         "names the node")
+    Path("certification.yaml").write_text(CERTIFICATION.format(name="hand-over"), encoding="utf-8")
+    run("python", "-m", "shared.sim", "inject", *KC, "node-005:nic[3]=0.4")
+    run("cat", "certification.yaml")
+    run("nvcrectl", "certification", "run", "--cert-file", "certification.yaml", *KC, "--wait", "--timeout", "2h",
         expect=1)
+    step("10. Report: the run is recorded in the Certification object; the report is also JSON for CI")
+    run("nvcrectl", "certification", "list", *KC)
+    run("nvcrectl", "certification", "report", "hand-over", *KC, "-o", "json", "--results-file",
+        "certification-report.json", show_lines=10, expect=1)
 
 
-def operate_health(kc: list[str]) -> None:
-    step("11. Operate: an Xid 79 on node-002 becomes a HealthEvent; the default rule set cordons the node")
-    run("python", "-m", "shared.sim", "inject", *kc, "node-002:xid=79")
-    run("nvsentinel", "crds", "install", *kc)
-    run("nvsentinel", "monitor", "xid", "--node-root", "nodes", "--dry-run", "-o", "table")
-    run("nvsentinel", "monitor", "xid", "--node-root", "nodes", *kc, show_lines=0)
-    print("$ nvsentinel run --enforce &     # the controllers, stopped once node-002 is quarantined", flush=True)
-    controller = subprocess.Popen([str(BIN / "nvsentinel"), "run", "--enforce", *kc], stderr=subprocess.PIPE,
-                                  text=True)
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            cordoned = subprocess.run(["kubectl", *kc, "get", "node", "node-002", "-o",
-                                       "jsonpath={.spec.unschedulable}"], capture_output=True, text=True, check=False)
-            if cordoned.stdout.strip() == "true":
-                break
-            time.sleep(0.5)
-    finally:
-        controller.send_signal(signal.SIGINT)
-        _, errors = controller.communicate(timeout=30)
-    sys.stdout.write("".join(line + "\n" for line in errors.splitlines() if "Quarantined" in line))
-    run("nvsentinel", "nodes", *kc, "-o", "wide")
-    run("nvsentinel", "breaker", "status", *kc)
+VALUES = """# nvsentinel values for this cluster, over the embedded defaults (docs/nvsentinel.md).
+# Tenant pods are evicted at once when their node is quarantined (the default waits for them to finish).
+node-drainer:
+  userNamespaces:
+    - {name: "tenant-*", mode: "Immediate"}
+"""
+
+TENANT = """apiVersion: v1
+kind: Namespace
+metadata: {name: tenant-a}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: trainer, namespace: tenant-a}
+spec:
+  nodeName: node-002
+  restartPolicy: Always
+  containers:
+    - name: main
+      image: registry.example/tenant-a/trainer:1
+      command: [python, train.py]
+      resources: {limits: {nvidia.com/gpu: 8}}
+"""
+
+CAUSES = "nvsentinel.nvidia.com/quarantine-causes"
+
+
+def operate(work: Path, cluster: Cluster) -> Background:
+    """Monitor mode, then enforcing through the remediation; returns the enforcing ``nvsentinel run``."""
+    logs = work / "logs"
+    step("11. Operate, in monitor mode first: nvsentinel records what it would do and touches no node")
+    Path("nvsentinel-values.yaml").write_text(VALUES, encoding="utf-8")
+    run("cat", "nvsentinel-values.yaml")
+    run("nvsentinel", "rules", "check", "-f", "nvsentinel-values.yaml")
+    controller = Background("nvsentinel run", ["nvsentinel", "run", "-f", "nvsentinel-values.yaml", *KC],
+                            logs / "nvsentinel-monitor-mode.log", comment="the controllers, in monitor mode")
+    xid = Background("xid monitor", ["nvsentinel", "monitor", "xid", "--node-root", "nodes", "--follow",
+                                     "--interval", "500ms", *KC], logs / "monitor-xid.log",
+                     comment="follows every nodes/<node>/kern.log")
+    nic = Background("nic monitor", ["nvsentinel", "monitor", "nic", "--node-root", "nodes", "--interval", "1s",
+                                     "--state", "nic-state.json", *KC], logs / "monitor-nic.log",
+                     comment="reads every nodes/<node>/sys/class/infiniband")
+    wait_for("the NIC monitor has read every port once (its baseline)", lambda: Path("nic-state.json").exists())
+    note("the technician takes node-005's bad port down to replace the cable the certification named")
+    run("python", "-m", "shared.sim", "inject", *KC, "node-005:nic[3]=0")
+    wait_for("nvsentinel has recorded a quarantine of node-005", lambda: cluster.annotation("node-005", CAUSES) not in
+             ("", "{}"))
+    nic.show()
+    controller.show()
+    run("nvsentinel", "nodes", *KC, "-o", "wide")
+    kubectl(*KC, "get", "node", "node-005")
+    note("monitor mode: node-005 is recorded as quarantined, but it is not cordoned")
+    note("the cable is replaced; the port comes up and the NIC monitor reports it healthy")
+    run("python", "-m", "shared.sim", "clear", *KC, "node-005")
+    wait_for("nvsentinel has lifted node-005's record", lambda: cluster.annotation("node-005", CAUSES) in ("", "{}"))
+    nic.show()
+    controller.show()
+    run("nvsentinel", "nodes", *KC)
+    nic.stop()
+    controller.stop()
+
+    step("12. Enforce: a tenant trains on node-002; nvsentinel now cordons, drains and remediates")
+    Path("tenant.yaml").write_text(TENANT, encoding="utf-8")
+    kubectl(*KC, "apply", "-f", "tenant.yaml")
+    if shutil.which("kubectl") is None:
+        cluster.create_all(TENANT)
+    wait_for("the tenant's pod is Running on node-002", lambda: (cluster.get(
+        "/api/v1/namespaces/tenant-a/pods/trainer") or {}).get("status", {}).get("phase") == "Running")
+    kubectl(*KC, "get", "pods", "-n", "tenant-a", "-o", "wide")
+    controller = Background("nvsentinel run", ["nvsentinel", "run", "-f", "nvsentinel-values.yaml", "--enforce",
+                                               *KC], logs / "nvsentinel-enforcing.log", comment="enforcing")
+
+    step("13. An Xid 79 on GPU 3 of node-002: the GPU has fallen off the bus")
+    run("python", "-m", "shared.sim", "inject", *KC, "node-002:xid[3]=79")
+    run("tail", "-n", "2", "nodes/node-002/kern.log")
+    wait_for("node-002 is cordoned", lambda: cluster.cordoned("node-002"))
+    xid.show()
+    controller.show(lambda line: "Quarantined" in line)
+    step("14. Quarantine: the Syslog rule set matched the fatal Xid; the node is cordoned")
+    run("nvsentinel", "nodes", *KC, "-o", "wide")
+    run("nvsentinel", "events", "list", *KC, "--node", "node-002")
+    step("15. Drain: the tenant's pod is evicted through the Eviction API (PodDisruptionBudgets apply)")
+    wait_for("the tenant's pod is gone from node-002",
+             lambda: cluster.get("/api/v1/namespaces/tenant-a/pods/trainer") is None)
+    controller.show(lambda line: "evict" in line)
+    kubectl(*KC, "get", "pods", "-n", "tenant-a")
+    step("16. Remediation: RESTART_BM becomes a RebootNode; the simulated cluster carries out the reboot")
+    reboots = "/apis/janitor.dgxc.nvidia.com/v1alpha1/rebootnodes"
+    reboot = wait_for("a RebootNode names node-002", lambda: next(
+        (r["metadata"]["name"] for r in cluster.items(reboots) if r.get("spec", {}).get("nodeName") == "node-002"),
+        ""))
+    controller.show(lambda line: "RebootNode" in line)
+    kubectl(*KC, "get", "rebootnodes")
+    wait_for("node-002 goes down (NotReady)", lambda: not cluster.ready("node-002"))
+    kubectl(*KC, "get", "node", "node-002")
+    note("the reboot takes 3 minutes of cluster time; run the virtual clock ahead instead of waiting")
+    run("python", "-m", "shared.sim", "clock", *KC, "--advance", "180")
+    wait_for(f"RebootNode {reboot} reports NodeReady", lambda: any(
+        c.get("type") == "NodeReady" and c.get("status") == "True"
+        for c in ((cluster.get(f"{reboots}/{reboot}") or {}).get("status") or {}).get("conditions") or []))
+    wait_for("node-002 is Ready again", lambda: cluster.ready("node-002"))
+    controller.show(lambda line: "remediat" in line.lower())
+    kubectl(*KC, "get", "node", "node-002")
+    run("tail", "-n", "1", "nodes/node-002/kern.log")
+    run("nvsentinel", "nodes", *KC, "-o", "wide")
+    note("repaired, but not back in service: node-002 must prove itself before it takes work again")
+    return controller
+
+
+VALIDATIONS = "/apis/nvsentinel.nvidia.com/v1alpha1/validationrequests"
+VALIDATION_STATE = "nvsentinel.nvidia.com/validation-state"
+
+
+def _requests(cluster: Cluster, node: str) -> list[dict[str, Any]]:
+    return [r for r in cluster.items(VALIDATIONS)
+            if any(n.get("name") == node for n in (r.get("spec") or {}).get("nodes") or [])]
+
+
+def _phase(cluster: Cluster, name: str) -> str:
+    return str(((cluster.get(f"{VALIDATIONS}/{name}") or {}).get("status") or {}).get("phase") or "")
+
+
+def validate_return(cluster: Cluster, controller: Background) -> None:
+    step("17. Validation: quarantine hands the repaired node to the lifecycle controller, which runs a "
+         "ValidationRequest")
+    request = wait_for("a ValidationRequest names node-002", lambda: next(
+        (r["metadata"]["name"] for r in _requests(cluster, "node-002")), ""))
+    controller.show(lambda line: "takes the node over" in line or "created" in line)
+    kubectl(*KC, "get", "validationrequests")
+    kubectl(*KC, "get", "nodes", "-l", VALIDATION_STATE, "-L", VALIDATION_STATE)
+    wait_for(f"{request} has a verdict", lambda: _phase(cluster, request) in ("Succeeded", "Failed"), timeout=90)
+    controller.show(lambda line: request in line and ("Succeeded" in line or "Failed" in line))
+    run("nvsentinel", "validation", "list", *KC)
+    if _phase(cluster, request) != "Succeeded":
+        raise DemoFailed(f"{request} did not pass")
+    step("18. Pass: the gate is removed and node-002 takes work again")
+    wait_for("node-002 is schedulable again", lambda: not cluster.cordoned("node-002"))
+    kubectl(*KC, "get", "node", "node-002", "-L", VALIDATION_STATE)
+    run("nvsentinel", "nodes", *KC, "-o", "wide")
+
+
+def drift_and_recertify(cluster: Cluster, controller: Background) -> None:
+    step("19. Drift: the driver on node-001 is upgraded in place, and the CI gate fails")
+    run("python", "-m", "shared.sim", "upgrade-driver", *KC, "--version", "580.105.08", "--nodes", "node-001",
+        show_lines=2)
+    ignore = ["--ignore", "NodeTopology.summary.*"]
+    run("aicr", "diff", "--baseline", "cm://default/golden", *KC, "--fail-on-drift", "-t", "table", *ignore,
+        expect=1)
+    run("aicr", "diff", "--baseline", "cm://default/golden", *KC, "--fail-on-drift", "-t", "yaml", *ignore,
+        "-o", "drift.yaml", expect=1)
+    step("20. Re-certification: the drifted node is cordoned and must pass the all-reduce again")
+    run("nvsentinel", "validation", "create", "--nodes-from", "drift.yaml", "--cordon", "--tests", "nccl-all-reduce",
+        "--name", "after-driver-upgrade", "--wait", "--timeout", "2h", *KC)
+    controller.show(lambda line: "after-driver-upgrade" in line and ("Succeeded" in line or "Failed" in line))
+    wait_for("node-001 is schedulable again", lambda: not cluster.cordoned("node-001"))
+    run("nvsentinel", "validation", "list", *KC)
+    note("re-certified: the current state becomes the new golden snapshot, and the gate passes")
+    run("aicr", "snapshot", *KC, "-o", "cm://default/golden")
+    run("aicr", "diff", "--baseline", "cm://default/golden", *KC, "--fail-on-drift", "-t", "table", *ignore)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
