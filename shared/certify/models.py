@@ -183,6 +183,8 @@ class CertificationStatus(_Model):
     completionTime: str | None = None
     categoryStatuses: list[CategoryStatus] = Field(default_factory=list)
     message: str | None = None
+    leftOut: list[str] = Field(default_factory=list,
+                               description="Cordoned nodes the target matched but the run left out.")
 
 
 class Certification(BaseModel):

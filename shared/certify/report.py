@@ -13,7 +13,7 @@ def data(cert: models.Certification) -> dict[str, Any]:
     status = cert.status
     return {"name": cert.name, "namespace": cert.namespace, "phase": status.phase.value if status.phase else None,
             "passed": status.phase is models.Phase.SUCCEEDED, "message": status.message,
-            "startTime": status.startTime, "completionTime": status.completionTime,
+            "startTime": status.startTime, "completionTime": status.completionTime, "leftOut": status.leftOut,
             "categories": [c.model_dump(mode="json", exclude_none=True) for c in status.categoryStatuses]}
 
 
@@ -28,6 +28,8 @@ def text(cert: models.Certification, *, wide: bool = False) -> str:
     status = cert.status
     lines = [f"Certification {cert.namespace}/{cert.name}: {status.phase or 'Pending'}"
              + (f" ({status.message})" if status.message else "")]
+    if status.leftOut:
+        lines.append(f"Left out (cordoned): {', '.join(status.leftOut)}")
     rows = [[f"{c.domain}/{c.variant}", c.status.value, f"{c.runtimeSeconds:.0f}s" if c.runtimeSeconds else "-",
              len(c.nodes), _value(c.measurements, "busBandwidthGBps"), _value(c.measurements, "goodputRatio"),
              len(c.rounds), len(c.failedNodes) + len(c.infrastructureFaults)] for c in status.categoryStatuses]

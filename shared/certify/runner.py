@@ -96,11 +96,12 @@ def _initialise(api: Any, cert: models.Certification, status: models.Certificati
     cordoned = render.cordoned_left_out(every_node, cert.spec.target)
     skipped = f"; cordoned, left out: {', '.join(cordoned)}" if cordoned else ""
     if not targets:
-        status.phase, status.completionTime = Phase.FAILED, now
+        status.phase, status.completionTime, status.leftOut = Phase.FAILED, now, cordoned
         status.message = "no node matches spec.target" + skipped
         _condition(status, "Failed", "WaitingForNodes", status.message, now)
         return status.message
     status.phase = Phase.RUNNING
+    status.leftOut = cordoned
     status.categoryStatuses = [models.CategoryStatus(domain=c.domain, variant=c.variant, strategy=chosen,
                                                      nodes=[t.name for t in targets]) for c in cert.spec.categories]
     status.message = f"{len(targets)} node(s), {len(cert.spec.categories)} categor(y/ies){skipped}"

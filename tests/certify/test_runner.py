@@ -66,6 +66,21 @@ def test_a_healthy_cluster_passes_with_measurements(gpu_sim: SimServer, api_clie
     assert len(category.rounds) == 1 and not category.failedNodes
 
 
+def test_a_cordoned_node_is_left_out_and_named_in_the_report_after_the_run(gpu_sim: SimServer,
+                                                                           api_client: Any) -> None:
+    from shared import nodes
+    from shared.certify import report
+
+    _faulty(gpu_sim, 8)
+    nodes.update(api_client, "node-006", lambda n: not nodes.cordon(n))
+    kit.create(api_client, kit.certification("with-cordon", thresholds=LIMIT))
+    cert = kit.drive(gpu_sim, api_client, "with-cordon")
+    assert cert.status.phase == "Succeeded" and cert.status.leftOut == ["node-006"]
+    assert "node-006" not in cert.status.categoryStatuses[0].nodes
+    assert report.data(cert)["leftOut"] == ["node-006"]
+    assert "Left out (cordoned): node-006" in report.text(cert)
+
+
 def test_a_link_fault_between_racks_is_an_infrastructure_fault_with_its_two_sides(gpu_sim: SimServer,
                                                                                    api_client: Any) -> None:
     _faulty(gpu_sim, 16, "rack-0/rack-1:link=0.3")
