@@ -108,6 +108,10 @@ class PassResult:
         return sum(self.phases.values())
 
 
+QUARANTINE_ROUNDS = 4
+"""Quarantine passes over newly arrived events before the drain and remediation step of a pass."""
+
+
 class Controller:
     def __init__(self, api: Any, cfg: config.Config, *, namespace: str, clk: clock.Clock,
                  identity: str | None = None) -> None:
@@ -128,14 +132,23 @@ class Controller:
 
     # ------------------------------------------------------------ one pass
     def reconcile_once(self) -> PassResult:
-        everything = resource.list_events(self.api)
-        pending = [s for s in everything if not s.phase]
-        self._analyze(pending, everything)
-        by_node: dict[str, list[resource.Stored]] = collections.defaultdict(list)
-        for stored in pending:
-            by_node[stored.event.nodeName].append(stored)
         result = PassResult()
-        if by_node:
+        tried: set[str] = set()
+        for _ in range(QUARANTINE_ROUNDS):
+            everything = resource.list_events(self.api)
+            pending = [s for s in everything if not s.phase]
+            # a node with an event that failed this pass waits for the next pass, keeping its order
+            held = {s.event.nodeName for s in pending if s.name in tried}
+            fresh = [s for s in pending if s.name not in tried and s.event.nodeName not in held]
+            self._analyze(fresh, everything)
+            by_node: dict[str, list[resource.Stored]] = collections.defaultdict(list)
+            for stored in fresh:
+                by_node[stored.event.nodeName].append(stored)
+                tried.add(stored.name)
+            if not by_node:
+                break
+            # events published during the pass (a storm arrives over seconds) are quarantined
+            # before any drain: a cordon protects new work at once, a drain can wait a pass
             self._quarantine_pass(by_node, result)
         result.followups = self.followup.run_once()
         self._refresh_gauges(force=result.processed > 0)

@@ -1,9 +1,11 @@
 """What happens after a quarantine, when enforcement is on: drain, then remediation.
 
 Run once per controller pass after the quarantine step. Each quarantining event moves through
-``status.drain`` and then ``status.remediation``, one step per pass, nodes in order and each
-node's events in order; steps wait in cluster time (backoff, deadlines, a reboot), so a pass never
-blocks and a restarted controller resumes from the statuses. In monitor mode nothing here runs:
+``status.drain`` and then ``status.remediation``, one step per pass, each node's events in order
+and nodes in parallel on ``nvsentinel.workers`` threads (a drain is several API calls: done one
+node after another, 750 fresh quarantines would hold the next quarantine pass for many seconds);
+steps wait in cluster time (backoff, deadlines, a reboot), so a pass never blocks and a restarted
+controller resumes from the statuses. In monitor mode nothing here runs:
 monitor mode promises conditions and annotations only.
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import logging
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from shared import clock, errors, nodes
@@ -39,13 +42,24 @@ class FollowUp:
         by_node: dict[str, list[resource.Stored]] = collections.defaultdict(list)
         for stored in resource.list_events(self.api):
             by_node[stored.event.nodeName].append(stored)
-        for name, events in by_node.items():
-            if not any(self._open(s) for s in events):
-                continue
+        open_nodes = [(name, events) for name, events in by_node.items() if any(self._open(s) for s in events)]
+        if not open_nodes:
+            return counts
+
+        def one(item: tuple[str, list[resource.Stored]]) -> dict[str, int]:
+            name, events = item
+            mine: dict[str, int] = {}
             try:
-                self._node(name, events, counts)
+                self._node(name, events, mine)
             except errors.ToolError as exc:
                 logger.warning("follow-up not done: %s", exc.line(), extra={"subject": name})
+            return mine
+
+        workers = max(1, min(self.cfg.values.nvsentinel.workers, len(open_nodes)))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="nvsentinel-followup") as pool:
+            for mine in pool.map(one, open_nodes):
+                for key, value in mine.items():
+                    counts[key] = counts.get(key, 0) + value
         return counts
 
     def _open(self, stored: resource.Stored) -> bool:

@@ -16,6 +16,7 @@ import contextlib
 import logging
 import socket
 import threading
+import time
 from typing import Any
 
 from shared import clock, errors, metrics
@@ -30,6 +31,9 @@ LEASE_SECONDS = 60
 POLL_SECONDS = 10.0
 """Cluster seconds between passes: short next to any test (minutes)."""
 SLICE_SECONDS = 1.0
+MIN_PASS_INTERVAL = 1.0
+"""Real seconds between passes at least: a fast simulated clock must not turn the poll into a busy loop
+that competes with quarantine for the interpreter."""
 
 DURATION = metrics.REGISTRY.histogram(
     "nvsentinel_validation_duration_seconds",
@@ -124,10 +128,11 @@ class Controller:
                 except errors.ToolError as exc:
                     STEP_ERRORS.inc()
                     logger.warning("lifecycle pass failed, retrying: %s", exc.line())
-                waited = 0.0
+                waited, floor = 0.0, time.monotonic() + MIN_PASS_INTERVAL
                 while waited < POLL_SECONDS and not stop.is_set():
                     self.clock.sleep(min(SLICE_SECONDS, POLL_SECONDS - waited))
                     waited += SLICE_SECONDS
+                stop.wait(max(0.0, floor - time.monotonic()))
         finally:
             with contextlib.suppress(errors.ToolError):
                 if leading:

@@ -50,6 +50,8 @@ def post_remediation(api: Any, cfg: settings.Configuration, *, label_prefix: str
             by_node.setdefault(stored.event.nodeName, {})[stored.name] = stored
     made = []
     for node_name, events in sorted(by_node.items()):
+        if not any(_repaired(stored) for stored in events.values()):
+            continue   # nothing repaired there: no need to read the node (750 quarantined nodes, 750 GETs a pass)
         try:
             node = nodes.get(api, node_name)
         except errors.NotFound:
