@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -46,14 +46,7 @@ def run(
 def report(name: Name, namespace: opt.Namespace = "default", fmt: Output = "table",
            kubeconfig: opt.Kubeconfig = None, context: opt.Context = None) -> int:
     """The verdict, the metric and the nodes; exit 1 when the run failed."""
-    from shared import output
-    from shared.certify import workload
-    from shared.kube.client import LazyClient
-
-    chosen = output.parse_format(fmt, allowed=(output.Format.TABLE, output.Format.JSON, output.Format.YAML),
-                                 flag="--output")
-    with LazyClient(kubeconfig=kubeconfig, context=context) as api:
-        found = workload.get(api(), namespace, name)
+    found, chosen = _fetch(name, namespace, fmt, kubeconfig, context)
     _emit(found, chosen)
     return 1 if found.status.phase == "Failed" else 0
 
@@ -62,17 +55,24 @@ def status(name: Name, namespace: opt.Namespace = "default", fmt: Output = "tabl
            kubeconfig: opt.Kubeconfig = None, context: opt.Context = None) -> None:
     """One line: phase and message (or the whole status as data with -o json|yaml)."""
     from shared import output
+
+    found, chosen = _fetch(name, namespace, fmt, kubeconfig, context)
+    if chosen is not output.Format.TABLE:
+        _emit(found, chosen)
+        return
+    output.write_data(f"{name}  {found.status.phase or 'Pending'}  {found.status.message or ''}\n")
+
+
+def _fetch(name: str, namespace: str, fmt: str, kubeconfig: Path | None, context: str | None) -> tuple[Any, Any]:
+    """The run and the chosen format; the format is checked before the cluster is asked."""
+    from shared import output
     from shared.certify import workload
     from shared.kube.client import LazyClient
 
     chosen = output.parse_format(fmt, allowed=(output.Format.TABLE, output.Format.JSON, output.Format.YAML),
                                  flag="--output")
     with LazyClient(kubeconfig=kubeconfig, context=context) as api:
-        found = workload.get(api(), namespace, name)
-    if chosen is not output.Format.TABLE:
-        _emit(found, chosen)
-        return
-    output.write_data(f"{name}  {found.status.phase or 'Pending'}  {found.status.message or ''}\n")
+        return workload.get(api(), namespace, name), chosen
 
 
 def cancel(name: Name, namespace: opt.Namespace = "default", kubeconfig: opt.Kubeconfig = None,
