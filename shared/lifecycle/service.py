@@ -50,9 +50,7 @@ def drift_nodes(path: Path) -> list[str]:
     try:
         report = diff.DriftReport.model_validate(yamlio.load_file(path))
     except ValidationError as exc:
-        first = exc.errors()[0]
-        raise errors.InvalidInput(f"not a DriftReport: {'.'.join(str(p) for p in first['loc'])}: {first['msg']}",
-                                  where=str(path)) from None
+        raise errors.from_validation(exc, where=f"{path}: not a DriftReport:") from None
     return sorted({n for change in report.changes for n in change.nodes or []})
 
 
