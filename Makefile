@@ -20,7 +20,7 @@ demo: setup
 
 lint: setup
 	$(BIN)/ruff check .
-	$(BIN)/ruff format --check shared aicr nvcre nvsentinel || true
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
 typecheck: lint
@@ -30,6 +30,7 @@ unit: setup
 
 test: setup
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
 

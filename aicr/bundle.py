@@ -13,34 +13,71 @@ _DEPLOYERS = "helm, argocd, argocd-helm, flux, helmfile"
 
 
 def bundle(
-    recipe: Annotated[str, typer.Option("--recipe", "-r", help="RecipeResult file (ours or upstream's) or "
-                                        "cm://NAMESPACE/NAME.", show_default=False)],
-    output: Annotated[Path, typer.Option("--output", "-o", help="Bundle directory (written atomically).",
-                                         show_default=False)],
+    recipe: Annotated[
+        str,
+        typer.Option(
+            "--recipe", "-r", help="RecipeResult file (ours or upstream's) or cm://NAMESPACE/NAME.", show_default=False
+        ),
+    ],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Bundle directory (written atomically).", show_default=False)
+    ],
     deployer: Annotated[str, typer.Option("--deployer", "-d", help=f"One of: {_DEPLOYERS}.")] = "helm",
-    sets: Annotated[list[str] | None, typer.Option("--set", help="COMPONENT:path.to.key=value (repeatable); "
-                                                   "COMPONENT:enabled=false drops a component.",
-                                                   show_default=False)] = None,
-    repo: Annotated[str | None, typer.Option("--repo", help="Git repository URL the bundle is pushed to "
-                                             "(argocd, argocd-helm).", show_default=False)] = None,
-    system_node_selector: Annotated[list[str] | None, typer.Option(
-        "--system-node-selector", help="key=value for system components (repeatable).", show_default=False)] = None,
-    system_node_toleration: Annotated[list[str] | None, typer.Option(
-        "--system-node-toleration", help="key=value:Effect or key:Effect (repeatable).", show_default=False)] = None,
-    accelerated_node_selector: Annotated[list[str] | None, typer.Option(
-        "--accelerated-node-selector", help="key=value for GPU node components (repeatable).",
-        show_default=False)] = None,
-    accelerated_node_toleration: Annotated[list[str] | None, typer.Option(
-        "--accelerated-node-toleration", help="key=value:Effect or key:Effect (repeatable).",
-        show_default=False)] = None,
-    workload_selector: Annotated[list[str] | None, typer.Option(
-        "--workload-selector", help="key=value of workloads node tuning must not evict (repeatable).",
-        show_default=False)] = None,
-    workload_gate: Annotated[str | None, typer.Option(
-        "--workload-gate", help="Taint key=value:Effect held on new nodes until they are tuned.",
-        show_default=False)] = None,
-    nodes: Annotated[int | None, typer.Option("--nodes", help="GPU node count (0 = unset).",
-                                              show_default=False)] = None,
+    sets: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="COMPONENT:path.to.key=value (repeatable); COMPONENT:enabled=false drops a component.",
+            show_default=False,
+        ),
+    ] = None,
+    repo: Annotated[
+        str | None,
+        typer.Option(
+            "--repo", help="Git repository URL the bundle is pushed to (argocd, argocd-helm).", show_default=False
+        ),
+    ] = None,
+    system_node_selector: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--system-node-selector", help="key=value for system components (repeatable).", show_default=False
+        ),
+    ] = None,
+    system_node_toleration: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--system-node-toleration", help="key=value:Effect or key:Effect (repeatable).", show_default=False
+        ),
+    ] = None,
+    accelerated_node_selector: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--accelerated-node-selector", help="key=value for GPU node components (repeatable).", show_default=False
+        ),
+    ] = None,
+    accelerated_node_toleration: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--accelerated-node-toleration", help="key=value:Effect or key:Effect (repeatable).", show_default=False
+        ),
+    ] = None,
+    workload_selector: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--workload-selector",
+            help="key=value of workloads node tuning must not evict (repeatable).",
+            show_default=False,
+        ),
+    ] = None,
+    workload_gate: Annotated[
+        str | None,
+        typer.Option(
+            "--workload-gate", help="Taint key=value:Effect held on new nodes until they are tuned.", show_default=False
+        ),
+    ] = None,
+    nodes: Annotated[
+        int | None, typer.Option("--nodes", help="GPU node count (0 = unset).", show_default=False)
+    ] = None,
     data: opt.DataDir = None,
     catalog: opt.CatalogDir = None,
     force: Annotated[bool, typer.Option("--force", help="Replace a non-empty output directory.")] = False,
@@ -51,13 +88,27 @@ def bundle(
     from shared import output as out
     from shared.bundle import request, service
 
-    result = service.bundle(request.BundleRequest(
-        recipe=recipe, output=output, deployer=deployer, sets=sets or [], repo=repo,
-        system_node_selector=system_node_selector or [], system_node_toleration=system_node_toleration or [],
-        accelerated_node_selector=accelerated_node_selector or [],
-        accelerated_node_toleration=accelerated_node_toleration or [], workload_selector=workload_selector or [],
-        workload_gate=workload_gate, nodes=nodes, data_dir=data, catalog_dir=catalog, force=force,
-        kubeconfig=kubeconfig, context=context))
+    result = service.bundle(
+        request.BundleRequest(
+            recipe=recipe,
+            output=output,
+            deployer=deployer,
+            sets=sets or [],
+            repo=repo,
+            system_node_selector=system_node_selector or [],
+            system_node_toleration=system_node_toleration or [],
+            accelerated_node_selector=accelerated_node_selector or [],
+            accelerated_node_toleration=accelerated_node_toleration or [],
+            workload_selector=workload_selector or [],
+            workload_gate=workload_gate,
+            nodes=nodes,
+            data_dir=data,
+            catalog_dir=catalog,
+            force=force,
+            kubeconfig=kubeconfig,
+            context=context,
+        )
+    )
     out.write_data(result.text())
 
 

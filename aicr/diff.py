@@ -12,15 +12,25 @@ from aicr import _options as opt
 
 def diff(
     baseline: Annotated[str, typer.Option("--baseline", "-b", help="Snapshot or recipe: file or cm://NS/NAME.")],
-    target: Annotated[str | None, typer.Option("--target", help="Snapshot file or cm:// (default: the live "
-                                               "cluster).", show_default=False)] = None,
+    target: Annotated[
+        str | None,
+        typer.Option("--target", help="Snapshot file or cm:// (default: the live cluster).", show_default=False),
+    ] = None,
     fail_on_drift: Annotated[bool, typer.Option("--fail-on-drift", help="Exit 1 when any change is counted.")] = False,
-    ignore: Annotated[list[str] | None, typer.Option("--ignore", help="Glob over dotted paths; matching changes "
-                                                     "are listed as ignored (repeatable).", show_default=False)] = None,
-    fmt: Annotated[str | None, typer.Option("--format", "-t", help="yaml, json or table (default: yaml).",
-                                            show_default=False)] = None,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report to this file.",
-                                                show_default=False)] = None,
+    ignore: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--ignore",
+            help="Glob over dotted paths; matching changes are listed as ignored (repeatable).",
+            show_default=False,
+        ),
+    ] = None,
+    fmt: Annotated[
+        str | None, typer.Option("--format", "-t", help="yaml, json or table (default: yaml).", show_default=False)
+    ] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write the report to this file.", show_default=False)
+    ] = None,
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
 ) -> int:
@@ -28,8 +38,9 @@ def diff(
     from shared import output as out
     from shared.snapshot import report, service
 
-    chosen = out.parse_format(fmt or "yaml", allowed=(out.Format.YAML, out.Format.JSON, out.Format.TABLE),
-                              flag="--format")
+    chosen = out.parse_format(
+        fmt or "yaml", allowed=(out.Format.YAML, out.Format.JSON, out.Format.TABLE), flag="--format"
+    )
     with service.ClusterAccess(kubeconfig=kubeconfig, context=context) as access:
         drift = service.drift(baseline=baseline, target=target, ignore=list(ignore or []), access=access)
     out.write_data(report.drift_text(drift, chosen), destination=output)

@@ -10,8 +10,9 @@ from aicr import _options as opt
 
 
 def query(
-    selector: Annotated[str, typer.Option("--selector", help="Dotted path, e.g. "
-                                          "components.gpu-operator.values.driver.version.")],
+    selector: Annotated[
+        str, typer.Option("--selector", help="Dotted path, e.g. components.gpu-operator.values.driver.version.")
+    ],
     service: opt.Service = None,
     accelerator: opt.Accelerator = None,
     intent: opt.Intent = None,
@@ -31,10 +32,22 @@ def query(
     from shared.recipe import report, request, values
 
     chosen = out.parse_format(fmt, allowed=(out.Format.YAML, out.Format.JSON), flag="--format")
-    resolution, cat = request.build(request.RecipeRequest(
-        service=service, accelerator=accelerator, intent=intent, os=os, platform=platform, nodes=nodes,
-        criteria_file=criteria, snapshot_file=snapshot, catalog_dir=catalog, data_dir=data, kubeconfig=kubeconfig,
-        context=context))
+    resolution, cat = request.build(
+        request.RecipeRequest(
+            service=service,
+            accelerator=accelerator,
+            intent=intent,
+            os=os,
+            platform=platform,
+            nodes=nodes,
+            criteria_file=criteria,
+            snapshot_file=snapshot,
+            catalog_dir=catalog,
+            data_dir=data,
+            kubeconfig=kubeconfig,
+            context=context,
+        )
+    )
     tree = values.hydrate(resolution.recipe, cat)
     out.write_data(report.query_text(values.select(tree, selector), chosen))
 

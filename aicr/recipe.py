@@ -23,24 +23,47 @@ def recipe(
     catalog: opt.CatalogDir = None,
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file (atomic) "
-                                                "instead of stdout.", show_default=False)] = None,
-    fmt: Annotated[str | None, typer.Option("--format", "-t", help="yaml, json or table (default: yaml; "
-                                            "table with --explain).", show_default=False)] = None,
-    explain: Annotated[bool, typer.Option("--explain", help="Print which overlay set each field (to stdout; "
-                                          "the recipe still goes to -o when given).")] = False,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Write to this file (atomic) instead of stdout.", show_default=False),
+    ] = None,
+    fmt: Annotated[
+        str | None,
+        typer.Option(
+            "--format", "-t", help="yaml, json or table (default: yaml; table with --explain).", show_default=False
+        ),
+    ] = None,
+    explain: Annotated[
+        bool,
+        typer.Option(
+            "--explain", help="Print which overlay set each field (to stdout; the recipe still goes to -o when given)."
+        ),
+    ] = False,
 ) -> None:
     """Resolve a recipe: every component pinned, ordered, with its health asserts."""
     from shared import output as out
     from shared.recipe import service as recipe_service
 
     default = "table" if explain else "yaml"
-    chosen = out.parse_format(fmt or default, allowed=(out.Format.YAML, out.Format.JSON, out.Format.TABLE),
-                              flag="--format")
+    chosen = out.parse_format(
+        fmt or default, allowed=(out.Format.YAML, out.Format.JSON, out.Format.TABLE), flag="--format"
+    )
     text, explanation = recipe_service.recipe_text(
-        fmt=chosen, explain=explain, service=service, accelerator=accelerator, intent=intent, os=os,
-        platform=platform, nodes=nodes, criteria_file=criteria, snapshot_file=snapshot, catalog_dir=catalog,
-        data_dir=data, kubeconfig=kubeconfig, context=context)
+        fmt=chosen,
+        explain=explain,
+        service=service,
+        accelerator=accelerator,
+        intent=intent,
+        os=os,
+        platform=platform,
+        nodes=nodes,
+        criteria_file=criteria,
+        snapshot_file=snapshot,
+        catalog_dir=catalog,
+        data_dir=data,
+        kubeconfig=kubeconfig,
+        context=context,
+    )
     if explanation is None or output is not None:
         out.write_data(text, destination=output)
     if explanation is not None:

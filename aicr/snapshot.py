@@ -10,8 +10,10 @@ from aicr import _options as opt
 
 
 def snapshot(
-    output: Annotated[str | None, typer.Option("--output", "-o", help="File or cm://NAMESPACE/NAME "
-                                               "(default: stdout).", show_default=False)] = None,
+    output: Annotated[
+        str | None,
+        typer.Option("--output", "-o", help="File or cm://NAMESPACE/NAME (default: stdout).", show_default=False),
+    ] = None,
     fmt: Annotated[str, typer.Option("--format", "-t", help="yaml or json.")] = "yaml",
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,

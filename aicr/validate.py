@@ -12,15 +12,27 @@ from aicr import _options as opt
 
 def validate(
     recipe: Annotated[str, typer.Option("--recipe", "-r", help="Recipe file or cm://NAMESPACE/NAME.")],
-    snapshot: Annotated[str | None, typer.Option("--snapshot", "-s", help="Snapshot file or cm:// "
-                                                 "(default: measure the live cluster).", show_default=False)] = None,
-    fmt: Annotated[str | None, typer.Option("--format", "-t", help="table or json (CTRF); default table.",
-                                            show_default=False)] = None,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report to this file.",
-                                                show_default=False)] = None,
+    snapshot: Annotated[
+        str | None,
+        typer.Option(
+            "--snapshot", "-s", help="Snapshot file or cm:// (default: measure the live cluster).", show_default=False
+        ),
+    ] = None,
+    fmt: Annotated[
+        str | None, typer.Option("--format", "-t", help="table or json (CTRF); default table.", show_default=False)
+    ] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write the report to this file.", show_default=False)
+    ] = None,
     wait: Annotated[bool, typer.Option("--wait", help="Re-check until healthy or the timeout.")] = False,
-    timeout: Annotated[str | None, typer.Option("--timeout", help="With --wait: how long, e.g. 10m (default: the "
-                                                "longest component timeout).", show_default=False)] = None,
+    timeout: Annotated[
+        str | None,
+        typer.Option(
+            "--timeout",
+            help="With --wait: how long, e.g. 10m (default: the longest component timeout).",
+            show_default=False,
+        ),
+    ] = None,
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
 ) -> int:

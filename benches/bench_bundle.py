@@ -20,8 +20,7 @@ from pathlib import Path
 NAME = "bundle"
 RUNS = 10
 AICR = str(Path(sys.executable).parent / "aicr")
-SEED = ["--service", "eks", "--accelerator", "h100", "--os", "ubuntu", "--intent", "inference",
-        "--platform", "dynamo"]
+SEED = ["--service", "eks", "--accelerator", "h100", "--os", "ubuntu", "--intent", "inference", "--platform", "dynamo"]
 DEPLOYERS = ("helm", "argocd", "argocd-helm", "flux", "helmfile")
 
 
@@ -50,18 +49,21 @@ def run() -> str:
     rows = []
     for deployer in DEPLOYERS:
         argv = [AICR, "bundle", "-r", str(recipe), "-d", deployer, "--repo", "https://git.example.com/r.git"]
-        subprocess.run([*argv, "-o", str(work / "warmup"), "--force"], env=env, check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run([*argv, "-o", str(work / "warmup"), "--force"], env=env, check=True, stdout=subprocess.DEVNULL)
         warm = _median_ms(argv, env=env, out=work / deployer, fresh_cache=False)
         cold = _median_ms(argv, env=env, out=work / deployer, fresh_cache=True)
         files = sum(1 for p in (work / deployer).rglob("*") if p.is_file())
         rows.append((deployer, files, warm, cold))
-    lines = [f"Seed recipe: {count} components.", "",
-             "| deployer | files | cache warm (median of 10) | empty cache (median of 10) | target "
-             "| upstream Go v0.11.1 |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        f"Seed recipe: {count} components.",
+        "",
+        "| deployer | files | cache warm (median of 10) | empty cache (median of 10) | target | upstream Go v0.11.1 |",
+        "|---|---|---|---|---|---|",
+    ]
     for deployer, files, warm, cold in rows:
         upstream = "26–34 ms" if deployer in ("helm", "argocd") else "— (not offered)"
-        lines.append(f"| `{deployer}` | {files} | {warm[0]:.0f} ms (max {warm[1]:.0f}) | {cold[0]:.0f} ms "
-                     f"(max {cold[1]:.0f}) | ≤ 400 ms | {upstream} |")
+        lines.append(
+            f"| `{deployer}` | {files} | {warm[0]:.0f} ms (max {warm[1]:.0f}) | {cold[0]:.0f} ms "
+            f"(max {cold[1]:.0f}) | ≤ 400 ms | {upstream} |"
+        )
     return "\n".join(lines)

@@ -40,9 +40,27 @@ def cluster() -> Iterator[tuple[kubeconfig.Target, float]]:
     with tempfile.TemporaryDirectory(prefix="bench-fabric-") as folder:
         config = Path(folder) / "kubeconfig"
         started = time.perf_counter()
-        process = subprocess.Popen([sys.executable, "-m", "shared.sim", "serve", "--port", "0", "--kubeconfig-out",
-                                    str(config), "--nodes", str(NODES), "--gpu", "h100", "--racks", str(RACKS)],
-                                   cwd=ROOT, stdout=subprocess.PIPE, text=True)
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "shared.sim",
+                "serve",
+                "--port",
+                "0",
+                "--kubeconfig-out",
+                str(config),
+                "--nodes",
+                str(NODES),
+                "--gpu",
+                "h100",
+                "--racks",
+                str(RACKS),
+            ],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         try:
             assert process.stdout is not None
             if not process.stdout.readline().startswith("ready "):
@@ -54,14 +72,40 @@ def cluster() -> Iterator[tuple[kubeconfig.Target, float]]:
 
 
 def _job(name: str, nodes: list[str], command: list[str]) -> dict[str, Any]:
-    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": nodes}]}]}}}
-    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
-            "spec": {"completionMode": "Indexed", "completions": len(nodes), "parallelism": len(nodes),
-                     "backoffLimit": 0, "template": {"spec": {
-                         "restartPolicy": "Never", "affinity": affinity,
-                         "containers": [{"name": "main", "image": "nvcr.io/nvidia/pytorch:26.01-py3",
-                                         "command": command, "resources": {"limits": {"nvidia.com/gpu": "8"}}}]}}}}
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": nodes}]}
+                ]
+            }
+        }
+    }
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name},
+        "spec": {
+            "completionMode": "Indexed",
+            "completions": len(nodes),
+            "parallelism": len(nodes),
+            "backoffLimit": 0,
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "affinity": affinity,
+                    "containers": [
+                        {
+                            "name": "main",
+                            "image": "nvcr.io/nvidia/pytorch:26.01-py3",
+                            "command": command,
+                            "resources": {"limits": {"nvidia.com/gpu": "8"}},
+                        }
+                    ],
+                }
+            },
+        },
+    }
 
 
 def _finished(client: Client, name: str) -> str | None:
@@ -123,8 +167,12 @@ def bench_under_load(target: kubeconfig.Target) -> tuple[str, str, str, str]:
     count = 2000
     t0 = time.perf_counter()
     for n in range(count):
-        client.call("PATCH", "/api/v1/nodes/node-999", {"metadata": {"labels": {"round": str(n)}}},
-                    "application/strategic-merge-patch+json")
+        client.call(
+            "PATCH",
+            "/api/v1/nodes/node-999",
+            {"metadata": {"labels": {"round": str(n)}}},
+            "application/strategic-merge-patch+json",
+        )
     patches = rate(count, time.perf_counter() - t0)
     active = sum(1 for j in range(JOBS) if _finished(client, f"train-{j:03d}") is None)
     left = {f"train-{j:03d}" for j in range(JOBS)}
@@ -133,8 +181,12 @@ def bench_under_load(target: kubeconfig.Target) -> tuple[str, str, str, str]:
         left = {name for name in left if _finished(client, name) is None}
     took = time.perf_counter() - started
     client.close()
-    return (f"{burst}", f"{gets}; {active}/{JOBS} Jobs still running after the patches", f"{patches}",
-            f"{took:.1f} s for {JOBS - len(left)}/{JOBS} Jobs ({ramp:.1f} s until all 1,000 pods Running)")
+    return (
+        f"{burst}",
+        f"{gets}; {active}/{JOBS} Jobs still running after the patches",
+        f"{patches}",
+        f"{took:.1f} s for {JOBS - len(left)}/{JOBS} Jobs ({ramp:.1f} s until all 1,000 pods Running)",
+    )
 
 
 def run() -> str:
@@ -144,8 +196,7 @@ def run() -> str:
     rows = [
         (f"start `serve --nodes {NODES} --gpu h100 --racks {RACKS}` (ready line)", f"{start_seconds:.2f} s", "—"),
         ("64-node all-reduce Job (`-b 8 -e 8G`), create → Complete, speed 60", allreduce, "≤ 2 s"),
-        (f"small GETs while {JOBS} Jobs × {JOB_NODES} nodes start (1,000 pods created, bound, started)", burst,
-         "—"),
+        (f"small GETs while {JOBS} Jobs × {JOB_NODES} nodes start (1,000 pods created, bound, started)", burst, "—"),
         (f"small GETs, one connection, {JOBS} training Jobs × {JOB_NODES} nodes running", gets, "≥ 2,000/s"),
         ("strategic-merge node patches, one connection, same load", patches, "≥ 500/s"),
         (f"{JOBS} concurrent 500-step training Jobs, create → all Complete", all_done, "—"),

@@ -39,20 +39,39 @@ SEED = (Path(__file__).resolve().parents[1] / "shared" / "health" / "rules" / "s
 def _events(count: int, agents: list[str]) -> list[Any]:
     from shared.health import event
 
-    return [event.parse({"agent": agents[i % len(agents)], "componentClass": "GPU", "checkName": "GpuXidError",
-                         "isFatal": True, "recommendedAction": "RESTART_BM", "errorCode": ["79"],
-                         "entitiesImpacted": [{"entityType": "GPU", "entityValue": str(i % 8)}],
-                         "nodeName": f"node-{i % 100:03d}", "generatedTimestamp": f"2026-01-01T00:00:{i % 60:02d}Z"})
-            for i in range(count)]
+    return [
+        event.parse(
+            {
+                "agent": agents[i % len(agents)],
+                "componentClass": "GPU",
+                "checkName": "GpuXidError",
+                "isFatal": True,
+                "recommendedAction": "RESTART_BM",
+                "errorCode": ["79"],
+                "entitiesImpacted": [{"entityType": "GPU", "entityValue": str(i % 8)}],
+                "nodeName": f"node-{i % 100:03d}",
+                "generatedTimestamp": f"2026-01-01T00:00:{i % 60:02d}Z",
+            }
+        )
+        for i in range(count)
+    ]
 
 
 def _throughput(values_file: Path | None, agents: list[str], count: int = 20000) -> float:
     from shared.health import config
 
     cfg = config.load(values_file)
-    nodes = {f"node-{i:03d}": {"metadata": {"name": f"node-{i:03d}", "resourceVersion": "1",
-                                            "labels": {f"label-{j}": "x" for j in range(30)}}, "spec": {}}
-             for i in range(100)}
+    nodes = {
+        f"node-{i:03d}": {
+            "metadata": {
+                "name": f"node-{i:03d}",
+                "resourceVersion": "1",
+                "labels": {f"label-{j}": "x" for j in range(30)},
+            },
+            "spec": {},
+        }
+        for i in range(100)
+    }
     events = _events(count, agents)
     start = time.perf_counter()
     matched = 0
@@ -81,11 +100,23 @@ def _latency(node_count: int) -> tuple[float, int]:
         try:
             resource.install(api)
             controller.ensure_namespace(api, "nvsentinel")
-            ctl = controller.Controller(api, config.load(values_file, enforce=True), namespace="nvsentinel",
-                                        clk=clock.for_api_client(api))
-            events = [hevent.parse({"agent": "gpu-health-monitor", "componentClass": "GPU", "checkName": "GpuXidError",
-                                    "isFatal": True, "errorCode": ["79"], "nodeName": n,
-                                    "generatedTimestamp": "2026-01-01T00:00:00Z"}) for n in names[::2]]
+            ctl = controller.Controller(
+                api, config.load(values_file, enforce=True), namespace="nvsentinel", clk=clock.for_api_client(api)
+            )
+            events = [
+                hevent.parse(
+                    {
+                        "agent": "gpu-health-monitor",
+                        "componentClass": "GPU",
+                        "checkName": "GpuXidError",
+                        "isFatal": True,
+                        "errorCode": ["79"],
+                        "nodeName": n,
+                        "generatedTimestamp": "2026-01-01T00:00:00Z",
+                    }
+                )
+                for n in names[::2]
+            ]
             start = time.perf_counter()
             resource.publish(api, events, now=clock.WALL.now)
             while ctl.reconcile_once().processed:
@@ -118,15 +149,35 @@ def _peak_rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def _start_sim(tmp: Path, node_count: int, procs: list[subprocess.Popen[bytes]], env: dict[str, str],
-               *, limit_s: float = 600) -> Path:
+def _start_sim(
+    tmp: Path, node_count: int, procs: list[subprocess.Popen[bytes]], env: dict[str, str], *, limit_s: float = 600
+) -> Path:
     """``python -m shared.sim serve`` with ``node_count`` H100 nodes; its kubeconfig once it serves."""
     kubeconfig = tmp / "kubeconfig"
     with open(tmp / "sim.log", "wb") as sim_log:
-        procs.append(subprocess.Popen(
-            [sys.executable, "-m", "shared.sim", "serve", "--nodes", str(node_count), "--gpu", "h100", "--port", "0",
-             "--speed", "1", "--kubeconfig-out", str(kubeconfig)], stdout=sim_log, stderr=subprocess.STDOUT,
-            env=env))
+        procs.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "shared.sim",
+                    "serve",
+                    "--nodes",
+                    str(node_count),
+                    "--gpu",
+                    "h100",
+                    "--port",
+                    "0",
+                    "--speed",
+                    "1",
+                    "--kubeconfig-out",
+                    str(kubeconfig),
+                ],
+                stdout=sim_log,
+                stderr=subprocess.STDOUT,
+                env=env,
+            )
+        )
     limit = time.monotonic() + limit_s
     while not kubeconfig.exists() or not kubeconfig.stat().st_size:
         if procs[-1].poll() is not None or time.monotonic() > limit:
@@ -150,26 +201,46 @@ def _rss_at_scale(node_count: int = 10000, event_count: int = 1000, deadline_s: 
         procs: list[subprocess.Popen[bytes]] = []
         try:
             kubeconfig = _start_sim(tmp, node_count, procs, env)
-            subprocess.run([python, "-m", "nvsentinel.main", "crds", "install", "--kubeconfig", str(kubeconfig)],
-                           check=True, capture_output=True, timeout=120, env=env)
+            subprocess.run(
+                [python, "-m", "nvsentinel.main", "crds", "install", "--kubeconfig", str(kubeconfig)],
+                check=True,
+                capture_output=True,
+                timeout=120,
+                env=env,
+            )
             api = client.new_client(kubeconfig=kubeconfig)
             try:
                 with open(tmp / "run.log", "wb") as run_log:
-                    procs.append(subprocess.Popen(
-                        [python, "-m", "nvsentinel.main", "run", "--enforce", "--kubeconfig", str(kubeconfig)],
-                        stdout=run_log, stderr=subprocess.STDOUT, env=env))
+                    procs.append(
+                        subprocess.Popen(
+                            [python, "-m", "nvsentinel.main", "run", "--enforce", "--kubeconfig", str(kubeconfig)],
+                            stdout=run_log,
+                            stderr=subprocess.STDOUT,
+                            env=env,
+                        )
+                    )
                 limit = time.monotonic() + 120
                 while not any(i["metadata"]["name"].startswith("nvsentinel-fault-quarantine") for i in _leases(api)):
                     if procs[1].poll() is not None or time.monotonic() > limit:
                         raise RuntimeError("nvsentinel run did not start: " + _tail(tmp / "run.log"))
                     time.sleep(0.2)
                 step, width = max(1, node_count // event_count), max(3, len(str(node_count - 1)))
-                events = [hevent.parse({"agent": "syslog-health-monitor", "componentClass": "GPU",
-                                        "checkName": "SysLogsXIDError", "isFatal": True, "errorCode": ["79"],
-                                        "recommendedAction": "RESTART_BM", "nodeName": f"node-{i:0{width}d}",
-                                        "entitiesImpacted": [{"entityType": "PCI", "entityValue": "0000:1b:00"}],
-                                        "generatedTimestamp": "2026-01-01T00:00:00Z"})
-                          for i in range(0, step * event_count, step)]
+                events = [
+                    hevent.parse(
+                        {
+                            "agent": "syslog-health-monitor",
+                            "componentClass": "GPU",
+                            "checkName": "SysLogsXIDError",
+                            "isFatal": True,
+                            "errorCode": ["79"],
+                            "recommendedAction": "RESTART_BM",
+                            "nodeName": f"node-{i:0{width}d}",
+                            "entitiesImpacted": [{"entityType": "PCI", "entityValue": "0000:1b:00"}],
+                            "generatedTimestamp": "2026-01-01T00:00:00Z",
+                        }
+                    )
+                    for i in range(0, step * event_count, step)
+                ]
                 start = time.perf_counter()
                 published = len(resource.publish(api, events, now=clock.WALL.now).created)
                 done, elapsed = 0, float("nan")
@@ -180,7 +251,7 @@ def _rss_at_scale(node_count: int = 10000, event_count: int = 1000, deadline_s: 
                         elapsed = time.perf_counter() - start
                         break
                     time.sleep(1.0)
-                time.sleep(5.0)   # the follow-up pass (drain, remediation) after the last outcome
+                time.sleep(5.0)  # the follow-up pass (drain, remediation) after the last outcome
                 rss = _peak_rss_mb(procs[1].pid)
                 alive = procs[1].poll() is None
             finally:
@@ -193,8 +264,14 @@ def _rss_at_scale(node_count: int = 10000, event_count: int = 1000, deadline_s: 
     return {"nodes": node_count, "events": published, "processed": done, "elapsed": elapsed, "rss": rss}
 
 
-def _end_to_end(node_count: int = 1500, event_count: int = 750, latency_ms: float = 10, workers: int = 32,
-                deadline_s: float = 180, breaker: bool = False) -> dict[str, Any]:
+def _end_to_end(
+    node_count: int = 1500,
+    event_count: int = 750,
+    latency_ms: float = 10,
+    workers: int = 32,
+    deadline_s: float = 180,
+    breaker: bool = False,
+) -> dict[str, Any]:
     """Separate processes for the cluster and the controller; see the module docstring (3)."""
     from shared import clock, nodes
     from shared.health import event as hevent
@@ -205,45 +282,92 @@ def _end_to_end(node_count: int = 1500, event_count: int = 750, latency_ms: floa
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     with tempfile.TemporaryDirectory() as tmp:
         values_file = Path(tmp) / "values.yaml"
-        values_file.write_text(SEED + f"  circuitBreaker: {{enabled: {str(breaker).lower()}}}\n"
-                               f"nvsentinel: {{workers: {workers}}}\n")
+        values_file.write_text(
+            SEED + f"  circuitBreaker: {{enabled: {str(breaker).lower()}}}\nnvsentinel: {{workers: {workers}}}\n"
+        )
         procs: list[subprocess.Popen[bytes]] = []
         try:
             kubeconfig = _start_sim(Path(tmp), node_count, procs, env, limit_s=120)
-            subprocess.run([python, "-m", "nvsentinel.main", "crds", "install", "--kubeconfig", str(kubeconfig)],
-                           check=True, capture_output=True, timeout=120, env=env)
-            subprocess.run([python, "-m", "shared.sim", "api-faults", "--kubeconfig", str(kubeconfig),
-                            "--latency-ms", str(latency_ms)], check=True, capture_output=True, timeout=60, env=env)
+            subprocess.run(
+                [python, "-m", "nvsentinel.main", "crds", "install", "--kubeconfig", str(kubeconfig)],
+                check=True,
+                capture_output=True,
+                timeout=120,
+                env=env,
+            )
+            subprocess.run(
+                [
+                    python,
+                    "-m",
+                    "shared.sim",
+                    "api-faults",
+                    "--kubeconfig",
+                    str(kubeconfig),
+                    "--latency-ms",
+                    str(latency_ms),
+                ],
+                check=True,
+                capture_output=True,
+                timeout=60,
+                env=env,
+            )
             api = client.new_client(kubeconfig=kubeconfig)
             try:
                 names = sorted(n["metadata"]["name"] for n in nodes.list_nodes(api))
-                targets = set(names[::max(1, len(names) // event_count)][:event_count])
+                targets = set(names[:: max(1, len(names) // event_count)][:event_count])
                 with open(Path(tmp) / "run.log", "wb") as run_log:
-                    procs.append(subprocess.Popen(
-                        [python, "-m", "nvsentinel.main", "run", "--enforce", "--values", str(values_file),
-                         "--kubeconfig", str(kubeconfig)], stdout=run_log, stderr=subprocess.STDOUT, env=env))
+                    procs.append(
+                        subprocess.Popen(
+                            [
+                                python,
+                                "-m",
+                                "nvsentinel.main",
+                                "run",
+                                "--enforce",
+                                "--values",
+                                str(values_file),
+                                "--kubeconfig",
+                                str(kubeconfig),
+                            ],
+                            stdout=run_log,
+                            stderr=subprocess.STDOUT,
+                            env=env,
+                        )
+                    )
                 limit = time.monotonic() + 120
-                while not any(i["metadata"]["name"].startswith("nvsentinel-fault-quarantine") for i in
-                              (_leases(api))):
+                while not any(i["metadata"]["name"].startswith("nvsentinel-fault-quarantine") for i in (_leases(api))):
                     if procs[1].poll() is not None or time.monotonic() > limit:
                         raise RuntimeError("nvsentinel run did not start: " + _tail(Path(tmp) / "run.log"))
                     time.sleep(0.2)
-                time.sleep(1.0)   # its first (empty) pass is over; it now waits on the watch
-                events = [hevent.parse({"agent": "gpu-health-monitor", "componentClass": "GPU",
-                                        "checkName": "GpuXidError", "isFatal": True, "errorCode": ["79"],
-                                        "nodeName": n, "generatedTimestamp": "2026-01-01T00:00:00Z"})
-                          for n in sorted(targets)]
+                time.sleep(1.0)  # its first (empty) pass is over; it now waits on the watch
+                events = [
+                    hevent.parse(
+                        {
+                            "agent": "gpu-health-monitor",
+                            "componentClass": "GPU",
+                            "checkName": "GpuXidError",
+                            "isFatal": True,
+                            "errorCode": ["79"],
+                            "nodeName": n,
+                            "generatedTimestamp": "2026-01-01T00:00:00Z",
+                        }
+                    )
+                    for n in sorted(targets)
+                ]
                 chunks = [events[i::16] for i in range(16)]
                 start = time.perf_counter()
                 with ThreadPoolExecutor(16) as pool:
-                    published = sum(len(r.created) for r in pool.map(
-                        lambda chunk: resource.publish(api, chunk, now=clock.WALL.now), chunks))
+                    published = sum(
+                        len(r.created)
+                        for r in pool.map(lambda chunk: resource.publish(api, chunk, now=clock.WALL.now), chunks)
+                    )
                 publish_s = time.perf_counter() - start
                 cordoned, elapsed = 0, float("nan")
                 limit = time.monotonic() + deadline_s
                 while time.monotonic() < limit and procs[1].poll() is None:
-                    cordoned = sum(1 for n in nodes.list_nodes(api)
-                                   if n["metadata"]["name"] in targets and nodes.is_cordoned(n))
+                    cordoned = sum(
+                        1 for n in nodes.list_nodes(api) if n["metadata"]["name"] in targets and nodes.is_cordoned(n)
+                    )
                     if cordoned >= len(targets):
                         elapsed = time.perf_counter() - start
                         break
@@ -254,8 +378,15 @@ def _end_to_end(node_count: int = 1500, event_count: int = 750, latency_ms: floa
         finally:
             for proc in reversed(procs):
                 _stop(proc)
-    return {"nodes": node_count, "events": published, "cordoned": cordoned, "elapsed": elapsed,
-            "publish": publish_s, "rss": rss, "latency": latency_ms}
+    return {
+        "nodes": node_count,
+        "events": published,
+        "cordoned": cordoned,
+        "elapsed": elapsed,
+        "publish": publish_s,
+        "rss": rss,
+        "latency": latency_ms,
+    }
 
 
 def _tail(log: Path) -> str:
@@ -274,29 +405,33 @@ def run() -> str:
         seed = Path(tmp) / "seed.yaml"
         seed.write_text(SEED)
         seed_rate = _throughput(seed, ["gpu-health-monitor"])
-        six_rate = _throughput(None, ["gpu-health-monitor", "syslog-health-monitor", "nic-health-monitor",
-                                      "preflight-dcgm"])
+        six_rate = _throughput(
+            None, ["gpu-health-monitor", "syslog-health-monitor", "nic-health-monitor", "preflight-dcgm"]
+        )
     lat_nodes = 300
     elapsed, cordoned = _latency(lat_nodes)
     e2e = _end_to_end()
     scale = _rss_at_scale()
     e2e_rate = e2e["cordoned"] / e2e["elapsed"] if e2e["elapsed"] == e2e["elapsed"] else 0.0
-    return "\n".join([
-        "| measurement | result | target |",
-        "|---|---|---|",
-        f"| rule evaluation, seed rule set (distinct events, cached nodes) | {seed_rate:,.0f} events/s | ≥ 20,000 |",
-        f"| rule evaluation, upstream's six default rule sets | {six_rate:,.0f} events/s | ≥ 5,000 |",
-        f"| quarantine, {lat_nodes} GPU nodes, {lat_nodes // 2} fatal events at once, in-process sim, no latency "
-        f"| {elapsed:.1f} s to the last of {cordoned} cordons ({cordoned / elapsed:.0f} nodes/s) | (smoke test) |",
-        f"| quarantine end to end: {e2e['nodes']:,} H100 nodes (sim in its own process, {e2e['latency']:.0f} ms "
-        f"latency per request), {e2e['events']} fatal events at once (published in {e2e['publish']:.1f} s), "
-        "`nvsentinel run --enforce`, breaker off "
-        f"| {e2e['elapsed']:.1f} s to the last of {e2e['cordoned']} cordons ({e2e_rate:.0f} nodes/s) "
-        "| ≤ 10 s (≥ 75 nodes/s) |",
-        f"| peak RSS of `nvsentinel run` in that run (1,500 nodes) | {e2e['rss']:.0f} MB | (for comparison) |",
-        f"| peak RSS of `nvsentinel run --enforce` (default values) watching {scale['nodes']:,} H100 nodes "
-        f"(sim in its own process), {scale['events']:,} fatal events at once "
-        f"| {scale['rss']:.0f} MB ({scale['processed']:,} events processed in {scale['elapsed']:.0f} s) "
-        "| ≤ 300 MB |",
-        "",
-    ])
+    return "\n".join(
+        [
+            "| measurement | result | target |",
+            "|---|---|---|",
+            "| rule evaluation, seed rule set (distinct events, cached nodes) |"
+            f" {seed_rate:,.0f} events/s | ≥ 20,000 |",
+            f"| rule evaluation, upstream's six default rule sets | {six_rate:,.0f} events/s | ≥ 5,000 |",
+            f"| quarantine, {lat_nodes} GPU nodes, {lat_nodes // 2} fatal events at once, in-process sim, no latency "
+            f"| {elapsed:.1f} s to the last of {cordoned} cordons ({cordoned / elapsed:.0f} nodes/s) | (smoke test) |",
+            f"| quarantine end to end: {e2e['nodes']:,} H100 nodes (sim in its own process, {e2e['latency']:.0f} ms "
+            f"latency per request), {e2e['events']} fatal events at once (published in {e2e['publish']:.1f} s), "
+            "`nvsentinel run --enforce`, breaker off "
+            f"| {e2e['elapsed']:.1f} s to the last of {e2e['cordoned']} cordons ({e2e_rate:.0f} nodes/s) "
+            "| ≤ 10 s (≥ 75 nodes/s) |",
+            f"| peak RSS of `nvsentinel run` in that run (1,500 nodes) | {e2e['rss']:.0f} MB | (for comparison) |",
+            f"| peak RSS of `nvsentinel run --enforce` (default values) watching {scale['nodes']:,} H100 nodes "
+            f"(sim in its own process), {scale['events']:,} fatal events at once "
+            f"| {scale['rss']:.0f} MB ({scale['processed']:,} events processed in {scale['elapsed']:.0f} s) "
+            "| ≤ 300 MB |",
+            "",
+        ]
+    )

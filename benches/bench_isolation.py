@@ -45,7 +45,7 @@ def _cell(strategy: str, count: int, scenario: str, d: int, seed: int) -> tuple[
     precision = len(found & bad) / len(found) if found else 1.0
     recall = len(found & bad) / len(bad) if bad else 1.0
     if links:
-        (a, b), = links
+        ((a, b),) = links
         sides = {frozenset(n for n in names if domain[n] == rack) for rack in (a, b)}
         named = [{frozenset(x), frozenset(y)} for x, y in done.verdict.infrastructure]
         recall = 1.0 if sides in named else 0.0
@@ -81,24 +81,36 @@ def _check(scenario: str, d: int, ours: Cell, theirs: Cell) -> tuple[str, str, b
     if scenario == "hard" and d == 0:
         return "wall ≤ 100 %", f"{wall:.0%}", wall <= 1.0
     if scenario == "hard":
-        return ("wall ≤ 50 %, node-min ≤ 100 %, P = R = 1", f"{wall:.0%}, {node_min:.0%}, {p:.2f} / {r:.2f}",
-                wall <= 0.5 and node_min <= 1.0 and p == 1.0 and r == 1.0)
+        return (
+            "wall ≤ 50 %, node-min ≤ 100 %, P = R = 1",
+            f"{wall:.0%}, {node_min:.0%}, {p:.2f} / {r:.2f}",
+            wall <= 0.5 and node_min <= 1.0 and p == 1.0 and r == 1.0,
+        )
     mean_p = statistics.mean(c[4] for c in ours)
     mean_r = statistics.mean(c[5] for c in ours)
     if scenario == "flaky":
         wrong = sum(1 for c in ours if c[4] < 1.0)
-        return ("P = 1, R ≥ 0.95", f"{p:.2f} / {r:.2f} (mean {mean_p:.2f} / {mean_r:.2f}; "
-                f"{wrong} of {SEEDS} runs blame a healthy node)", p == 1.0 and r >= 0.95)
+        return (
+            "P = 1, R ≥ 0.95",
+            f"{p:.2f} / {r:.2f} (mean {mean_p:.2f} / {mean_r:.2f}; {wrong} of {SEEDS} runs blame a healthy node)",
+            p == 1.0 and r >= 0.95,
+        )
     found = sum(1 for c in ours if c[5] == 1.0 and c[4] == 1.0)
-    return ("link reported with its two sides, no node blamed", f"{found} of {SEEDS} runs (wall {wall:.0%})",
-            found == SEEDS)
+    return (
+        "link reported with its two sides, no node blamed",
+        f"{found} of {SEEDS} runs (wall {wall:.0%})",
+        found == SEEDS,
+    )
 
 
 def run() -> str:
     started = time.perf_counter()
     scenarios = [("hard", d) for d in FAULTS] + [("flaky", 2), ("link", 0)]
-    results = {(count, scenario, d): (_cells("adaptive", count, scenario, d), _cells("halving", count, scenario, d))
-               for count in SIZES for scenario, d in scenarios}
+    results = {
+        (count, scenario, d): (_cells("adaptive", count, scenario, d), _cells("halving", count, scenario, d))
+        for count in SIZES
+        for scenario, d in scenarios
+    }
     calibration = results[(232, "hard", 1)][1]
     lines = [
         f"Cost model (`model.test_minutes`): a test of g nodes takes {STARTUP_MIN} + {PER_DOUBLING_MIN}·log2(g) "
@@ -113,12 +125,19 @@ def run() -> str:
         "| N | faults | adaptive (ours) | halving (upstream) | ratio wall | ratio node-min |",
         "|---|---|---|---|---|---|",
     ]
-    checks = ["", "Targets (medians per cell, ours against halving):", "",
-              "| N | faults | target | measured | met |", "|---|---|---|---|---|"]
+    checks = [
+        "",
+        "Targets (medians per cell, ours against halving):",
+        "",
+        "| N | faults | target | measured | met |",
+        "|---|---|---|---|---|",
+    ]
     for (count, scenario, d), (ours, theirs) in results.items():
         label = {"hard": f"d={d}", "flaky": "2 flaky (p=0.5)", "link": "rack link"}[scenario]
-        lines.append(f"| {count} | {label} | {_show(ours)} | {_show(theirs)} | "
-                     f"{_median(ours, 3) / _median(theirs, 3):.0%} | {_median(ours, 2) / _median(theirs, 2):.0%} |")
+        lines.append(
+            f"| {count} | {label} | {_show(ours)} | {_show(theirs)} | "
+            f"{_median(ours, 3) / _median(theirs, 3):.0%} | {_median(ours, 2) / _median(theirs, 2):.0%} |"
+        )
         target, measured, met = _check(scenario, d, ours, theirs)
         checks.append(f"| {count} | {label} | {target} | {measured} | {'yes' if met else '**no**'} |")
     lines += [*checks, "", LIMITS, "", f"_Computed in {time.perf_counter() - started:.0f} s._"]

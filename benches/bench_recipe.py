@@ -20,12 +20,12 @@ from pathlib import Path
 NAME = "recipe"
 RUNS = 10
 AICR = str(Path(sys.executable).parent / "aicr")
-SEED = ["--service", "eks", "--accelerator", "h100", "--os", "ubuntu", "--intent", "inference",
-        "--platform", "dynamo"]
+SEED = ["--service", "eks", "--accelerator", "h100", "--os", "ubuntu", "--intent", "inference", "--platform", "dynamo"]
 
 
-def _median_ms(argv: list[str], *, env: dict[str, str], fresh_cache: bool = False,
-               drop_memo: bool = False) -> tuple[float, float]:
+def _median_ms(
+    argv: list[str], *, env: dict[str, str], fresh_cache: bool = False, drop_memo: bool = False
+) -> tuple[float, float]:
     times = []
     for _ in range(RUNS):
         run_env = dict(env)
@@ -44,8 +44,13 @@ def _all_combinations_seconds() -> tuple[float, int]:
     from shared.recipe.criteria import Criteria
 
     fields = ("service", "accelerator", "os", "intent", "platform")
-    axes = (["eks", "gke", "aks", "kind", "oke", "any"], ["h100", "gb200", "a100", "any"], ["ubuntu", "cos", "any"],
-            ["training", "inference", "any"], ["dynamo", "kubeflow", "any"])
+    axes = (
+        ["eks", "gke", "aks", "kind", "oke", "any"],
+        ["h100", "gb200", "a100", "any"],
+        ["ubuntu", "cos", "any"],
+        ["training", "inference", "any"],
+        ["dynamo", "kubeflow", "any"],
+    )
     start = time.perf_counter()
     cat = catalog.embedded()
     count = 0
@@ -70,8 +75,12 @@ def run() -> str:
     rows = [
         ("`aicr --help`", f"{help_ms[0]:.0f} ms (max {help_ms[1]:.0f})", "≤ 150 ms", "—"),
         ("`aicr recipe … -o F`, memo warm", f"{warm[0]:.0f} ms (max {warm[1]:.0f})", "≤ 250 ms", "≈ 26 ms"),
-        ("`aicr recipe … -o F`, memo empty, catalog compiled", f"{resolved[0]:.0f} ms (max {resolved[1]:.0f})",
-         "—", "≈ 26 ms"),
+        (
+            "`aicr recipe … -o F`, memo empty, catalog compiled",
+            f"{resolved[0]:.0f} ms (max {resolved[1]:.0f})",
+            "—",
+            "≈ 26 ms",
+        ),
         ("`aicr recipe … -o F`, first run (empty cache)", f"{cold[0]:.0f} ms (max {cold[1]:.0f})", "—", "≈ 26 ms"),
         (f"all {count} criteria combinations, one process", f"{combos_s:.2f} s", "≤ 3 s", "—"),
     ]

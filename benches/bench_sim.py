@@ -68,9 +68,12 @@ class Client:
 def emulator() -> Iterator[tuple[subprocess.Popen[str], kubeconfig.Target]]:
     with tempfile.TemporaryDirectory(prefix="bench-sim-") as folder:
         config = Path(folder) / "kubeconfig"
-        process = subprocess.Popen([sys.executable, "-m", "shared.sim", "serve", "--port", "0",
-                                    "--kubeconfig-out", str(config)], cwd=ROOT, stdout=subprocess.PIPE,
-                                   text=True)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "shared.sim", "serve", "--port", "0", "--kubeconfig-out", str(config)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         try:
             assert process.stdout is not None
             if not process.stdout.readline().startswith("ready "):
@@ -101,15 +104,20 @@ def bench_patches(target: kubeconfig.Target, count: int) -> str:
     client.call("POST", "/api/v1/nodes", {"metadata": {"name": "bench-patch"}})
     started = time.perf_counter()
     for n in range(count):
-        client.call("PATCH", "/api/v1/nodes/bench-patch", {"metadata": {"labels": {"round": str(n)}}},
-                    "application/strategic-merge-patch+json")
+        client.call(
+            "PATCH",
+            "/api/v1/nodes/bench-patch",
+            {"metadata": {"labels": {"round": str(n)}}},
+            "application/strategic-merge-patch+json",
+        )
     elapsed = time.perf_counter() - started
     client.close()
     return rate(count, elapsed)
 
 
-def _create_many(target: kubeconfig.Target, paths_and_bodies: list[tuple[str, dict[str, Any]]], workers: int = 1
-                 ) -> float:
+def _create_many(
+    target: kubeconfig.Target, paths_and_bodies: list[tuple[str, dict[str, Any]]], workers: int = 1
+) -> float:
     chunks = [paths_and_bodies[i::workers] for i in range(workers)]
 
     def work(chunk: list[tuple[str, dict[str, Any]]]) -> None:
@@ -129,17 +137,37 @@ def _create_many(target: kubeconfig.Target, paths_and_bodies: list[tuple[str, di
 
 def _node(n: int) -> dict[str, Any]:
     name = f"node-{n:05d}"
-    return {"metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "nvidia.com/gpu.present": "true",
-                                                  "topology.kubernetes.io/rack": f"rack-{n // 32}"}},
-            "spec": {}, "status": {"conditions": [{"type": "Ready", "status": "True"}],
-                                   "capacity": {"cpu": "64", "memory": "512Gi", "nvidia.com/gpu": "8"}}}
+    return {
+        "metadata": {
+            "name": name,
+            "labels": {
+                "kubernetes.io/hostname": name,
+                "nvidia.com/gpu.present": "true",
+                "topology.kubernetes.io/rack": f"rack-{n // 32}",
+            },
+        },
+        "spec": {},
+        "status": {
+            "conditions": [{"type": "Ready", "status": "True"}],
+            "capacity": {"cpu": "64", "memory": "512Gi", "nvidia.com/gpu": "8"},
+        },
+    }
 
 
 def _pod(n: int, nodes: int) -> dict[str, Any]:
-    return {"metadata": {"name": f"pod-{n:06d}", "labels": {"app": f"app-{n % 50}"}},
-            "spec": {"nodeName": f"node-{n % nodes:05d}",
-                     "containers": [{"name": "main", "image": "registry.example.com/app:1.0",
-                                     "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]}}
+    return {
+        "metadata": {"name": f"pod-{n:06d}", "labels": {"app": f"app-{n % 50}"}},
+        "spec": {
+            "nodeName": f"node-{n % nodes:05d}",
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "registry.example.com/app:1.0",
+                    "resources": {"requests": {"cpu": "1", "memory": "1Gi"}},
+                }
+            ],
+        },
+    }
 
 
 def bench_list(target: kubeconfig.Target, nodes: int) -> tuple[str, str]:
@@ -165,8 +193,12 @@ def bench_watchers(target: kubeconfig.Target, watchers: int) -> str:
 
     def watch() -> None:
         client = Client(target)
-        client.conn.request("GET", "/api/v1/nodes?watch=true&fieldSelector=metadata.name%3Dbench-watch"
-                                   f"&resourceVersion={rv}&timeoutSeconds=30", headers=client.headers)
+        client.conn.request(
+            "GET",
+            "/api/v1/nodes?watch=true&fieldSelector=metadata.name%3Dbench-watch"
+            f"&resourceVersion={rv}&timeoutSeconds=30",
+            headers=client.headers,
+        )
         response = client.conn.getresponse()
         ready.wait()
         line = response.readline()
@@ -181,14 +213,20 @@ def bench_watchers(target: kubeconfig.Target, watchers: int) -> str:
     ready.wait()
     time.sleep(0.2)  # let every watch reach its wait inside the server
     sent = time.perf_counter()
-    setup.call("PATCH", "/api/v1/nodes/bench-watch", {"metadata": {"labels": {"seen": "yes"}}},
-               "application/strategic-merge-patch+json")
+    setup.call(
+        "PATCH",
+        "/api/v1/nodes/bench-watch",
+        {"metadata": {"labels": {"seen": "yes"}}},
+        "application/strategic-merge-patch+json",
+    )
     for thread in threads:
         thread.join(timeout=30)
     setup.close()
     delays = sorted((t - sent) * 1000 for t in arrived)
-    return (f"{len(delays)}/{watchers} watchers got the event; median {statistics.median(delays):.1f} ms, "
-            f"worst {delays[-1]:.1f} ms")
+    return (
+        f"{len(delays)}/{watchers} watchers got the event; median {statistics.median(delays):.1f} ms, "
+        f"worst {delays[-1]:.1f} ms"
+    )
 
 
 def rss_mib(pid: int) -> float:
@@ -213,8 +251,9 @@ def run() -> str:
         rows.append(("list 10,000 nodes", listing, "≤ 1 s"))
         took = _create_many(target, [("/api/v1/namespaces/default/pods", _pod(n, 10_000)) for n in range(100_000)])
         rows.append(("pod creates, one keep-alive connection", rate(100_000, took), "—"))
-        rows.append(("emulator resident memory, 10,000 nodes + 100,000 pods", f"{rss_mib(process.pid):,.0f} MiB",
-                     "≤ 1.5 GiB"))
+        rows.append(
+            ("emulator resident memory, 10,000 nodes + 100,000 pods", f"{rss_mib(process.pid):,.0f} MiB", "≤ 1.5 GiB")
+        )
     lines = ["| measurement | ours | target |", "|---|---|---|"]
     lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
     return "\n".join(lines)
@@ -228,8 +267,10 @@ def main() -> None:
     parser.add_argument("--pods", type=int, default=100_000)
     parser.add_argument("--watchers", type=int, default=100)
     args = parser.parse_args()
-    print(f"# shared.sim benchmark, {datetime.now(UTC):%Y-%m-%d}, {platform.machine()}, {os.cpu_count()} cores, "
-          f"Python {platform.python_version()}")
+    print(
+        f"# shared.sim benchmark, {datetime.now(UTC):%Y-%m-%d}, {platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}"
+    )
     with emulator() as (process, target):
         print(f"small GETs (one keep-alive connection): {bench_gets(target, args.gets)}")
         print(f"strategic-merge patches (one keep-alive connection): {bench_patches(target, args.patches)}")
@@ -237,11 +278,11 @@ def main() -> None:
         listing, creating = bench_list(target, args.nodes)
         print(f"node creates (one keep-alive connection): {creating}")
         print(f"list all nodes: {listing}")
-        took = _create_many(target, [("/api/v1/namespaces/default/pods", _pod(n, args.nodes))
-                                     for n in range(args.pods)])
+        took = _create_many(
+            target, [("/api/v1/namespaces/default/pods", _pod(n, args.nodes)) for n in range(args.pods)]
+        )
         print(f"pod creates (one keep-alive connection): {rate(args.pods, took)}")
-        print(f"emulator resident memory with {args.nodes} nodes and {args.pods} pods: "
-              f"{rss_mib(process.pid):,.0f} MiB")
+        print(f"emulator resident memory with {args.nodes} nodes and {args.pods} pods: {rss_mib(process.pid):,.0f} MiB")
 
 
 if __name__ == "__main__":

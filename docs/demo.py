@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 BIN = Path(sys.executable).parent
-SPEED = 60                 # virtual seconds per real second
-COMMAND_TIMEOUT = 180      # real seconds any one foreground command may take
+SPEED = 60  # virtual seconds per real second
+COMMAND_TIMEOUT = 180  # real seconds any one foreground command may take
 T = TypeVar("T")
 
 
@@ -47,6 +47,7 @@ class DemoFailed(Exception):
 
 
 # ---------------------------------------------------------------- printing and running commands
+
 
 def step(title: str) -> None:
     print(f"\n=== {title} ===", flush=True)
@@ -67,24 +68,37 @@ def _program(name: str) -> str:
 def _trim(text: str, show_lines: int | None, last: int, width: int | None = None) -> str:
     lines = text.splitlines()
     if width is not None:
-        lines = [line if len(line) <= width else line[:width - 3] + "..." for line in lines]
+        lines = [line if len(line) <= width else line[: width - 3] + "..." for line in lines]
         text = "".join(f"{line}\n" for line in lines)
     if show_lines is None or len(lines) <= show_lines + last:
         return text
     hidden = len(lines) - show_lines - last
     out = "".join(f"{line}\n" for line in lines[:show_lines]) + f"... ({hidden} more lines)\n"
-    return out + "".join(f"{line}\n" for line in lines[len(lines) - last:]) if last else out
+    return out + "".join(f"{line}\n" for line in lines[len(lines) - last :]) if last else out
 
 
-def run(*argv: str, expect: int = 0, show_lines: int | None = None, last: int = 0, width: int | None = None,
-        grep: str | None = None) -> str:
+def run(
+    *argv: str,
+    expect: int = 0,
+    show_lines: int | None = None,
+    last: int = 0,
+    width: int | None = None,
+    grep: str | None = None,
+) -> str:
     """Print the command, run it, print its output and errors as they came (only the lines matching
     ``grep``, trimmed to ``show_lines`` first and ``last`` last lines, each cut to ``width``); a
     different exit status ends the demo."""
     print(f"$ {shlex.join(argv)}" + (f" | grep -E {shlex.quote(grep)}" if grep else ""), flush=True)
     try:
-        proc = subprocess.run([_program(argv[0]), *argv[1:]], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              stdin=subprocess.DEVNULL, text=True, check=False, timeout=COMMAND_TIMEOUT)
+        proc = subprocess.run(
+            [_program(argv[0]), *argv[1:]],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            check=False,
+            timeout=COMMAND_TIMEOUT,
+        )
     except subprocess.TimeoutExpired as exc:
         raise DemoFailed(f"{argv[0]} did not finish within {COMMAND_TIMEOUT} s") from exc
     shown = proc.stdout
@@ -110,6 +124,7 @@ def kubectl(*argv: str, show_lines: int | None = None) -> None:
 
 # ---------------------------------------------------------------- background programs
 
+
 class Background:
     """A long-running program in its own process group, its output in a log file."""
 
@@ -123,15 +138,20 @@ class Background:
         self.pending: list[str] = []
         print(f"$ {shlex.join(argv)} &" + (f"     # {comment}" if comment else ""), flush=True)
         with log.open("wb") as out:
-            self.proc = subprocess.Popen([_program(argv[0]), *argv[1:]], stdout=out, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, start_new_session=True)
+            self.proc = subprocess.Popen(
+                [_program(argv[0]), *argv[1:]],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         Background.running.append(self)
 
     def new_lines(self) -> list[str]:
         with self.log.open("rb") as handle:
             handle.seek(self.offset)
             data = handle.read()
-        complete = data[:data.rfind(b"\n") + 1]
+        complete = data[: data.rfind(b"\n") + 1]
         self.offset += len(complete)
         return complete.decode(errors="replace").splitlines()
 
@@ -175,16 +195,22 @@ def _brief(line: str, width: int = 150) -> str:
     with contextlib.suppress(ValueError, AttributeError, TypeError):
         ev = json.loads(line)
         if isinstance(ev, dict) and "checkName" in ev:
-            entities = ",".join(f"{e['entityType']}={e['entityValue']}" for e in ev.get("entitiesImpacted") or []
-                                if e.get("entityType") != "GPU_UUID")
+            entities = ",".join(
+                f"{e['entityType']}={e['entityValue']}"
+                for e in ev.get("entitiesImpacted") or []
+                if e.get("entityType") != "GPU_UUID"
+            )
             kind = "healthy" if ev.get("isHealthy") else "FATAL" if ev.get("isFatal") else "non-fatal"
-            line = (f"HealthEvent {ev.get('nodeName')} {ev['checkName']} {entities} {kind} "
-                    f"{ev.get('recommendedAction')}: {ev.get('message')}")
+            line = (
+                f"HealthEvent {ev.get('nodeName')} {ev['checkName']} {entities} {kind} "
+                f"{ev.get('recommendedAction')}: {ev.get('message')}"
+            )
     line = line.replace("[nvsentinel] ", "")
-    return line if len(line) <= width else line[:width - 3] + "..."
+    return line if len(line) <= width else line[: width - 3] + "..."
 
 
 # ---------------------------------------------------------------- waiting on the cluster
+
 
 class Cluster:
     """Reads of the simulated cluster's state, for the waits (the same objects kubectl shows)."""
@@ -255,8 +281,9 @@ def wait_for(what: str, check: Callable[[], T], timeout: float = 60.0) -> T:
 
 # ---------------------------------------------------------------- the walk
 
+
 def main() -> int:
-    signal.signal(signal.SIGINT, signal.default_int_handler)   # also when started with SIGINT ignored
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # also when started with SIGINT ignored
 
     def _terminate(signum: int, _frame: object) -> None:
         raise SystemExit(128 + signum)
@@ -286,14 +313,26 @@ def main() -> int:
         return 130
     finally:
         Background.stop_all()
-    print(f"\nDemo finished in {time.monotonic() - started:.0f} s. The recipe, the bundles, the certification "
-          f"report and every background program's log are in {work}")
+    print(
+        f"\nDemo finished in {time.monotonic() - started:.0f} s. The recipe, the bundles, the certification "
+        f"report and every background program's log are in {work}"
+    )
     return 0
 
 
 def configure() -> None:
-    criteria = ["--service", "eks", "--accelerator", "h100", "--os", "ubuntu", "--intent", "inference",
-                "--platform", "dynamo"]
+    criteria = [
+        "--service",
+        "eks",
+        "--accelerator",
+        "h100",
+        "--os",
+        "ubuntu",
+        "--intent",
+        "inference",
+        "--platform",
+        "dynamo",
+    ]
     step("1. Configure: resolve a version-pinned recipe for the target environment")
     run("aicr", "recipe", *criteria, "-o", "recipe.yaml")
     run("aicr", "recipe", *criteria, "--format", "table")
@@ -306,8 +345,20 @@ def configure() -> None:
     assert not Path("never.yaml").exists()
     step("5. Bundle: one recipe, five deployers, the dependency order encoded in each")
     for deployer in ("helm", "argocd", "argocd-helm", "flux", "helmfile"):
-        run("aicr", "bundle", "--recipe", "recipe.yaml", "--deployer", deployer, "--output", f"bundle-{deployer}",
-            "--repo", "https://github.com/example/gitops.git", "--accelerated-node-selector", "nodeGroup=gpu")
+        run(
+            "aicr",
+            "bundle",
+            "--recipe",
+            "recipe.yaml",
+            "--deployer",
+            deployer,
+            "--output",
+            f"bundle-{deployer}",
+            "--repo",
+            "https://github.com/example/gitops.git",
+            "--accelerated-node-selector",
+            "nodeGroup=gpu",
+        )
     run("ls", "bundle-helm")
     run("sed", "-n", "/^echo/,$p", "bundle-helm/deploy.sh", show_lines=8)
     step("6. Verify: the checksums prove nothing changed; an edit is named and fails with exit 1")
@@ -324,13 +375,41 @@ KC = ["--kubeconfig", "kubeconfig"]
 def simulated_cluster(work: Path) -> Iterator[Cluster]:
     """The built-in simulated GPU cluster in its own process group, stopped when the block ends."""
     step("7. A cluster to hold to the recipe: the built-in simulated GPU cluster (8 H100 nodes, 2 racks)")
-    note(f"virtual time runs {SPEED}x: a 3-minute reboot takes 3 s; each node's kern.log, DCGM health and "
-         "sysfs live under nodes/<node>/")
-    server = Background("sim", ["python", "-m", "shared.sim", "serve", "--nodes", "8", "--gpu", "h100", "--racks",
-                                "2", "--port", "0", "--speed", str(SPEED), "--node-root", "nodes", "--seed", "7",
-                                "--kubeconfig-out", "kubeconfig"], work / "logs" / "sim.log")
-    wait_for("the simulated cluster is ready", lambda: not server.alive() or any(
-        line.startswith("ready ") for line in server.log.read_text().splitlines()), timeout=30)
+    note(
+        f"virtual time runs {SPEED}x: a 3-minute reboot takes 3 s; each node's kern.log, DCGM health and "
+        "sysfs live under nodes/<node>/"
+    )
+    server = Background(
+        "sim",
+        [
+            "python",
+            "-m",
+            "shared.sim",
+            "serve",
+            "--nodes",
+            "8",
+            "--gpu",
+            "h100",
+            "--racks",
+            "2",
+            "--port",
+            "0",
+            "--speed",
+            str(SPEED),
+            "--node-root",
+            "nodes",
+            "--seed",
+            "7",
+            "--kubeconfig-out",
+            "kubeconfig",
+        ],
+        work / "logs" / "sim.log",
+    )
+    wait_for(
+        "the simulated cluster is ready",
+        lambda: not server.alive() or any(line.startswith("ready ") for line in server.log.read_text().splitlines()),
+        timeout=30,
+    )
     if not server.alive():
         raise DemoFailed("the simulated cluster did not start: " + server.log.read_text()[-500:])
     server.show()
@@ -339,7 +418,7 @@ def simulated_cluster(work: Path) -> Iterator[Cluster]:
         yield cluster
     finally:
         cluster.close()
-        for bg in reversed(list(Background.running)):   # the cluster's clients first, then the cluster
+        for bg in reversed(list(Background.running)):  # the cluster's clients first, then the cluster
             if bg is not server:
                 bg.stop()
         server.stop()
@@ -349,8 +428,10 @@ def install_and_validate() -> None:
     kubectl(*KC, "get", "nodes", "-L", "nvidia.com/gpu.product,topology.kubernetes.io/rack", show_lines=4)
     note("deploying the bundle needs helm and a real cluster; here the simulator installs the recipe as Helm would:")
     run("python", "-m", "shared.sim", "seed", *KC, "--recipe", "recipe.yaml", width=150)
-    note("the seed stubs the CRDs of the recipe's nvcre and nvsentinel releases; install the real ones, "
-         "as their chart does")
+    note(
+        "the seed stubs the CRDs of the recipe's nvcre and nvsentinel releases; install the real ones, "
+        "as their chart does"
+    )
     run("nvcrectl", "crds", "install", *KC)
     run("nvsentinel", "crds", "install", *KC)
     step("8. Validate: every constraint and every component's health asserts, against the live cluster")
@@ -374,17 +455,40 @@ spec:
 
 
 def certify() -> None:
-    step("9. Certify before hand-over: one NIC of node-005 runs at 40 %; the all-reduce fails and isolation "
-         "names the node")
+    step(
+        "9. Certify before hand-over: one NIC of node-005 runs at 40 %; the all-reduce fails and isolation "
+        "names the node"
+    )
     Path("certification.yaml").write_text(CERTIFICATION.format(name="hand-over"), encoding="utf-8")
     run("python", "-m", "shared.sim", "inject", *KC, "node-005:nic[3]=0.4")
     run("cat", "certification.yaml")
-    run("nvcrectl", "certification", "run", "--cert-file", "certification.yaml", *KC, "--wait", "--timeout", "2h",
-        expect=1)
+    run(
+        "nvcrectl",
+        "certification",
+        "run",
+        "--cert-file",
+        "certification.yaml",
+        *KC,
+        "--wait",
+        "--timeout",
+        "2h",
+        expect=1,
+    )
     step("10. Report: the run is recorded in the Certification object; the report is also JSON for CI")
     run("nvcrectl", "certification", "list", *KC)
-    run("nvcrectl", "certification", "report", "hand-over", *KC, "-o", "json", "--results-file",
-        "certification-report.json", show_lines=10, expect=1)
+    run(
+        "nvcrectl",
+        "certification",
+        "report",
+        "hand-over",
+        *KC,
+        "-o",
+        "json",
+        "--results-file",
+        "certification-report.json",
+        show_lines=10,
+        expect=1,
+    )
 
 
 VALUES = """# nvsentinel values for this cluster, over the embedded defaults (docs/nvsentinel.md).
@@ -421,19 +525,31 @@ def operate(work: Path, cluster: Cluster) -> Background:
     Path("nvsentinel-values.yaml").write_text(VALUES, encoding="utf-8")
     run("cat", "nvsentinel-values.yaml")
     run("nvsentinel", "rules", "check", "-f", "nvsentinel-values.yaml")
-    controller = Background("nvsentinel run", ["nvsentinel", "run", "-f", "nvsentinel-values.yaml", *KC],
-                            logs / "nvsentinel-monitor-mode.log", comment="the controllers, in monitor mode")
-    xid = Background("xid monitor", ["nvsentinel", "monitor", "xid", "--node-root", "nodes", "--follow",
-                                     "--interval", "500ms", *KC], logs / "monitor-xid.log",
-                     comment="follows every nodes/<node>/kern.log")
-    nic = Background("nic monitor", ["nvsentinel", "monitor", "nic", "--node-root", "nodes", "--interval", "1s",
-                                     "--state", "nic-state.json", *KC], logs / "monitor-nic.log",
-                     comment="reads every nodes/<node>/sys/class/infiniband")
+    controller = Background(
+        "nvsentinel run",
+        ["nvsentinel", "run", "-f", "nvsentinel-values.yaml", *KC],
+        logs / "nvsentinel-monitor-mode.log",
+        comment="the controllers, in monitor mode",
+    )
+    xid = Background(
+        "xid monitor",
+        ["nvsentinel", "monitor", "xid", "--node-root", "nodes", "--follow", "--interval", "500ms", *KC],
+        logs / "monitor-xid.log",
+        comment="follows every nodes/<node>/kern.log",
+    )
+    nic = Background(
+        "nic monitor",
+        ["nvsentinel", "monitor", "nic", "--node-root", "nodes", "--interval", "1s", "--state", "nic-state.json", *KC],
+        logs / "monitor-nic.log",
+        comment="reads every nodes/<node>/sys/class/infiniband",
+    )
     wait_for("the NIC monitor has read every port once (its baseline)", lambda: Path("nic-state.json").exists())
     note("the technician takes node-005's bad port down to replace the cable the certification named")
     run("python", "-m", "shared.sim", "inject", *KC, "node-005:nic[3]=0")
-    wait_for("nvsentinel has recorded a quarantine of node-005", lambda: cluster.annotation("node-005", CAUSES) not in
-             ("", "{}"))
+    wait_for(
+        "nvsentinel has recorded a quarantine of node-005",
+        lambda: cluster.annotation("node-005", CAUSES) not in ("", "{}"),
+    )
     nic.show()
     controller.show()
     run("nvsentinel", "nodes", *KC, "-o", "wide")
@@ -453,11 +569,19 @@ def operate(work: Path, cluster: Cluster) -> Background:
     kubectl(*KC, "apply", "-f", "tenant.yaml")
     if shutil.which("kubectl") is None:
         cluster.create_all(TENANT)
-    wait_for("the tenant's pod is Running on node-002", lambda: (cluster.get(
-        "/api/v1/namespaces/tenant-a/pods/trainer") or {}).get("status", {}).get("phase") == "Running")
+    wait_for(
+        "the tenant's pod is Running on node-002",
+        lambda: (
+            (cluster.get("/api/v1/namespaces/tenant-a/pods/trainer") or {}).get("status", {}).get("phase") == "Running"
+        ),
+    )
     kubectl(*KC, "get", "pods", "-n", "tenant-a", "-o", "wide")
-    controller = Background("nvsentinel run", ["nvsentinel", "run", "-f", "nvsentinel-values.yaml", "--enforce",
-                                               *KC], logs / "nvsentinel-enforcing.log", comment="enforcing")
+    controller = Background(
+        "nvsentinel run",
+        ["nvsentinel", "run", "-f", "nvsentinel-values.yaml", "--enforce", *KC],
+        logs / "nvsentinel-enforcing.log",
+        comment="enforcing",
+    )
 
     step("13. An Xid 79 on GPU 3 of node-002: the GPU has fallen off the bus")
     run("python", "-m", "shared.sim", "inject", *KC, "node-002:xid[3]=79")
@@ -469,24 +593,34 @@ def operate(work: Path, cluster: Cluster) -> Background:
     run("nvsentinel", "nodes", *KC, "-o", "wide")
     run("nvsentinel", "events", "list", *KC, "--node", "node-002")
     step("15. Drain: the tenant's pod is evicted through the Eviction API (PodDisruptionBudgets apply)")
-    wait_for("the tenant's pod is gone from node-002",
-             lambda: cluster.get("/api/v1/namespaces/tenant-a/pods/trainer") is None)
+    wait_for(
+        "the tenant's pod is gone from node-002",
+        lambda: cluster.get("/api/v1/namespaces/tenant-a/pods/trainer") is None,
+    )
     controller.show(lambda line: "evict" in line)
     kubectl(*KC, "get", "pods", "-n", "tenant-a")
     step("16. Remediation: RESTART_BM becomes a RebootNode; the simulated cluster carries out the reboot")
     reboots = "/apis/janitor.dgxc.nvidia.com/v1alpha1/rebootnodes"
-    reboot = wait_for("a RebootNode names node-002", lambda: next(
-        (r["metadata"]["name"] for r in cluster.items(reboots) if r.get("spec", {}).get("nodeName") == "node-002"),
-        ""))
+    reboot = wait_for(
+        "a RebootNode names node-002",
+        lambda: next(
+            (r["metadata"]["name"] for r in cluster.items(reboots) if r.get("spec", {}).get("nodeName") == "node-002"),
+            "",
+        ),
+    )
     controller.show(lambda line: "RebootNode" in line)
     kubectl(*KC, "get", "rebootnodes")
     wait_for("node-002 goes down (NotReady)", lambda: not cluster.ready("node-002"))
     kubectl(*KC, "get", "node", "node-002")
     note("the reboot takes 3 minutes of cluster time; run the virtual clock ahead instead of waiting")
     run("python", "-m", "shared.sim", "clock", *KC, "--advance", "180")
-    wait_for(f"RebootNode {reboot} reports NodeReady", lambda: any(
-        c.get("type") == "NodeReady" and c.get("status") == "True"
-        for c in ((cluster.get(f"{reboots}/{reboot}") or {}).get("status") or {}).get("conditions") or []))
+    wait_for(
+        f"RebootNode {reboot} reports NodeReady",
+        lambda: any(
+            c.get("type") == "NodeReady" and c.get("status") == "True"
+            for c in ((cluster.get(f"{reboots}/{reboot}") or {}).get("status") or {}).get("conditions") or []
+        ),
+    )
     wait_for("node-002 is Ready again", lambda: cluster.ready("node-002"))
     controller.show(lambda line: "remediat" in line.lower())
     kubectl(*KC, "get", "node", "node-002")
@@ -501,8 +635,11 @@ VALIDATION_STATE = "nvsentinel.nvidia.com/validation-state"
 
 
 def _requests(cluster: Cluster, node: str) -> list[dict[str, Any]]:
-    return [r for r in cluster.items(VALIDATIONS)
-            if any(n.get("name") == node for n in (r.get("spec") or {}).get("nodes") or [])]
+    return [
+        r
+        for r in cluster.items(VALIDATIONS)
+        if any(n.get("name") == node for n in (r.get("spec") or {}).get("nodes") or [])
+    ]
 
 
 def _phase(cluster: Cluster, name: str) -> str:
@@ -510,10 +647,13 @@ def _phase(cluster: Cluster, name: str) -> str:
 
 
 def validate_return(cluster: Cluster, controller: Background) -> None:
-    step("17. Validation: quarantine hands the repaired node to the lifecycle controller, which runs a "
-         "ValidationRequest")
-    request = wait_for("a ValidationRequest names node-002", lambda: next(
-        (r["metadata"]["name"] for r in _requests(cluster, "node-002")), ""))
+    step(
+        "17. Validation: quarantine hands the repaired node to the lifecycle controller, which runs a ValidationRequest"
+    )
+    request = wait_for(
+        "a ValidationRequest names node-002",
+        lambda: next((r["metadata"]["name"] for r in _requests(cluster, "node-002")), ""),
+    )
     controller.show(lambda line: "takes the node over" in line or "created" in line)
     kubectl(*KC, "get", "validationrequests")
     kubectl(*KC, "get", "nodes", "-l", VALIDATION_STATE, "-L", VALIDATION_STATE)
@@ -530,16 +670,51 @@ def validate_return(cluster: Cluster, controller: Background) -> None:
 
 def drift_and_recertify(cluster: Cluster, controller: Background) -> None:
     step("19. Drift: the driver on node-001 is upgraded in place, and the CI gate fails")
-    run("python", "-m", "shared.sim", "upgrade-driver", *KC, "--version", "580.105.08", "--nodes", "node-001",
-        show_lines=2)
+    run(
+        "python",
+        "-m",
+        "shared.sim",
+        "upgrade-driver",
+        *KC,
+        "--version",
+        "580.105.08",
+        "--nodes",
+        "node-001",
+        show_lines=2,
+    )
     ignore = ["--ignore", "NodeTopology.summary.*"]
-    run("aicr", "diff", "--baseline", "cm://default/golden", *KC, "--fail-on-drift", "-t", "table", *ignore,
-        expect=1)
-    run("aicr", "diff", "--baseline", "cm://default/golden", *KC, "--fail-on-drift", "-t", "yaml", *ignore,
-        "-o", "drift.yaml", expect=1)
+    run("aicr", "diff", "--baseline", "cm://default/golden", *KC, "--fail-on-drift", "-t", "table", *ignore, expect=1)
+    run(
+        "aicr",
+        "diff",
+        "--baseline",
+        "cm://default/golden",
+        *KC,
+        "--fail-on-drift",
+        "-t",
+        "yaml",
+        *ignore,
+        "-o",
+        "drift.yaml",
+        expect=1,
+    )
     step("20. Re-certification: the drifted node is cordoned and must pass the all-reduce again")
-    run("nvsentinel", "validation", "create", "--nodes-from", "drift.yaml", "--cordon", "--tests", "nccl-all-reduce",
-        "--name", "after-driver-upgrade", "--wait", "--timeout", "2h", *KC)
+    run(
+        "nvsentinel",
+        "validation",
+        "create",
+        "--nodes-from",
+        "drift.yaml",
+        "--cordon",
+        "--tests",
+        "nccl-all-reduce",
+        "--name",
+        "after-driver-upgrade",
+        "--wait",
+        "--timeout",
+        "2h",
+        *KC,
+    )
     controller.show(lambda line: "after-driver-upgrade" in line and ("Succeeded" in line or "Failed" in line))
     wait_for("node-001 is schedulable again", lambda: not cluster.cordoned("node-001"))
     run("nvsentinel", "validation", "list", *KC)

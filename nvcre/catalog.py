@@ -18,10 +18,14 @@ def list_entries(fmt: opt.Output = "table") -> None:
         data = [e.model_dump(mode="json") for e in entries]
         output.write_data(output.to_json(data) if chosen is output.Format.JSON else output.to_yaml(data))
         return
-    rows = [[e.domain, e.variant, e.scope.value, ",".join(e.metrics) or "pass/fail"]
-            + ([e.description] if chosen is output.Format.WIDE else []) for e in entries]
-    output.print_table(["domain", "variant", "scope", "metrics"]
-                       + (["description"] if chosen is output.Format.WIDE else []), rows)
+    rows = [
+        [e.domain, e.variant, e.scope.value, ",".join(e.metrics) or "pass/fail"]
+        + ([e.description] if chosen is output.Format.WIDE else [])
+        for e in entries
+    ]
+    output.print_table(
+        ["domain", "variant", "scope", "metrics"] + (["description"] if chosen is output.Format.WIDE else []), rows
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -13,18 +13,24 @@ Name = Annotated[str, typer.Argument(help="Certification name.")]
 
 
 def run(
-    cert_file: Annotated[Path | None, typer.Option("--cert-file", "-f", help="Certification YAML.",
-                                                   show_default=False)] = None,
-    resume: Annotated[str | None, typer.Option("--resume", help="Take over this run now (implies --wait).",
-                                               show_default=False)] = None,
-    wait: Annotated[bool, typer.Option("--wait", help="Run it here to its end; exit 0 pass, 1 fail, 5 timeout.")]
-    = False,
-    timeout: Annotated[str | None, typer.Option("--timeout", help="With --wait: e.g. 2h.", show_default=False)]
-    = None,
-    strategy: Annotated[str | None, typer.Option("--strategy", help="Isolation strategy: adaptive (default) or "
-                                                 "halving.", show_default=False)] = None,
-    namespace: opt.Namespace = "default", fmt: opt.Output = "table",
-    kubeconfig: opt.Kubeconfig = None, context: opt.Context = None,
+    cert_file: Annotated[
+        Path | None, typer.Option("--cert-file", "-f", help="Certification YAML.", show_default=False)
+    ] = None,
+    resume: Annotated[
+        str | None, typer.Option("--resume", help="Take over this run now (implies --wait).", show_default=False)
+    ] = None,
+    wait: Annotated[
+        bool, typer.Option("--wait", help="Run it here to its end; exit 0 pass, 1 fail, 5 timeout.")
+    ] = False,
+    timeout: Annotated[str | None, typer.Option("--timeout", help="With --wait: e.g. 2h.", show_default=False)] = None,
+    strategy: Annotated[
+        str | None,
+        typer.Option("--strategy", help="Isolation strategy: adaptive (default) or halving.", show_default=False),
+    ] = None,
+    namespace: opt.Namespace = "default",
+    fmt: opt.Output = "table",
+    kubeconfig: opt.Kubeconfig = None,
+    context: opt.Context = None,
 ) -> int:
     """Create the Certification and (with --wait) run it, holding a Lease named after it."""
     from shared import output
@@ -35,9 +41,17 @@ def run(
     seconds = render.seconds(timeout) if timeout else None
     # Progress on stderr (a live view on a terminal, event lines otherwise); stdout keeps the result.
     with LazyClient(kubeconfig=kubeconfig, context=context) as api, live.Display() as display:
-        result = service.run(api, cert_file=cert_file, resume=resume, namespace=namespace,
-                             wait=wait or resume is not None, timeout=seconds, strategy=strategy,
-                             on_progress=display.note, on_status=display.status)
+        result = service.run(
+            api,
+            cert_file=cert_file,
+            resume=resume,
+            namespace=namespace,
+            wait=wait or resume is not None,
+            timeout=seconds,
+            strategy=strategy,
+            on_progress=display.note,
+            on_status=display.status,
+        )
     if not result.waited:
         output.write_data(f"certification.nvcre.nvidia.com/{result.cert.name} created\n")
         return 0
@@ -60,10 +74,16 @@ def _emit(cert: object, chosen: object) -> None:
         output.write_data(report.text(cert, wide=chosen is output.Format.WIDE))
 
 
-def report_cmd(name: Name, namespace: opt.Namespace = "default", fmt: opt.Output = "table",
-               results_file: Annotated[Path | None, typer.Option("--results-file", help="Also write the JSON "
-                                                                 "report here.", show_default=False)] = None,
-               kubeconfig: opt.Kubeconfig = None, context: opt.Context = None) -> int:
+def report_cmd(
+    name: Name,
+    namespace: opt.Namespace = "default",
+    fmt: opt.Output = "table",
+    results_file: Annotated[
+        Path | None, typer.Option("--results-file", help="Also write the JSON report here.", show_default=False)
+    ] = None,
+    kubeconfig: opt.Kubeconfig = None,
+    context: opt.Context = None,
+) -> int:
     """Per category: status, runtime, measurements, failing nodes with reasons, isolation trail."""
     from shared import output
     from shared.certify import report, service
@@ -78,9 +98,13 @@ def report_cmd(name: Name, namespace: opt.Namespace = "default", fmt: opt.Output
     return 1 if cert.status.phase == "Failed" else 0
 
 
-def list_cmd(namespace: opt.Namespace = "default",
-             all_namespaces: Annotated[bool, typer.Option("--all-namespaces", "-A")] = False,
-             fmt: opt.Output = "table", kubeconfig: opt.Kubeconfig = None, context: opt.Context = None) -> None:
+def list_cmd(
+    namespace: opt.Namespace = "default",
+    all_namespaces: Annotated[bool, typer.Option("--all-namespaces", "-A")] = False,
+    fmt: opt.Output = "table",
+    kubeconfig: opt.Kubeconfig = None,
+    context: opt.Context = None,
+) -> None:
     """Certifications with their phase."""
     from shared import output
     from shared.certify import report, service
@@ -93,13 +117,28 @@ def list_cmd(namespace: opt.Namespace = "default",
         data = [report.data(c) for c in certs]
         output.write_data(output.to_json(data) if chosen is output.Format.JSON else output.to_yaml(data))
         return
-    output.print_table(["namespace", "name", "phase", "categories", "message"],
-                       [[c.namespace, c.name, c.status.phase or "Pending",
-                         ",".join(x.variant for x in c.spec.categories), c.status.message or ""] for c in certs])
+    output.print_table(
+        ["namespace", "name", "phase", "categories", "message"],
+        [
+            [
+                c.namespace,
+                c.name,
+                c.status.phase or "Pending",
+                ",".join(x.variant for x in c.spec.categories),
+                c.status.message or "",
+            ]
+            for c in certs
+        ],
+    )
 
 
-def get_cmd(name: Name, namespace: opt.Namespace = "default", fmt: opt.Output = "yaml",
-            kubeconfig: opt.Kubeconfig = None, context: opt.Context = None) -> None:
+def get_cmd(
+    name: Name,
+    namespace: opt.Namespace = "default",
+    fmt: opt.Output = "yaml",
+    kubeconfig: opt.Kubeconfig = None,
+    context: opt.Context = None,
+) -> None:
     """The whole object."""
     from shared import output
     from shared.certify import service
@@ -111,8 +150,9 @@ def get_cmd(name: Name, namespace: opt.Namespace = "default", fmt: opt.Output = 
     output.write_data(output.to_json(data) if chosen is output.Format.JSON else output.to_yaml(data))
 
 
-def delete_cmd(name: Name, namespace: opt.Namespace = "default", kubeconfig: opt.Kubeconfig = None,
-               context: opt.Context = None) -> None:
+def delete_cmd(
+    name: Name, namespace: opt.Namespace = "default", kubeconfig: opt.Kubeconfig = None, context: opt.Context = None
+) -> None:
     """Delete the Certification and (through owner references) its Jobs."""
     from shared import output
     from shared.certify import service
@@ -123,12 +163,22 @@ def delete_cmd(name: Name, namespace: opt.Namespace = "default", kubeconfig: opt
     output.write_data(f"certification.nvcre.nvidia.com/{name} deleted\n")
 
 
-def render_cmd(cert_file: Annotated[Path, typer.Option("--cert-file", "-f", help="Certification YAML.")],
-               strategy: Annotated[str | None, typer.Option("--strategy", show_default=False)] = None,
-               variant: Annotated[str, typer.Option("--variant", help="job (batch/v1 Jobs, what run creates) or "
-                                                    "mpi (kubeflow.org/v2beta1 MPIJobs for real clusters with the "
-                                                    "MPI operator).")] = "job",
-               fmt: opt.Output = "table", kubeconfig: opt.Kubeconfig = None, context: opt.Context = None) -> None:
+def render_cmd(
+    cert_file: Annotated[Path, typer.Option("--cert-file", "-f", help="Certification YAML.")],
+    strategy: Annotated[str | None, typer.Option("--strategy", show_default=False)] = None,
+    variant: Annotated[
+        str,
+        typer.Option(
+            "--variant",
+            help="job (batch/v1 Jobs, what run creates) or "
+            "mpi (kubeflow.org/v2beta1 MPIJobs for real clusters with the "
+            "MPI operator).",
+        ),
+    ] = "job",
+    fmt: opt.Output = "table",
+    kubeconfig: opt.Kubeconfig = None,
+    context: opt.Context = None,
+) -> None:
     """The plan without running: groups, Jobs, and what isolating one faulty node would cost."""
     from shared import output
     from shared.certify import service
@@ -143,9 +193,20 @@ def render_cmd(cert_file: Annotated[Path, typer.Option("--cert-file", "-f", help
     if chosen is output.Format.JSON:
         output.write_data(output.to_json([p.__dict__ for p in plans]))
         return
-    output.print_table(["category", "nodes", "groups", "strategy", "rounds (1 fault)", "node-minutes (1 fault)"],
-                       [[p.category, p.nodes, len(p.groups), p.strategy, p.estimated_rounds_if_one_fault,
-                         f"{p.estimated_node_minutes:.0f}"] for p in plans])
+    output.print_table(
+        ["category", "nodes", "groups", "strategy", "rounds (1 fault)", "node-minutes (1 fault)"],
+        [
+            [
+                p.category,
+                p.nodes,
+                len(p.groups),
+                p.strategy,
+                p.estimated_rounds_if_one_fault,
+                f"{p.estimated_node_minutes:.0f}",
+            ]
+            for p in plans
+        ],
+    )
 
 
 def register(app: typer.Typer) -> None:

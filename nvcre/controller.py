@@ -9,11 +9,19 @@ import typer
 from nvcre import _options as opt
 
 
-def controller(namespace: opt.Namespace = "default", kubeconfig: opt.Kubeconfig = None,
-               context: opt.Context = None,
-               metrics_addr: Annotated[str | None, typer.Option("--metrics-addr", help="Serve Prometheus metrics "
-                                                                "on HOST:PORT (':PORT' is loopback; docs/metrics.md).",
-                                                                show_default=False)] = None) -> None:
+def controller(
+    namespace: opt.Namespace = "default",
+    kubeconfig: opt.Kubeconfig = None,
+    context: opt.Context = None,
+    metrics_addr: Annotated[
+        str | None,
+        typer.Option(
+            "--metrics-addr",
+            help="Serve Prometheus metrics on HOST:PORT (':PORT' is loopback; docs/metrics.md).",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
     """Reconcile the namespace's Certifications and WorkloadRuns until interrupted; one replica leads (a Lease)."""
     from shared import metrics, output
     from shared.certify import controller as loop

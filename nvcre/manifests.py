@@ -6,8 +6,9 @@ import typer
 
 from shared.chart.command import manifests_command
 
-manifests = manifests_command("nvcrectl", "nvcre",
-                              "Render the certification controller, its RBAC and the CRDs (what the chart installs).")
+manifests = manifests_command(
+    "nvcrectl", "nvcre", "Render the certification controller, its RBAC and the CRDs (what the chart installs)."
+)
 
 
 def register(root: typer.Typer) -> None:

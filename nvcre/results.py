@@ -19,8 +19,9 @@ def parse(
     from shared import output
     from shared.certify import results, service
 
-    chosen = output.parse_format(fmt, allowed=(output.Format.JSON, output.Format.YAML, output.Format.TABLE),
-                                 flag="--output")
+    chosen = output.parse_format(
+        fmt, allowed=(output.Format.JSON, output.Format.YAML, output.Format.TABLE), flag="--output"
+    )
     result = service.parse_results(kind, file)
     data = result.model_dump(mode="json")
     if chosen is output.Format.JSON:

@@ -12,13 +12,22 @@ app = typer.Typer(help="The fault-quarantine circuit breaker.", no_args_is_help=
 
 
 def _show(data: dict[str, object], output: str) -> None:
-    opt.emit(data, output, headers=["STATUS", "RECENT", "THRESHOLD", "GPU NODES", "WINDOW"],
-             rows=[[data["status"], data["recentQuarantines"], data["threshold"], data["gpuNodes"], data["window"]]])
+    opt.emit(
+        data,
+        output,
+        headers=["STATUS", "RECENT", "THRESHOLD", "GPU NODES", "WINDOW"],
+        rows=[[data["status"], data["recentQuarantines"], data["threshold"], data["gpuNodes"], data["window"]]],
+    )
 
 
 @app.command("status")
-def status(output: opt.Output = "table", values: opt.Values = None, namespace: opt.Namespace = "nvsentinel",
-           kubeconfig: opt.Kubeconfig = None, context: opt.Context = None) -> None:
+def status(
+    output: opt.Output = "table",
+    values: opt.Values = None,
+    namespace: opt.Namespace = "nvsentinel",
+    kubeconfig: opt.Kubeconfig = None,
+    context: opt.Context = None,
+) -> None:
     """CLOSED or TRIPPED, quarantines in the window, and the threshold."""
     from shared.health import service
 
@@ -26,9 +35,14 @@ def status(output: opt.Output = "table", values: opt.Values = None, namespace: o
 
 
 @app.command("reset")
-def reset(output: opt.Output = "table", values: opt.Values = None, namespace: opt.Namespace = "nvsentinel",
-          kubeconfig: opt.Kubeconfig = None, context: opt.Context = None,
-          yes: Annotated[bool, typer.Option("--yes", help="Confirm.")] = False) -> None:
+def reset(
+    output: opt.Output = "table",
+    values: opt.Values = None,
+    namespace: opt.Namespace = "nvsentinel",
+    kubeconfig: opt.Kubeconfig = None,
+    context: opt.Context = None,
+    yes: Annotated[bool, typer.Option("--yes", help="Confirm.")] = False,
+) -> None:
     """Close the breaker and empty its window."""
     from shared import errors
     from shared.health import service

@@ -12,9 +12,11 @@ app = typer.Typer(help="Publish, list and prune HealthEvents.", no_args_is_help=
 
 
 @app.command("publish")
-def publish(source: Annotated[str, typer.Option("--file", "-f", help="JSON event, JSON array or NDJSON; - for "
-                                                "stdin.")],
-            kubeconfig: opt.Kubeconfig = None, context: opt.Context = None) -> None:
+def publish(
+    source: Annotated[str, typer.Option("--file", "-f", help="JSON event, JSON array or NDJSON; - for stdin.")],
+    kubeconfig: opt.Kubeconfig = None,
+    context: opt.Context = None,
+) -> None:
     """Publish events; duplicates (same id, else same node/agent/check/codes/entities/time) once."""
     from shared import output as out
     from shared.health import service
@@ -24,28 +26,52 @@ def publish(source: Annotated[str, typer.Option("--file", "-f", help="JSON event
 
 
 @app.command("list")
-def list_(node: Annotated[str | None, typer.Option("--node", help="Only this node's events.",
-                                                   show_default=False)] = None,
-          output: opt.Output = "table", kubeconfig: opt.Kubeconfig = None, context: opt.Context = None) -> None:
+def list_(
+    node: Annotated[str | None, typer.Option("--node", help="Only this node's events.", show_default=False)] = None,
+    output: opt.Output = "table",
+    kubeconfig: opt.Kubeconfig = None,
+    context: opt.Context = None,
+) -> None:
     """Stored events, oldest first, with what fault quarantine did (PHASE)."""
     from shared.health import service
 
     rows = service.list_events(opt.cluster(kubeconfig, context), node)
     cols = ("node", "checkName", "errorCode", "recommendedAction", "phase")
-    wide = ("name", "node", "agent", "checkName", "errorCode", "isFatal", "isHealthy", "recommendedAction",
-            "phase", "generatedTimestamp")
-    opt.emit(rows, output, headers=["NODE", "CHECK", "CODES", "ACTION", "PHASE"],
-             rows=[[r[c] for c in cols] for r in rows], wide_headers=[c.upper() for c in wide],
-             wide_rows=[[r[c] for c in wide] for r in rows])
+    wide = (
+        "name",
+        "node",
+        "agent",
+        "checkName",
+        "errorCode",
+        "isFatal",
+        "isHealthy",
+        "recommendedAction",
+        "phase",
+        "generatedTimestamp",
+    )
+    opt.emit(
+        rows,
+        output,
+        headers=["NODE", "CHECK", "CODES", "ACTION", "PHASE"],
+        rows=[[r[c] for c in cols] for r in rows],
+        wide_headers=[c.upper() for c in wide],
+        wide_rows=[[r[c] for c in wide] for r in rows],
+    )
 
 
 @app.command("prune")
-def prune(older_than: Annotated[str | None, typer.Option("--older-than", help="Age, e.g. 720h (default: "
-                                                         "nvsentinel.retention of the values).",
-                                                         show_default=False)] = None,
-          values: opt.Values = None,
-          dry_run: Annotated[bool, typer.Option("--dry-run", help="Only list what would go.")] = False,
-          kubeconfig: opt.Kubeconfig = None, context: opt.Context = None) -> None:
+def prune(
+    older_than: Annotated[
+        str | None,
+        typer.Option(
+            "--older-than", help="Age, e.g. 720h (default: nvsentinel.retention of the values).", show_default=False
+        ),
+    ] = None,
+    values: opt.Values = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only list what would go.")] = False,
+    kubeconfig: opt.Kubeconfig = None,
+    context: opt.Context = None,
+) -> None:
     """Delete processed events older than the retention."""
     from shared import output as out
     from shared.health import service

@@ -6,8 +6,11 @@ import typer
 
 from shared.chart.command import manifests_command
 
-manifests = manifests_command("nvsentinel", "nvsentinel", "Render the controller, the monitor DaemonSets, their RBAC "
-                              "and the CRDs (what the chart installs).")
+manifests = manifests_command(
+    "nvsentinel",
+    "nvsentinel",
+    "Render the controller, the monitor DaemonSets, their RBAC and the CRDs (what the chart installs).",
+)
 
 
 def register(root: typer.Typer) -> None:

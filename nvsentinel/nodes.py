@@ -12,24 +12,35 @@ app = typer.Typer(help="Quarantine state of nodes.", invoke_without_command=True
 
 
 @app.callback()
-def show(ctx: typer.Context, output: opt.Output = "table", kubeconfig: opt.Kubeconfig = None,
-         context: opt.Context = None) -> None:
+def show(
+    ctx: typer.Context, output: opt.Output = "table", kubeconfig: opt.Kubeconfig = None, context: opt.Context = None
+) -> None:
     """Per node: quarantined, cordoned, the rule sets holding it, failing conditions."""
     if ctx.invoked_subcommand is not None:
         return
     from shared.health import service
 
     rows = service.node_table(opt.cluster(kubeconfig, context))
-    opt.emit(rows, output, headers=["NODE", "QUARANTINED", "CORDONED", "CAUSES"],
-             rows=[[r["node"], r["quarantined"], r["cordoned"], ", ".join(r["causes"])] for r in rows],
-             wide_headers=["NODE", "QUARANTINED", "CORDONED", "STATE", "CAUSES", "CONDITIONS"],
-             wide_rows=[[r["node"], r["quarantined"], r["cordoned"], r["state"], ", ".join(r["causes"]),
-                         ", ".join(r["conditions"])] for r in rows])
+    opt.emit(
+        rows,
+        output,
+        headers=["NODE", "QUARANTINED", "CORDONED", "CAUSES"],
+        rows=[[r["node"], r["quarantined"], r["cordoned"], ", ".join(r["causes"])] for r in rows],
+        wide_headers=["NODE", "QUARANTINED", "CORDONED", "STATE", "CAUSES", "CONDITIONS"],
+        wide_rows=[
+            [r["node"], r["quarantined"], r["cordoned"], r["state"], ", ".join(r["causes"]), ", ".join(r["conditions"])]
+            for r in rows
+        ],
+    )
 
 
 @app.command("release")
-def release(node: Annotated[str, typer.Argument(help="Node name.")], values: opt.Values = None,
-            kubeconfig: opt.Kubeconfig = None, context: opt.Context = None) -> None:
+def release(
+    node: Annotated[str, typer.Argument(help="Node name.")],
+    values: opt.Values = None,
+    kubeconfig: opt.Kubeconfig = None,
+    context: opt.Context = None,
+) -> None:
     """Undo every cordon, taint, label and annotation nvsentinel owns on NODE (nothing else)."""
     from shared import output as out
     from shared.health import service

@@ -28,21 +28,28 @@ def check(values: ValuesFile) -> int:
 
 
 @app.command("replay")
-def replay(values: ValuesFile,
-           events: Annotated[str, typer.Option("--events", help="Recorded events (JSON, array or NDJSON; - for "
-                                               "stdin).")],
-           nodes_file: Annotated[Path | None, typer.Option("--nodes", help="Node list (kubectl get nodes -o json) "
-                                                           "for Node rules.", show_default=False)] = None,
-           output: opt.Output = "table") -> None:
+def replay(
+    values: ValuesFile,
+    events: Annotated[str, typer.Option("--events", help="Recorded events (JSON, array or NDJSON; - for stdin).")],
+    nodes_file: Annotated[
+        Path | None,
+        typer.Option("--nodes", help="Node list (kubectl get nodes -o json) for Node rules.", show_default=False),
+    ] = None,
+    output: opt.Output = "table",
+) -> None:
     """Which nodes each rule set would have quarantined, in the order the events arrived."""
     from shared.health import service
 
     result = service.replay(values, events, nodes_file)
     held = result["quarantined"]
-    opt.emit(result, output, headers=["NODE", "CORDONED", "RULE SETS"],
-             rows=[[h["node"], h["cordoned"], ", ".join(h["ruleSets"])] for h in held],
-             wide_headers=["NODE", "CHECK", "PHASE", "RULE SETS"],
-             wide_rows=[[e["node"], e["checkName"], e["phase"], ", ".join(e["ruleSets"])] for e in result["events"]])
+    opt.emit(
+        result,
+        output,
+        headers=["NODE", "CORDONED", "RULE SETS"],
+        rows=[[h["node"], h["cordoned"], ", ".join(h["ruleSets"])] for h in held],
+        wide_headers=["NODE", "CHECK", "PHASE", "RULE SETS"],
+        wide_rows=[[e["node"], e["checkName"], e["phase"], ", ".join(e["ruleSets"])] for e in result["events"]],
+    )
 
 
 def register(root: typer.Typer) -> None:

@@ -9,16 +9,35 @@ import typer
 from nvsentinel import _options as opt
 
 
-def run(values: opt.Values = None, namespace: opt.Namespace = "nvsentinel",
-        enforce: Annotated[bool | None, typer.Option("--enforce/--monitor", help="Cordon and taint (overrides "
-                                                     "global.dryRun); default: the values' setting (monitor).",
-                                                     show_default=False)] = None,
-        kubeconfig: opt.Kubeconfig = None, context: opt.Context = None,
-        metrics_addr: Annotated[str | None, typer.Option("--metrics-addr", help="Serve Prometheus metrics on "
-                                                         "HOST:PORT (':PORT' is loopback; docs/metrics.md).",
-                                                         show_default=False)] = None,
-        install: Annotated[bool, typer.Option("--install/--no-install", help="Install the CRDs and create the "
-                                              "namespace first; the chart's pods pass --no-install.")] = True) -> None:
+def run(
+    values: opt.Values = None,
+    namespace: opt.Namespace = "nvsentinel",
+    enforce: Annotated[
+        bool | None,
+        typer.Option(
+            "--enforce/--monitor",
+            help="Cordon and taint (overrides global.dryRun); default: the values' setting (monitor).",
+            show_default=False,
+        ),
+    ] = None,
+    kubeconfig: opt.Kubeconfig = None,
+    context: opt.Context = None,
+    metrics_addr: Annotated[
+        str | None,
+        typer.Option(
+            "--metrics-addr",
+            help="Serve Prometheus metrics on HOST:PORT (':PORT' is loopback; docs/metrics.md).",
+            show_default=False,
+        ),
+    ] = None,
+    install: Annotated[
+        bool,
+        typer.Option(
+            "--install/--no-install",
+            help="Install the CRDs and create the namespace first; the chart's pods pass --no-install.",
+        ),
+    ] = True,
+) -> None:
     """Watch HealthEvents and act on them until interrupted."""
     from shared import metrics
     from shared.health import service

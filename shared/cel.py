@@ -135,7 +135,7 @@ def _direct(source: str) -> Any:
     if not sep:
         if not source.startswith(_FINAL):
             return None
-        head, tail = "", source[len(_FINAL):]
+        head, tail = "", source[len(_FINAL) :]
     if _FINAL in head or "\n" in tail.strip():
         return None
     namespace = dict(vars(celpy.evaluation))
@@ -177,7 +177,7 @@ class Program:
                     result = self.direct(prepared._celpy)
                     if isinstance(result, CELEvalError):
                         raise result
-                except Exception as ex:   # as celpy's Transpiler.evaluate wraps it
+                except Exception as ex:  # as celpy's Transpiler.evaluate wraps it
                     raise CELEvalError("evaluation error", type(ex), ex.args) from None
         except CELEvalError as exc:
             raise EvaluationError(_eval_message(exc)) from None
@@ -219,9 +219,8 @@ def compile(expression: str, *, name: str, where: str | None = None) -> Program:
     except CELParseError as exc:
         line, column = getattr(exc, "line", None), getattr(exc, "column", None)
         position = f" at line {line}, column {column}" if line is not None else ""
-        raise errors.InvalidInput(f"rule {name!r}: invalid CEL{position}: {expression!r}",
-                                  where=where) from None
-    except (SyntaxError, ValueError, TypeError) as exc:   # the transpiler refuses a construct
+        raise errors.InvalidInput(f"rule {name!r}: invalid CEL{position}: {expression!r}", where=where) from None
+    except (SyntaxError, ValueError, TypeError) as exc:  # the transpiler refuses a construct
         raise errors.InvalidInput(f"rule {name!r}: unsupported CEL ({exc}): {expression!r}", where=where) from None
     global _BASE_ACTIVATION  # noqa: PLW0603 - every program here shares one environment and function set
     if _BASE_ACTIVATION is None:
@@ -239,9 +238,14 @@ def _converter() -> Any:
     from celpy import celtypes
 
     text_type, bool_type, int_type, map_type, list_type = (
-        celtypes.StringType, celtypes.BoolType, celtypes.IntType, celtypes.MapType, celtypes.ListType)
+        celtypes.StringType,
+        celtypes.BoolType,
+        celtypes.IntType,
+        celtypes.MapType,
+        celtypes.ListType,
+    )
     new_str, new_int, new_dict = str.__new__, int.__new__, dict.__new__
-    true, false = bool_type(True), bool_type(False)   # immutable: one instance each serves every value
+    true, false = bool_type(True), bool_type(False)  # immutable: one instance each serves every value
     keys = _KEYS
     low, high = -(2**63), 2**63
 
@@ -252,13 +256,13 @@ def _converter() -> Any:
         if cached is None:
             cached = text_type(k)
             if len(keys) < _KEY_CACHE_SIZE:
-                keys[k] = cached   # mapping keys repeat across objects; a StringType is immutable
+                keys[k] = cached  # mapping keys repeat across objects; a StringType is immutable
         return cached
 
     def convert(item: Any) -> Any:
         kind = type(item)
         if kind is str:
-            return new_str(text_type, item)   # StringType.__new__ on a str is exactly this
+            return new_str(text_type, item)  # StringType.__new__ on a str is exactly this
         if kind is dict:
             # MapType() is a plain dict with no state of its own; dict.update skips MapType.__init__'s
             # isinstance checks against typing ABCs (slow).
@@ -269,7 +273,7 @@ def _converter() -> Any:
             return true if item else false
         if item is None:
             return None
-        if kind is int and low <= item < high:   # IntType's own constructor re-checks this, slowly
+        if kind is int and low <= item < high:  # IntType's own constructor re-checks this, slowly
             return new_int(int_type, item)
         if kind is list:
             return list_type([convert(v) for v in item])
@@ -334,9 +338,15 @@ def builders() -> Builders:
             return made
 
         _BUILDERS = Builders(
-            string=lambda item: new_str(text_type, item), integer=lambda item: new_int(int_type, item),
-            true=convert(True), false=convert(False), key=lambda name: convert({name: None}).popitem()[0],
-            mapping=mapping, array=celtypes.ListType, convert=convert)
+            string=lambda item: new_str(text_type, item),
+            integer=lambda item: new_int(int_type, item),
+            true=convert(True),
+            false=convert(False),
+            key=lambda name: convert({name: None}).popitem()[0],
+            mapping=mapping,
+            array=celtypes.ListType,
+            convert=convert,
+        )
     return _BUILDERS
 
 

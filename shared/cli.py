@@ -56,12 +56,18 @@ def add_global_options(app: typer.Typer, program: str, env_prefix: str) -> None:
     @app.callback()
     def _root(
         ctx: typer.Context,
-        debug: bool = typer.Option(False, DEBUG_FLAG, envvar=f"{env_prefix}_DEBUG",
-                                   help="Debug logs and tracebacks on stderr (secrets stay redacted)."),
-        log_json: bool = typer.Option(False, LOG_JSON_FLAG, envvar=f"{env_prefix}_LOG_JSON",
-                                      help="Structured JSON logs on stderr."),
-        version: bool = typer.Option(False, "--version", "-v", callback=_version, is_eager=True,
-                                     help="Print the version and exit."),
+        debug: bool = typer.Option(
+            False,
+            DEBUG_FLAG,
+            envvar=f"{env_prefix}_DEBUG",
+            help="Debug logs and tracebacks on stderr (secrets stay redacted).",
+        ),
+        log_json: bool = typer.Option(
+            False, LOG_JSON_FLAG, envvar=f"{env_prefix}_LOG_JSON", help="Structured JSON logs on stderr."
+        ),
+        version: bool = typer.Option(
+            False, "--version", "-v", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
     ) -> None:
         logs.configure(program, debug=debug, log_json=log_json)
         ctx.obj = GlobalOptions(debug=debug, log_json=log_json)
@@ -126,8 +132,12 @@ def run(app: typer.Typer, program: str, argv: Sequence[str] | None = None) -> in
         return 130
     except Exception as exc:
         if not _is_usage_error(exc):
-            _report(exc, debug, f"error: internal error: {logs.redact(str(exc)) or type(exc).__name__}"
-                    f"{'' if debug else ' (run with --debug for a traceback)'}")
+            _report(
+                exc,
+                debug,
+                f"error: internal error: {logs.redact(str(exc)) or type(exc).__name__}"
+                f"{'' if debug else ' (run with --debug for a traceback)'}",
+            )
             return errors.Internal.exit_code
         text = str(exc.format_message())  # type: ignore[attr-defined]
         if type(exc).__name__ == "NoArgsIsHelpError":

@@ -139,8 +139,9 @@ def _options_table(command: Any, ctx: Any) -> list[str]:
         default = _default(param)
         value = _value(param, ctx)
         help_text = " ".join([getattr(param, "help", None) or "", *(f"({n})" for n in _notes(param))])
-        rows.append(f"| {_names(param)} | {_cell(value)} | {_cell(f'`{default}`' if default else '')} "
-                    f"| {_cell(help_text)} |")
+        rows.append(
+            f"| {_names(param)} | {_cell(value)} | {_cell(f'`{default}`' if default else '')} | {_cell(help_text)} |"
+        )
     if not rows:
         return []
     return ["| option | value | default | description |", "|---|---|---|---|", *rows, ""]
@@ -181,8 +182,10 @@ def _section(command: Any, ctx: Any, path: str) -> list[str]:
     children = list(_children(command, ctx))
     if children:
         lines += ["| command | what it does |", "|---|---|"]
-        lines += [f"| [`{path} {name}`](#{_anchor(f'{path} {name}')}) | {_cell(_first_sentence(child))} |"
-                  for name, child in children]
+        lines += [
+            f"| [`{path} {name}`](#{_anchor(f'{path} {name}')}) | {_cell(_first_sentence(child))} |"
+            for name, child in children
+        ]
         lines.append("")
     return lines
 
@@ -203,10 +206,14 @@ def render(program: str, app: Any) -> str:
     """The Markdown page of one program: its root, then every command depth first."""
     root = _click_command(app)
     ctx = _context(root, program, None)
-    lines = [f"# `{program}` command reference", "",
-             f"Generated from the program's own command tree by `{REGENERATE}`; do not edit by hand. "
-             f"Every command also takes `-h`/`--help`. The guide with worked examples is "
-             f"[docs/{_guide(program)}](../{_guide(program)}).", ""]
+    lines = [
+        f"# `{program}` command reference",
+        "",
+        f"Generated from the program's own command tree by `{REGENERATE}`; do not edit by hand. "
+        f"Every command also takes `-h`/`--help`. The guide with worked examples is "
+        f"[docs/{_guide(program)}](../{_guide(program)}).",
+        "",
+    ]
     for path, command, cmd_ctx in _walk(root, ctx, program):
         lines += _section(command, cmd_ctx, path)
     return "\n".join(lines).rstrip() + "\n"

@@ -87,8 +87,14 @@ class ClusterClock:
     goes backwards (a simulator reset) is clamped in ``monotonic``.
     """
 
-    def __init__(self, fetch: Fetch, *, max_age: float = DEFAULT_MAX_AGE, wall: Clock = WALL,
-                 real: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        fetch: Fetch,
+        *,
+        max_age: float = DEFAULT_MAX_AGE,
+        wall: Clock = WALL,
+        real: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._fetch = fetch
         self._max_age = max_age
         self._wall = wall
@@ -96,7 +102,7 @@ class ClusterClock:
         self._lock = threading.Lock()
         self._reading: Reading | None = None
         self._read_at = 0.0
-        self._tried_at = float("-inf")   # last attempt, failed or not: failures are retried at max_age pace
+        self._tried_at = float("-inf")  # last attempt, failed or not: failures are retried at max_age pace
         self._absent = False
         self._last_mono = float("-inf")
 
@@ -179,8 +185,14 @@ def fetch_with(api_client: Any) -> Fetch:
 
     def fetch() -> Reading:
         try:
-            data = api_client.call_api(CLOCK_PATH, "GET", auth_settings=["BearerToken"], response_type="object",
-                                       _return_http_data_only=True, _request_timeout=5)
+            data = api_client.call_api(
+                CLOCK_PATH,
+                "GET",
+                auth_settings=["BearerToken"],
+                response_type="object",
+                _return_http_data_only=True,
+                _request_timeout=5,
+            )
         except Exception as exc:
             if getattr(exc, "status", None) in (403, 404):
                 raise NoClusterClock from exc

@@ -42,8 +42,7 @@ def staged_directory(target: Path, *, force: bool) -> Iterator[Path]:
     if target.exists() and not target.is_dir():
         raise errors.InvalidInput("output exists and is not a directory", where=str(target))
     if target.is_dir() and any(target.iterdir()) and not force:
-        raise errors.InvalidInput("output directory is not empty (use --force to replace it)",
-                                  where=str(target))
+        raise errors.InvalidInput("output directory is not empty (use --force to replace it)", where=str(target))
     parent = target.parent
     parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=parent))

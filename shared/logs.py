@@ -15,8 +15,10 @@ from typing import Any
 
 _SECRET_PATTERNS = [
     re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]+"),
-    re.compile(r"(?i)((?:token|password|secret|client-key-data|client-certificate-data)[\"']?\s*[:=]\s*[\"']?)"
-               r"[^\s\"',}]+"),
+    re.compile(
+        r"(?i)((?:token|password|secret|client-key-data|client-certificate-data)[\"']?\s*[:=]\s*[\"']?)"
+        r"[^\s\"',}]+"
+    ),
     re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----"),
 ]
 REDACTED = "<redacted>"

@@ -20,8 +20,7 @@ from shared import errors
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 DEFAULT_HOST = "127.0.0.1"
-DEFAULT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0,
-                   3600.0)
+DEFAULT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0, 3600.0)
 
 LabelValues = tuple[str, ...]
 
@@ -127,8 +126,9 @@ class Histogram(_Metric):
 
     kind = "histogram"
 
-    def __init__(self, name: str, help_text: str, labels: Sequence[str] = (),
-                 buckets: Sequence[float] = DEFAULT_BUCKETS) -> None:
+    def __init__(
+        self, name: str, help_text: str, labels: Sequence[str] = (), buckets: Sequence[float] = DEFAULT_BUCKETS
+    ) -> None:
         super().__init__(name, help_text, labels)
         if "le" in self.labels:
             raise ValueError("a histogram cannot have a label named 'le'")
@@ -187,8 +187,9 @@ class Registry:
         metric: Gauge = self._get(Gauge, name, help_text, labels)
         return metric
 
-    def histogram(self, name: str, help_text: str, labels: Sequence[str] = (),
-                  buckets: Sequence[float] = DEFAULT_BUCKETS) -> Histogram:
+    def histogram(
+        self, name: str, help_text: str, labels: Sequence[str] = (), buckets: Sequence[float] = DEFAULT_BUCKETS
+    ) -> Histogram:
         metric: Histogram = self._get(Histogram, name, help_text, labels, buckets=buckets)
         return metric
 
@@ -218,8 +219,9 @@ def parse_address(address: str) -> tuple[str, int]:
     try:
         number = int(port)
     except ValueError:
-        raise errors.InvalidInput(f"invalid metrics address {address!r} (want HOST:PORT)",
-                                  where="--metrics-addr") from None
+        raise errors.InvalidInput(
+            f"invalid metrics address {address!r} (want HOST:PORT)", where="--metrics-addr"
+        ) from None
     if not 0 <= number <= 65535:
         raise errors.InvalidInput(f"invalid port in {address!r}", where="--metrics-addr")
     return host, number
@@ -259,18 +261,21 @@ class _Server6(_Server):
 class MetricsServer:
     """``GET /metrics`` on a background thread; ``stop()`` closes the socket and joins the thread."""
 
-    def __init__(self, address: str = f"{DEFAULT_HOST}:0", registry: Registry | None = None,
-                 prefixes: Iterable[str] = ()) -> None:
+    def __init__(
+        self, address: str = f"{DEFAULT_HOST}:0", registry: Registry | None = None, prefixes: Iterable[str] = ()
+    ) -> None:
         host, port = parse_address(address)
         try:
             self._server = (_Server6 if ":" in host else _Server)((host, port), _Handler)
         except OSError as exc:
-            raise errors.Unavailable(f"cannot listen on {host}:{port}: {exc.strerror or exc}",
-                                     where="--metrics-addr") from None
+            raise errors.Unavailable(
+                f"cannot listen on {host}:{port}: {exc.strerror or exc}", where="--metrics-addr"
+            ) from None
         self._server.registry = registry or REGISTRY
         self._server.prefixes = tuple(prefixes)
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.2},
-                                        name="metrics-http", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.2}, name="metrics-http", daemon=True
+        )
 
     @property
     def address(self) -> tuple[str, int]:

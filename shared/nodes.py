@@ -56,7 +56,7 @@ def update(api: Any, name: str, mutate: Mutation, *, status: bool = False) -> No
 
 def labels(node: Node) -> dict[str, str]:
     meta = node.setdefault("metadata", {})
-    if meta.get("labels") is None:   # an empty dict is the node's own, so changes to it are kept
+    if meta.get("labels") is None:  # an empty dict is the node's own, so changes to it are kept
         meta["labels"] = {}
     result: dict[str, str] = meta["labels"]
     return result
@@ -100,8 +100,9 @@ def uncordon(node: Node) -> bool:
 
 
 def has_taint(node: Node, key: str, value: str, effect: str) -> bool:
-    return any(t.get("key") == key and (t.get("value") or "") == value and t.get("effect") == effect
-               for t in taints(node))
+    return any(
+        t.get("key") == key and (t.get("value") or "") == value and t.get("effect") == effect for t in taints(node)
+    )
 
 
 def add_taint(node: Node, key: str, value: str, effect: str, *, added: str | None = None) -> bool:
@@ -120,8 +121,11 @@ def add_taint(node: Node, key: str, value: str, effect: str, *, added: str | Non
 def remove_taint(node: Node, key: str, value: str, effect: str) -> bool:
     """Remove exactly that taint (key, value and effect); True when it was there."""
     current = taints(node)
-    kept = [t for t in current if not (t.get("key") == key and (t.get("value") or "") == value
-                                       and t.get("effect") == effect)]
+    kept = [
+        t
+        for t in current
+        if not (t.get("key") == key and (t.get("value") or "") == value and t.get("effect") == effect)
+    ]
     node["spec"]["taints"] = kept
     return len(kept) != len(current)
 
@@ -144,7 +148,6 @@ def opted_out(node: Node, pairs: Iterable[tuple[str, str]]) -> bool:
     """True when the node carries any of the opt-out label=value pairs."""
     present = (node.get("metadata") or {}).get("labels") or {}
     return any(present.get(k) == v for k, v in pairs)
-
 
 
 # ------------------------------------------------------------ who owns a cordon or a taint

@@ -33,8 +33,7 @@ def parse_format(value: str, *, allowed: Sequence[Format], flag: str) -> Format:
     """Check a format flag against the formats this command offers."""
     names = [f.value for f in allowed]
     if value.lower() not in names:
-        raise errors.InvalidInput(f"unknown output format {value!r}, valid formats are: {', '.join(names)}",
-                                  where=flag)
+        raise errors.InvalidInput(f"unknown output format {value!r}, valid formats are: {', '.join(names)}", where=flag)
     return Format(value.lower())
 
 

@@ -60,8 +60,11 @@ def read_text(reference: str, *, api: ApiFactory) -> tuple[str, str]:
     cm = rest.get(api(), rest.core_path("configmaps", target.namespace, target.name), what=str(target))
     data = cm.get("data") or {}
     fmt = data.get("format", "yaml")
-    key = f"snapshot.{fmt}" if f"snapshot.{fmt}" in data else next((k for k in sorted(data)
-                                                                      if k.startswith("snapshot.")), None)
+    key = (
+        f"snapshot.{fmt}"
+        if f"snapshot.{fmt}" in data
+        else next((k for k in sorted(data) if k.startswith("snapshot.")), None)
+    )
     if key is None:
         raise errors.InvalidInput("ConfigMap holds no snapshot.yaml or snapshot.json key", where=str(target))
     return str(data[key]), f"{target} {key}"
@@ -84,9 +87,12 @@ def write_text(reference: str, text: str, *, api: ApiFactory, component: str) ->
         try:
             current = rest.get(client, path, what=str(target))
         except errors.NotFound:
-            body = {"apiVersion": "v1", "kind": "ConfigMap",
-                    "metadata": {"name": target.name, "namespace": target.namespace, "labels": labels},
-                    "data": {DATA_KEY: text, "format": "yaml"}}
+            body = {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": target.name, "namespace": target.namespace, "labels": labels},
+                "data": {DATA_KEY: text, "format": "yaml"},
+            }
             try:
                 rest.create(client, rest.core_path("configmaps", target.namespace), body, what=str(target))
             except kube_errors.AlreadyExists as exc:  # someone created it meanwhile: update instead

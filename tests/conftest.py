@@ -17,8 +17,9 @@ TEAM_SHARED = PROJECT.parent / "shared"
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-golden", action="store_true", help="rewrite golden outputs")
-    parser.addoption("--real-cluster", action="store_true",
-                     help="run the contract suite against the cluster named by KUBECONFIG")
+    parser.addoption(
+        "--real-cluster", action="store_true", help="run the contract suite against the cluster named by KUBECONFIG"
+    )
 
 
 @pytest.fixture(autouse=True)

@@ -75,8 +75,14 @@ def kubectl_runner(config: Path) -> Kubectl:
         pytest.skip("kubectl is not installed on this machine")
 
     def run(*args: str, check: bool = True, input: str | None = None) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run([binary, f"--kubeconfig={config}", *args], capture_output=True, text=True,
-                              input=input, timeout=KUBECTL_TIMEOUT, check=False)
+        done = subprocess.run(
+            [binary, f"--kubeconfig={config}", *args],
+            capture_output=True,
+            text=True,
+            input=input,
+            timeout=KUBECTL_TIMEOUT,
+            check=False,
+        )
         if check and done.returncode != 0:
             pytest.fail(f"kubectl {' '.join(args)} exited {done.returncode}: {done.stderr.strip()}")
         return done
@@ -101,8 +107,14 @@ def sim_identity(sim: SimServer, tmp_path: Path) -> Callable[[str, str], Path]:
         token = sim.identities.for_service_account(namespace, name)
         path = tmp_path / f"kubeconfig-{namespace}-{name}"
         assert sim.tls is not None
-        kubeconfig.write(path, sim.url, token, user=f"system:serviceaccount:{namespace}:{name}",
-                         namespace=namespace, ca_pem=sim.tls.cert_pem)
+        kubeconfig.write(
+            path,
+            sim.url,
+            token,
+            user=f"system:serviceaccount:{namespace}:{name}",
+            namespace=namespace,
+            ca_pem=sim.tls.cert_pem,
+        )
         return path
 
     return make

@@ -54,19 +54,25 @@ def test_a_third_party_library_is_imported_by_its_one_module(library: str, allow
 
 
 def test_the_library_never_imports_a_program() -> None:
-    offenders = sorted({rel for rel, name in _sources()
-                        if rel.startswith("shared/") and _top(name) in ("aicr", "nvcre", "nvsentinel")})
+    offenders = sorted(
+        {rel for rel, name in _sources() if rel.startswith("shared/") and _top(name) in ("aicr", "nvcre", "nvsentinel")}
+    )
     assert offenders == []
 
 
 def test_programs_never_import_one_another() -> None:
-    offenders = sorted({(rel, name) for rel, name in _sources()
-                        if _top(rel) in ("aicr", "nvcre", "nvsentinel") and _top(name) in PACKAGES[1:]
-                        and _top(name) != _top(rel)})
+    offenders = sorted(
+        {
+            (rel, name)
+            for rel, name in _sources()
+            if _top(rel) in ("aicr", "nvcre", "nvsentinel") and _top(name) in PACKAGES[1:] and _top(name) != _top(rel)
+        }
+    )
     assert offenders == []
 
 
 def test_product_code_never_imports_the_simulator() -> None:
-    offenders = sorted({rel for rel, name in _sources()
-                        if name.startswith("shared.sim") and not rel.startswith("shared/sim/")})
+    offenders = sorted(
+        {rel for rel, name in _sources() if name.startswith("shared.sim") and not rel.startswith("shared/sim/")}
+    )
     assert offenders == []

@@ -9,8 +9,10 @@ from hypothesis import strategies as st
 from shared import durations, errors
 
 
-@pytest.mark.parametrize(("text", "seconds"), [("500ms", 0.5), ("90s", 90), ("5m", 300), ("1h30m", 5400),
-                                               ("7d", 604800), (" 2h ", 7200), ("1.5h", 5400)])
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("500ms", 0.5), ("90s", 90), ("5m", 300), ("1h30m", 5400), ("7d", 604800), (" 2h ", 7200), ("1.5h", 5400)],
+)
 def test_the_forms_users_write(text: str, seconds: float) -> None:
     assert durations.parse(text) == seconds
 

@@ -10,13 +10,16 @@ import pytest
 from shared import logs
 
 
-@pytest.mark.parametrize(("text", "secret"), [
-    ("Authorization: Bearer abc.def-123", "abc.def-123"),
-    ("token=s3cr3t-value next", "s3cr3t-value"),
-    ('{"client-key-data": "LS0tLS1CRUdJTg=="}', "LS0tLS1CRUdJTg=="),
-    ("password: hunter2", "hunter2"),
-    ("-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----", "MIIE"),
-])
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("Authorization: Bearer abc.def-123", "abc.def-123"),
+        ("token=s3cr3t-value next", "s3cr3t-value"),
+        ('{"client-key-data": "LS0tLS1CRUdJTg=="}', "LS0tLS1CRUdJTg=="),
+        ("password: hunter2", "hunter2"),
+        ("-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----", "MIIE"),
+    ],
+)
 def test_credentials_are_redacted(text: str, secret: str) -> None:
     out = logs.redact(text)
     assert secret not in out and logs.REDACTED in out

@@ -20,7 +20,7 @@ import pytest
 
 from shared import errors, metrics
 
-_SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
+_SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$")
 _LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"(,|$)')
 
 
@@ -47,7 +47,7 @@ def parse(text: str) -> tuple[dict[str, str], dict[tuple[str, frozenset[tuple[st
             assert lab, f"bad labels in {line!r}"
             raw = lab.group(2).replace('\\"', '"').replace("\\n", "\n").replace("\\\\", "\\")
             labels.append((lab.group(1), raw))
-            rest = rest[lab.end():]
+            rest = rest[lab.end() :]
         base = re.sub(r"_(bucket|sum|count)$", "", name)
         assert name in types or base in types, f"sample {name} before its TYPE line"
         samples[(name, frozenset(labels))] = float(value)
@@ -101,8 +101,15 @@ def test_misuse_is_refused() -> None:
         reg.histogram("demo_seconds", "x", ["le"])
 
 
-@pytest.mark.parametrize(("text", "expected"), [(":9090", ("127.0.0.1", 9090)), ("9090", ("127.0.0.1", 9090)),
-                                                ("0.0.0.0:8080", ("0.0.0.0", 8080)), ("[::1]:0", ("::1", 0))])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (":9090", ("127.0.0.1", 9090)),
+        ("9090", ("127.0.0.1", 9090)),
+        ("0.0.0.0:8080", ("0.0.0.0", 8080)),
+        ("[::1]:0", ("::1", 0)),
+    ],
+)
 def test_addresses_default_to_loopback(text: str, expected: tuple[str, int]) -> None:
     assert metrics.parse_address(text) == expected
 
@@ -168,8 +175,9 @@ def test_nvsentinel_moves_its_metrics(gpu_sim: Any, api_client: Any, tmp_path: P
     controller.ensure_namespace(api_client, "nvsentinel")
     values = tmp_path / "values.yaml"
     values.write_text(SEED_VALUES)
-    ctl = controller.Controller(api_client, config.load(values, enforce=True), namespace="nvsentinel",
-                                clk=clock.for_api_client(api_client))
+    ctl = controller.Controller(
+        api_client, config.load(values, enforce=True), namespace="nvsentinel", clk=clock.for_api_client(api_client)
+    )
     processed = _value("nvsentinel_events_processed_total", phase="Quarantined")
     matched = _value("nvsentinel_rule_evaluations_total", result="matched")
     resource.publish(api_client, [hevent.parse(xid79(names[0]))], now=clock.WALL.now)
@@ -187,8 +195,13 @@ def test_nvcrectl_moves_its_metrics(monkeypatch: pytest.MonkeyPatch) -> None:
     from tests.certify import clusterkit
 
     cert = clusterkit.certification("c1")
-    done = cert.model_copy(update={"status": models.CertificationStatus(
-        phase=models.Phase.FAILED, startTime="2026-01-01T00:00:00Z", completionTime="2026-01-01T00:20:00Z")})
+    done = cert.model_copy(
+        update={
+            "status": models.CertificationStatus(
+                phase=models.Phase.FAILED, startTime="2026-01-01T00:00:00Z", completionTime="2026-01-01T00:20:00Z"
+            )
+        }
+    )
     monkeypatch.setattr(leases, "try_acquire", lambda *a, **k: True)
     monkeypatch.setattr(leases, "release", lambda *a, **k: None)
     monkeypatch.setattr(store, "list_all", lambda api, ns: [cert])

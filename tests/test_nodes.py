@@ -19,16 +19,24 @@ def test_a_mutation_that_changes_nothing_writes_nothing(sim: Any, api_client: An
 
 
 def test_existing_cordons_and_taints_are_reported_as_pre_existing() -> None:
-    node: dict[str, Any] = {"metadata": {"name": "n"}, "spec": {"unschedulable": True,
-                                                                 "taints": [{"key": "a", "effect": "NoSchedule"}]}}
+    node: dict[str, Any] = {
+        "metadata": {"name": "n"},
+        "spec": {"unschedulable": True, "taints": [{"key": "a", "effect": "NoSchedule"}]},
+    }
     assert nodes.cordon(node) is True
     assert nodes.add_taint(node, "a", "", "NoSchedule") is True
     assert nodes.add_taint(node, "b", "x", "NoExecute", added="t") is False
 
 
 def test_removing_a_taint_removes_only_that_key_value_and_effect() -> None:
-    node: dict[str, Any] = {"spec": {"taints": [{"key": "a", "value": "1", "effect": "NoSchedule"},
-                                                {"key": "a", "value": "2", "effect": "NoSchedule"}]}}
+    node: dict[str, Any] = {
+        "spec": {
+            "taints": [
+                {"key": "a", "value": "1", "effect": "NoSchedule"},
+                {"key": "a", "value": "2", "effect": "NoSchedule"},
+            ]
+        }
+    }
     assert nodes.remove_taint(node, "a", "1", "NoSchedule") is True
     assert node["spec"]["taints"] == [{"key": "a", "value": "2", "effect": "NoSchedule"}]
 

@@ -26,14 +26,20 @@ print("\\n" + json.dumps({{"code": code, "modules": sorted({{m.split(".")[0] for
 
 
 def _loaded(package: str, program: str, argv: list[str]) -> tuple[int, set[str]]:
-    proc = subprocess.run([sys.executable, "-c", _PROBE.format(package=package, program=program, argv=argv)],
-                          capture_output=True, text=True, timeout=60, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", _PROBE.format(package=package, program=program, argv=argv)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     return report["code"], set(report["modules"])
 
 
-@pytest.mark.parametrize(("package", "program"), [("aicr", "aicr"), ("nvcre", "nvcrectl"),
-                                                  ("nvsentinel", "nvsentinel")])
+@pytest.mark.parametrize(
+    ("package", "program"), [("aicr", "aicr"), ("nvcre", "nvcrectl"), ("nvsentinel", "nvsentinel")]
+)
 def test_help_loads_none_of_the_heavy_libraries(package: str, program: str) -> None:
     code, modules = _loaded(package, program, ["--help"])
     assert code == 0
@@ -47,8 +53,9 @@ def test_recipe_help_loads_none_of_the_heavy_libraries() -> None:
 
 
 def test_recipe_loads_networkx_but_no_cluster_cel_or_template_library(tmp_path: Path) -> None:
-    code, modules = _loaded("aicr", "aicr", ["recipe", "--service", "eks", "--accelerator", "h100",
-                                             "-o", str(tmp_path / "r.yaml")])
+    code, modules = _loaded(
+        "aicr", "aicr", ["recipe", "--service", "eks", "--accelerator", "h100", "-o", str(tmp_path / "r.yaml")]
+    )
     assert code == 0
     assert "networkx" in modules
     assert modules.isdisjoint({"kubernetes", "celpy", "jinja2"}), sorted(modules & {"kubernetes", "celpy", "jinja2"})

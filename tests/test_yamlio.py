@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from shared import errors, yamlio
 
 HOSTILE = [
-    'say "hi" and \'bye\'',
+    "say \"hi\" and 'bye'",
     "line one\nline two\n",
     "{{ .Values.secret }}",
     "${HOME}",
@@ -40,10 +40,16 @@ HOSTILE = [
     "%TAG",
 ]
 
-_scalars = st.one_of(st.text(), st.integers(), st.booleans(), st.none(),
-                     st.floats(allow_nan=False, allow_infinity=False))
-_trees = st.recursive(_scalars, lambda inner: st.one_of(
-    st.lists(inner, max_size=4), st.dictionaries(st.text(min_size=1, max_size=8), inner, max_size=4)), max_leaves=20)
+_scalars = st.one_of(
+    st.text(), st.integers(), st.booleans(), st.none(), st.floats(allow_nan=False, allow_infinity=False)
+)
+_trees = st.recursive(
+    _scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.text(min_size=1, max_size=8), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
 
 
 @pytest.mark.parametrize("value", HOSTILE)

@@ -87,11 +87,24 @@ def environment(folder: str, *, go_delimiters: bool = False) -> jinja2.Environme
     """
     options: dict[str, Any] = {}
     if go_delimiters:
-        options = {"variable_start_string": "[[", "variable_end_string": "]]", "block_start_string": "[%",
-                   "block_end_string": "%]", "comment_start_string": "[#", "comment_end_string": "#]"}
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(folder), autoescape=False, keep_trailing_newline=True,
-                             trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined,
-                             bytecode_cache=_bytecode_cache(), **options)
+        options = {
+            "variable_start_string": "[[",
+            "variable_end_string": "]]",
+            "block_start_string": "[%",
+            "block_end_string": "%]",
+            "comment_start_string": "[#",
+            "comment_end_string": "#]",
+        }
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(folder),
+        autoescape=False,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+        bytecode_cache=_bytecode_cache(),
+        **options,
+    )
     env.filters.update(json=to_json, yaml=to_yaml_block, sh=to_shell, md=to_markdown)
     return env
 

@@ -64,8 +64,10 @@ class Verification(BaseModel):
             lines.append(f"Checksums verified ({self.checked} files)")
             lines.append("Bundle verification: PASSED")
         else:
-            lines.append(f"Bundle verification: FAILED ({len(self.changed)} changed, {len(self.missing)} missing, "
-                         f"{len(self.extra)} extra; {self.checked} files listed)")
+            lines.append(
+                f"Bundle verification: FAILED ({len(self.changed)} changed, {len(self.missing)} missing, "
+                f"{len(self.extra)} extra; {self.checked} files listed)"
+            )
         return "\n".join(lines) + "\n"
 
 

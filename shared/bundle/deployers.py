@@ -46,8 +46,9 @@ def parse(name: str) -> Deployer:
         return Deployer(name.lower())
     except ValueError:
         allowed = ", ".join(d.value for d in Deployer)
-        raise errors.InvalidInput(f"invalid deployer {name!r}: allowed values are {allowed}",
-                                  where="--deployer") from None
+        raise errors.InvalidInput(
+            f"invalid deployer {name!r}: allowed values are {allowed}", where="--deployer"
+        ) from None
 
 
 def renderer(deployer: Deployer) -> Render:

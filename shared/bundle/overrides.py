@@ -51,8 +51,7 @@ def parse(raw: str) -> SetOverride:
     if not colon or not key:
         raise errors.InvalidInput("expected COMPONENT:path.to.key=value (the component is missing)", where=where)
     if not equals or not path or not value:
-        raise errors.InvalidInput("expected COMPONENT:path.to.key=value (path and value cannot be empty)",
-                                  where=where)
+        raise errors.InvalidInput("expected COMPONENT:path.to.key=value (path and value cannot be empty)", where=where)
     parts = tuple(path.split("."))
     if any(not p for p in parts):
         raise errors.InvalidInput(f"empty key in path {path!r}", where=where)
@@ -68,8 +67,9 @@ def set_path(values: dict[str, Any], path: tuple[str, ...], value: Any, *, where
             nxt = current[part] = {}
         elif not isinstance(nxt, dict):
             walked = ".".join(path[: depth + 1])
-            raise errors.InvalidInput(f"cannot set {'.'.join(path)}: {walked} is a {_kind(nxt)}, not a map",
-                                      where=where)
+            raise errors.InvalidInput(
+                f"cannot set {'.'.join(path)}: {walked} is a {_kind(nxt)}, not a map", where=where
+            )
         current = nxt
     current[path[-1]] = value
 
@@ -81,13 +81,15 @@ def _kind(value: Any) -> str:
 def enabled_flag(override: SetOverride) -> bool:
     """The boolean of an ``enabled`` override; anything but true/false is invalid input."""
     if not isinstance(override.value, bool):
-        raise errors.InvalidInput(f"{ENABLED_KEY} must be true or false, got {override.value!r}",
-                                  where=f"--set {override.raw!r}")
+        raise errors.InvalidInput(
+            f"{ENABLED_KEY} must be true or false, got {override.value!r}", where=f"--set {override.raw!r}"
+        )
     return override.value
 
 
-def resolve_targets(sets: list[SetOverride], components: list[str],
-                    aliases: dict[str, str]) -> dict[str, list[SetOverride]]:
+def resolve_targets(
+    sets: list[SetOverride], components: list[str], aliases: dict[str, str]
+) -> dict[str, list[SetOverride]]:
     """Group overrides by the recipe component they name (``aliases``: alias → component).
 
     InvalidInput for a key that is neither a recipe component nor an alias of one.
@@ -97,7 +99,8 @@ def resolve_targets(sets: list[SetOverride], components: list[str],
         target = override.key if override.key in grouped else aliases.get(override.key)
         if target is None or target not in grouped:
             known = ", ".join(sorted(grouped))
-            raise errors.InvalidInput(f"unknown component {override.key!r}; the recipe has: {known}",
-                                      where=f"--set {override.raw!r}")
+            raise errors.InvalidInput(
+                f"unknown component {override.key!r}; the recipe has: {known}", where=f"--set {override.raw!r}"
+            )
         grouped[target].append(override)
     return grouped

@@ -161,17 +161,20 @@ def deployment_order(recipe: models.RecipeResult, *, where: str) -> list[str]:
 
         return graph.deployment_order(deps, where=where)
     if sorted(order) != sorted(deps):
-        raise errors.InvalidInput("deploymentOrder must list every component exactly once",
-                                  where=f"{where} deploymentOrder")
+        raise errors.InvalidInput(
+            "deploymentOrder must list every component exactly once", where=f"{where} deploymentOrder"
+        )
     seen: set[str] = set()
     for name in order:
         for dep in deps[name]:
             if dep not in deps:
-                raise errors.InvalidInput(f"component {name!r} depends on {dep!r}, which is not in the recipe",
-                                          where=f"{where} componentRefs")
+                raise errors.InvalidInput(
+                    f"component {name!r} depends on {dep!r}, which is not in the recipe", where=f"{where} componentRefs"
+                )
             if dep not in seen:
-                raise errors.InvalidInput(f"{name!r} comes before its dependency {dep!r}",
-                                          where=f"{where} deploymentOrder")
+                raise errors.InvalidInput(
+                    f"{name!r} comes before its dependency {dep!r}", where=f"{where} deploymentOrder"
+                )
         seen.add(name)
     return order
 
@@ -182,12 +185,16 @@ def _flags(request: BundleRequest) -> scheduling.Scheduling:
     gate = request.workload_gate
     return scheduling.Scheduling(
         system_selector=scheduling.parse_selector(request.system_node_selector, flag="--system-node-selector"),
-        system_tolerations=[scheduling.parse_toleration(t, flag="--system-node-toleration")
-                            for t in request.system_node_toleration],
-        accelerated_selector=scheduling.parse_selector(request.accelerated_node_selector,
-                                                       flag="--accelerated-node-selector"),
-        accelerated_tolerations=[scheduling.parse_toleration(t, flag="--accelerated-node-toleration")
-                                 for t in request.accelerated_node_toleration],
+        system_tolerations=[
+            scheduling.parse_toleration(t, flag="--system-node-toleration") for t in request.system_node_toleration
+        ],
+        accelerated_selector=scheduling.parse_selector(
+            request.accelerated_node_selector, flag="--accelerated-node-selector"
+        ),
+        accelerated_tolerations=[
+            scheduling.parse_toleration(t, flag="--accelerated-node-toleration")
+            for t in request.accelerated_node_toleration
+        ],
         workload_selector=scheduling.parse_selector(request.workload_selector, flag="--workload-selector"),
         workload_gate=scheduling.parse_taint(gate, flag="--workload-gate") if gate is not None else None,
         nodes=request.nodes or 0,
@@ -203,16 +210,20 @@ def _is_enabled(ref: models.ComponentRef, sets: list[overrides.SetOverride]) -> 
 
 def _check_name(value: str, what: str, where: str) -> None:
     if not _DNS_LABEL.match(value):
-        raise errors.InvalidInput(f"{what} {value!r} is not a DNS-1123 label (lower case letters, digits, '-')",
-                                  where=where)
+        raise errors.InvalidInput(
+            f"{what} {value!r} is not a DNS-1123 label (lower case letters, digits, '-')", where=where
+        )
 
 
 def _manifests(ref: models.ComponentRef, cat: catalog_mod.Catalog, where: str) -> list[Manifest]:
     found: list[Manifest] = []
     for rel in ref.manifestFiles or []:
         if not cat.has_file(rel):
-            raise errors.InvalidInput(f"manifest file {rel!r} does not exist in {cat.label} (bundle with the "
-                                      "--catalog/--data the recipe was resolved with)", where=where)
+            raise errors.InvalidInput(
+                f"manifest file {rel!r} does not exist in {cat.label} (bundle with the "
+                "--catalog/--data the recipe was resolved with)",
+                where=where,
+            )
         name = PurePosixPath(rel).name
         if any(m.name == name for m in found):
             raise errors.InvalidInput(f"two manifest files are named {name!r}", where=where)
@@ -221,11 +232,19 @@ def _manifests(ref: models.ComponentRef, cat: catalog_mod.Catalog, where: str) -
     return found
 
 
-def _values(ref: models.ComponentRef, cat: catalog_mod.Catalog, flags: scheduling.Scheduling,
-            sets: list[overrides.SetOverride], where: str) -> dict[str, Any]:
+def _values(
+    ref: models.ComponentRef,
+    cat: catalog_mod.Catalog,
+    flags: scheduling.Scheduling,
+    sets: list[overrides.SetOverride],
+    where: str,
+) -> dict[str, Any]:
     if ref.valuesFile and not cat.has_file(ref.valuesFile):
-        raise errors.InvalidInput(f"values file {ref.valuesFile!r} does not exist in {cat.label} (bundle with the "
-                                  "--catalog/--data the recipe was resolved with)", where=where)
+        raise errors.InvalidInput(
+            f"values file {ref.valuesFile!r} does not exist in {cat.label} (bundle with the "
+            "--catalog/--data the recipe was resolved with)",
+            where=where,
+        )
     merged = copy.deepcopy(values.component_values(ref, cat))
     scheduling.apply(merged, cat.registry.get(ref.name), flags, component=ref.name)
     for override in sets:
@@ -234,19 +253,23 @@ def _values(ref: models.ComponentRef, cat: catalog_mod.Catalog, flags: schedulin
     return merged
 
 
-def _validation_notes(recipe: models.RecipeResult, cat: catalog_mod.Catalog,
-                      flags: scheduling.Scheduling, enabled: list[str]) -> list[str]:
+def _validation_notes(
+    recipe: models.RecipeResult, cat: catalog_mod.Catalog, flags: scheduling.Scheduling, enabled: list[str]
+) -> list[str]:
     """The registry's per-component checks (upstream's ``validations``): warnings become notes,
     errors stop the bundle."""
-    missing = {"CheckWorkloadSelectorMissing": ("--workload-selector", not flags.workload_selector),
-               "CheckAcceleratedSelectorMissing": ("--accelerated-node-selector", not flags.accelerated_selector)}
+    missing = {
+        "CheckWorkloadSelectorMissing": ("--workload-selector", not flags.workload_selector),
+        "CheckAcceleratedSelectorMissing": ("--accelerated-node-selector", not flags.accelerated_selector),
+    }
     notes: list[str] = []
     for name in enabled:
         entry = cat.registry.get(name)
         for check in entry.validations if entry else []:
             flag, fires = missing.get(check.function, ("", False))
-            matches = all(str(recipe.criteria.get(key, "any")) in ("any", *allowed)
-                          for key, allowed in check.conditions.items())
+            matches = all(
+                str(recipe.criteria.get(key, "any")) in ("any", *allowed) for key, allowed in check.conditions.items()
+            )
             if not (fires and matches):
                 continue
             text = f"{name} is enabled but {flag} is not set. {check.message}".strip()
@@ -287,26 +310,42 @@ def build(request: BundleRequest) -> BundlePlan:
         for dep in ref.dependencyRefs or []:
             if dep in disabled:
                 notes.append(f"{name} depends on {dep}, which is disabled: it must already be installed")
-        components.append(ComponentPlan(
-            name=name, position=position, folder=f"{position:0{width}d}-{name}",
-            namespace=ref.namespace or (DEFAULT_NAMESPACE if ref.type != "Kustomize" and ref.source else None),
-            type=ref.type or "Helm", chart=ref.chart or name, source=ref.source or "", version=ref.version or "",
-            tag=ref.tag or "", path=ref.path or "", values=_values(ref, cat, flags, grouped[name], here),
-            manifests=_manifests(ref, cat, here),
-            dependencies=[d for d in ref.dependencyRefs or [] if d in enabled]))
+        components.append(
+            ComponentPlan(
+                name=name,
+                position=position,
+                folder=f"{position:0{width}d}-{name}",
+                namespace=ref.namespace or (DEFAULT_NAMESPACE if ref.type != "Kustomize" and ref.source else None),
+                type=ref.type or "Helm",
+                chart=ref.chart or name,
+                source=ref.source or "",
+                version=ref.version or "",
+                tag=ref.tag or "",
+                path=ref.path or "",
+                values=_values(ref, cat, flags, grouped[name], here),
+                manifests=_manifests(ref, cat, here),
+                dependencies=[d for d in ref.dependencyRefs or [] if d in enabled],
+            )
+        )
         for manifest in components[-1].manifests:
             if manifest.templated:
-                notes.append(f"{name}: manifest {manifest.name} is an upstream Go template; it is carried "
-                             "unrendered and must be rendered before it is applied")
+                notes.append(
+                    f"{name}: manifest {manifest.name} is an upstream Go template; it is carried "
+                    "unrendered and must be rendered before it is applied"
+                )
     notes = _validation_notes(recipe, cat, flags, enabled) + notes
-    bundled = recipe.model_copy(update={
-        "componentRefs": [ref for ref in recipe.componentRefs if ref.name in enabled],
-        "deploymentOrder": enabled})
+    bundled = recipe.model_copy(
+        update={
+            "componentRefs": [ref for ref in recipe.componentRefs if ref.name in enabled],
+            "deploymentOrder": enabled,
+        }
+    )
     # The bundle keeps the recipe as given; only when components were dropped is it rewritten
     # without them, so the copy always says what the bundle deploys.
     copy_text = text if not disabled else yamlio.dumps(_recipe_document(bundled))
-    return BundlePlan(recipe=bundled, recipe_text=copy_text, components=components, disabled=disabled,
-                      notes=notes, repo=request.repo)
+    return BundlePlan(
+        recipe=bundled, recipe_text=copy_text, components=components, disabled=disabled, notes=notes, repo=request.repo
+    )
 
 
 def _recipe_document(recipe: models.RecipeResult) -> dict[str, Any]:

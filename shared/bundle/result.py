@@ -22,12 +22,17 @@ class BundleResult(BaseModel):
     steps: list[str] = Field(default_factory=list)
 
     def text(self) -> str:
-        lines = ["", f"{self.title} generated successfully!", f"Output directory: {self.output}",
-                 f"Files generated: {len(self.files)}"]
+        lines = [
+            "",
+            f"{self.title} generated successfully!",
+            f"Output directory: {self.output}",
+            f"Files generated: {len(self.files)}",
+        ]
         if self.notes:
             lines += ["", "Note:", *(f"  - {note}" for note in self.notes)]
         if self.steps:
             lines += ["", "To deploy:"]
-            lines += [f"  {i}. {step.replace(OUTPUT_PLACEHOLDER, self.output)}"
-                      for i, step in enumerate(self.steps, start=1)]
+            lines += [
+                f"  {i}. {step.replace(OUTPUT_PLACEHOLDER, self.output)}" for i, step in enumerate(self.steps, start=1)
+            ]
         return "\n".join(lines) + "\n"

@@ -52,8 +52,9 @@ def parse_taint(item: str, *, flag: str) -> dict[str, str]:
     """``key=value:Effect`` or ``key:Effect`` into ``{key, value?, effect}``."""
     body, colon, effect = item.rpartition(":")
     if not colon or effect not in EFFECTS:
-        raise errors.InvalidInput(f"expected key=value:Effect or key:Effect with Effect one of "
-                                  f"{', '.join(EFFECTS)}, got {item!r}", where=flag)
+        raise errors.InvalidInput(
+            f"expected key=value:Effect or key:Effect with Effect one of {', '.join(EFFECTS)}, got {item!r}", where=flag
+        )
     key, equals, value = body.partition("=")
     _check_key(key, item, flag)
     taint = {"key": key}
@@ -67,8 +68,12 @@ def parse_toleration(item: str, *, flag: str) -> dict[str, str]:
     """A taint spelling into a toleration: with a value ``Equal``, without one ``Exists``."""
     taint = parse_taint(item, flag=flag)
     operator = "Equal" if "value" in taint else "Exists"
-    return {"key": taint["key"], "operator": operator, **({"value": taint["value"]} if "value" in taint else {}),
-            "effect": taint["effect"]}
+    return {
+        "key": taint["key"],
+        "operator": operator,
+        **({"value": taint["value"]} if "value" in taint else {}),
+        "effect": taint["effect"],
+    }
 
 
 def _check_key(key: str, item: str, flag: str) -> None:
@@ -81,8 +86,7 @@ def taint_text(taint: dict[str, str]) -> str:
     return f"{taint['key']}{value}:{taint['effect']}"
 
 
-def apply(values: dict[str, Any], entry: models.RegistryComponent | None, flags: Scheduling, *,
-          component: str) -> None:
+def apply(values: dict[str, Any], entry: models.RegistryComponent | None, flags: Scheduling, *, component: str) -> None:
     """Write each given flag at the component's declared paths (in place)."""
     if entry is None:
         return
@@ -103,6 +107,11 @@ def apply(values: dict[str, Any], entry: models.RegistryComponent | None, flags:
         if not given:
             continue
         for path in paths:
-            copied = dict(value) if isinstance(value, dict) else [dict(v) for v in value] if isinstance(
-                value, list) else value
+            copied = (
+                dict(value)
+                if isinstance(value, dict)
+                else [dict(v) for v in value]
+                if isinstance(value, list)
+                else value
+            )
             overrides.set_path(values, tuple(path.split(".")), copied, where=f"{where} {path}")

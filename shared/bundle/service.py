@@ -28,8 +28,9 @@ def _check_output(target: Path) -> None:
     resolved = target.resolve()
     protected = {Path.cwd().resolve(), Path.home().resolve(), Path(resolved.anchor)}
     if resolved in protected or resolved in Path.cwd().resolve().parents:
-        raise errors.InvalidInput("refusing to write a bundle over the current, home or root directory "
-                                  "(name a new folder)", where=str(target))
+        raise errors.InvalidInput(
+            "refusing to write a bundle over the current, home or root directory (name a new folder)", where=str(target)
+        )
 
 
 def _check_repo(repo: str | None) -> None:
@@ -55,11 +56,16 @@ def bundle(request: BundleRequest) -> BundleResult:
         os.chmod(staging / checksums.FILE_NAME, 0o644)
         # The staging folder is private (mkdtemp); the bundle is meant to be read and committed.
         os.chmod(staging, 0o755)
-    logger.debug("bundle generated", extra={"deployer": deployer.value, "files": len(written) + 1,
-                                           "output": str(request.output)})
-    return result.model_copy(update={"output": str(request.output),
-                                     "files": sorted([*written, checksums.FILE_NAME]),
-                                     "notes": [*plan.notes, *result.notes]})
+    logger.debug(
+        "bundle generated", extra={"deployer": deployer.value, "files": len(written) + 1, "output": str(request.output)}
+    )
+    return result.model_copy(
+        update={
+            "output": str(request.output),
+            "files": sorted([*written, checksums.FILE_NAME]),
+            "notes": [*plan.notes, *result.notes],
+        }
+    )
 
 
 def verify(directory: Path) -> checksums.Verification:

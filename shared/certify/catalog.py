@@ -53,6 +53,7 @@ class Entry(BaseModel):
 
     def argv(self, values: dict[str, Any]) -> list[str]:
         """The command with every ``{name}`` filled; a name with no value is a catalog bug."""
+
         def fill(match: re.Match[str]) -> str:
             name = match[1]
             value = values.get(name, self.defaults.get(name))

@@ -36,11 +36,14 @@ POLL_SECONDS = 10.0
 SLICE_SECONDS = 1.0
 """Longest single sleep, so a stop request is honoured within about a second."""
 
-RUNS = metrics.REGISTRY.counter("nvcrectl_certifications_total",
-                                "Certifications this controller ran to a verdict, by phase.", ["phase"])
-DURATION = metrics.REGISTRY.histogram("nvcrectl_certification_duration_seconds",
-                                      "Cluster seconds from a Certification's start to its verdict, by phase.",
-                                      ["phase"])
+RUNS = metrics.REGISTRY.counter(
+    "nvcrectl_certifications_total", "Certifications this controller ran to a verdict, by phase.", ["phase"]
+)
+DURATION = metrics.REGISTRY.histogram(
+    "nvcrectl_certification_duration_seconds",
+    "Cluster seconds from a Certification's start to its verdict, by phase.",
+    ["phase"],
+)
 STEPS = metrics.REGISTRY.counter("nvcrectl_reconcile_steps_total", "Runner steps taken on Certifications.")
 STEP_ERRORS = metrics.REGISTRY.counter("nvcrectl_step_errors_total", "Runner steps that failed and will be retried.")
 LEADER = metrics.REGISTRY.gauge("nvcrectl_leader", "1 while this replica holds the controller Lease.")
@@ -48,8 +51,10 @@ LEADER = metrics.REGISTRY.gauge("nvcrectl_leader", "1 while this replica holds t
 
 def _seconds_between(start: str | None, end: str | None) -> float | None:
     try:
-        return (datetime.fromisoformat(str(end).replace("Z", "+00:00"))
-                - datetime.fromisoformat(str(start).replace("Z", "+00:00"))).total_seconds()
+        return (
+            datetime.fromisoformat(str(end).replace("Z", "+00:00"))
+            - datetime.fromisoformat(str(start).replace("Z", "+00:00"))
+        ).total_seconds()
     except ValueError:
         return None
 
@@ -66,8 +71,9 @@ class Controller:
     """Runs whose lease this replica holds, released when it stops."""
 
     def leader(self) -> bool:
-        return leases.try_acquire(self.api, self.namespace, LEADER_LEASE, identity=self.identity,
-                                  duration=LEASE_SECONDS, now=self.ticker.now)
+        return leases.try_acquire(
+            self.api, self.namespace, LEADER_LEASE, identity=self.identity, duration=LEASE_SECONDS, now=self.ticker.now
+        )
 
     def reconcile(self) -> list[str]:
         """One pass over the unfinished Certifications; returns what each step did (empty if not leader)."""
@@ -84,8 +90,9 @@ class Controller:
             if cert.status.phase in (models.Phase.SUCCEEDED, models.Phase.FAILED):
                 self._let_go(cert.name)
                 continue
-            if not leases.try_acquire(self.api, self.namespace, cert.name, identity=self.identity,
-                                      duration=LEASE_SECONDS, now=self.ticker.now):
+            if not leases.try_acquire(
+                self.api, self.namespace, cert.name, identity=self.identity, duration=LEASE_SECONDS, now=self.ticker.now
+            ):
                 continue  # someone (run --wait, another replica) holds it; taken over when it expires
             self.holding.add(cert.name)
             try:
@@ -116,8 +123,9 @@ class Controller:
             if workload.finished(found):
                 self._let_go(lease)
                 continue
-            if not leases.try_acquire(self.api, self.namespace, lease, identity=self.identity,
-                                      duration=LEASE_SECONDS, now=self.ticker.now):
+            if not leases.try_acquire(
+                self.api, self.namespace, lease, identity=self.identity, duration=LEASE_SECONDS, now=self.ticker.now
+            ):
                 continue
             self.holding.add(lease)
             try:
@@ -168,12 +176,14 @@ class Controller:
             self.holding.discard(name)
 
 
-def serve(client: Any, *, namespace: str, stop: threading.Event | None = None,
-          on_note: Callable[[str], None] | None = None) -> None:
+def serve(
+    client: Any, *, namespace: str, stop: threading.Event | None = None, on_note: Callable[[str], None] | None = None
+) -> None:
     """Run a replica on this client until ``stop`` is set (or the process is interrupted)."""
     from shared.certify import service
 
     replica = Controller(client, namespace, service.identity(), clock.for_api_client(client))
-    (on_note or logger.info)(f"controller {replica.identity}: reconciling certifications and workloadruns in "
-                             f"{namespace}")
+    (on_note or logger.info)(
+        f"controller {replica.identity}: reconciling certifications and workloadruns in {namespace}"
+    )
     replica.run(stop or threading.Event(), on_note)

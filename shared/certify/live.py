@@ -62,20 +62,35 @@ def render(cert: models.Certification, note: str = "") -> Any:
     from rich.text import Text
 
     status = cert.status
-    parts: list[Any] = [Text(f"Certification {cert.namespace}/{cert.name}: {status.phase or 'Pending'}"
-                             + (f" — {status.message}" if status.message else ""), style="bold")]
+    parts: list[Any] = [
+        Text(
+            f"Certification {cert.namespace}/{cert.name}: {status.phase or 'Pending'}"
+            + (f" — {status.message}" if status.message else ""),
+            style="bold",
+        )
+    ]
     table = Table(box=None, header_style="bold", pad_edge=False, highlight=False)
     for header in ("CATEGORY", "STATUS", "ROUND", "GROUPS", "MEASURED SO FAR", "FAULTS"):
         table.add_column(header, overflow="fold")
     for c in status.categoryStatuses:
         groups = c.rounds[-1].groups if c.rounds else []
-        counts = (f"{sum(1 for g in groups if g.passed is None)} running, "
-                  f"{sum(1 for g in groups if g.passed)} passed, {sum(1 for g in groups if g.passed is False)} failed"
-                  if groups else "-")
-        faults = [f.name for f in c.failedNodes] + [f"{','.join(x.sideA[:1])}…↔{','.join(x.sideB[:1])}…"
-                                                   for x in c.infrastructureFaults]
-        table.add_row(f"{c.domain}/{c.variant}", c.status.value, _round(c), counts, _values(so_far(c)) or "-",
-                      ", ".join(faults) or "-")
+        counts = (
+            f"{sum(1 for g in groups if g.passed is None)} running, "
+            f"{sum(1 for g in groups if g.passed)} passed, {sum(1 for g in groups if g.passed is False)} failed"
+            if groups
+            else "-"
+        )
+        faults = [f.name for f in c.failedNodes] + [
+            f"{','.join(x.sideA[:1])}…↔{','.join(x.sideB[:1])}…" for x in c.infrastructureFaults
+        ]
+        table.add_row(
+            f"{c.domain}/{c.variant}",
+            c.status.value,
+            _round(c),
+            counts,
+            _values(so_far(c)) or "-",
+            ", ".join(faults) or "-",
+        )
     parts.append(table)
     active = next((c for c in status.categoryStatuses if c.status is models.Phase.RUNNING and c.rounds), None)
     if active is not None:
@@ -109,32 +124,43 @@ def events(before: models.Certification | None, after: models.Certification) -> 
     for c in after.status.categoryStatuses:
         key = f"{c.domain}/{c.variant}"
         for r in c.rounds:
-            started = [g for g in r.groups if g.phase is not models.Phase.PENDING
-                       and seen.get((key, g.name), (models.Phase.PENDING, None))[0] is models.Phase.PENDING]
-            finished = [g for g in r.groups
-                        if g.passed is not None and seen.get((key, g.name), (None, None))[1] is None]
+            started = [
+                g
+                for g in r.groups
+                if g.phase is not models.Phase.PENDING
+                and seen.get((key, g.name), (models.Phase.PENDING, None))[0] is models.Phase.PENDING
+            ]
+            finished = [
+                g for g in r.groups if g.passed is not None and seen.get((key, g.name), (None, None))[1] is None
+            ]
             many = len(r.groups) > SHOWN_GROUPS
             if many and started:
-                lines.append(f"{key}: round {r.round} ({r.stage}): {len(started)} groups started on "
-                             f"{sum(len(g.nodes) for g in started)} nodes")
+                lines.append(
+                    f"{key}: round {r.round} ({r.stage}): {len(started)} groups started on "
+                    f"{sum(len(g.nodes) for g in started)} nodes"
+                )
             else:
                 lines += [f"{key}: round {r.round} ({r.stage}): {g.name} started on {_nodes(g.nodes)}" for g in started]
             for g in finished:
                 if many and g.passed:
                     continue
                 measured = _values(g.measurements)
-                lines.append(f"{key}: round {r.round}: {g.name} on {_nodes(g.nodes)} {_state(g)}"
-                             + (f": {measured}" if measured else "")
-                             + (f" — {g.message}" if g.message and g.passed is False else ""))
+                lines.append(
+                    f"{key}: round {r.round}: {g.name} on {_nodes(g.nodes)} {_state(g)}"
+                    + (f": {measured}" if measured else "")
+                    + (f" — {g.message}" if g.message and g.passed is False else "")
+                )
             passed = sum(1 for g in finished if g.passed)
             if many and passed:
                 lines.append(f"{key}: round {r.round}: {passed} groups passed")
         if c.status in (models.Phase.SUCCEEDED, models.Phase.FAILED) and key not in done_before:
             blamed = ", ".join(f.name for f in c.failedNodes)
-            lines.append(f"{key}: {c.status.value.lower()}" + (f" ({_values(so_far(c))})" if so_far(c) else "")
-                         + (f"; failed nodes: {blamed}" if blamed else "")
-                         + (f"; {len(c.infrastructureFaults)} infrastructure fault(s)" if c.infrastructureFaults
-                            else ""))
+            lines.append(
+                f"{key}: {c.status.value.lower()}"
+                + (f" ({_values(so_far(c))})" if so_far(c) else "")
+                + (f"; failed nodes: {blamed}" if blamed else "")
+                + (f"; {len(c.infrastructureFaults)} infrastructure fault(s)" if c.infrastructureFaults else "")
+            )
     return lines
 
 
@@ -158,8 +184,7 @@ class Display:
     def __enter__(self) -> Display:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None) -> None:
         if self._live is not None:
             self._live.__exit__(kind, value, tb)
             self._live = None

@@ -48,9 +48,9 @@ class TargetSpec(_Model):
     nodeSelector: dict[str, str] = Field(default_factory=dict)
     matchExpressions: list[NodeSelectorRequirement] = Field(default_factory=list)
     nodeNames: list[str] = Field(default_factory=list)
-    taintSelectors: list[TaintSelector] = Field(default_factory=list,
-                                                description="Nodes must carry all of these taints; the run "
-                                                "tolerates them.")
+    taintSelectors: list[TaintSelector] = Field(
+        default_factory=list, description="Nodes must carry all of these taints; the run tolerates them."
+    )
 
 
 class Resources(_Model):
@@ -126,8 +126,9 @@ class GroupRun(_Model):
     reason: FailureReason | None = None
     message: str | None = None
     measurements: dict[str, float] = Field(default_factory=dict)
-    hardwareNodes: list[str] = Field(default_factory=list, description="Nodes the log itself blames (CUDA "
-                                     "failure, failing GPU).")
+    hardwareNodes: list[str] = Field(
+        default_factory=list, description="Nodes the log itself blames (CUDA failure, failing GPU)."
+    )
     startTime: str | None = None
     endTime: str | None = None
 
@@ -161,8 +162,9 @@ class CategoryStatus(_Model):
     runtimeSeconds: float | None = None
     nodes: list[str] = Field(default_factory=list)
     rounds: list[Round] = Field(default_factory=list)
-    measurements: dict[str, float] = Field(default_factory=dict, description="Over the groups of the first "
-                                           "round: min of each metric.")
+    measurements: dict[str, float] = Field(
+        default_factory=dict, description="Over the groups of the first round: min of each metric."
+    )
     failedNodes: list[FailedNode] = Field(default_factory=list)
     infrastructureFaults: list[InfrastructureFault] = Field(default_factory=list)
     message: str | None = None
@@ -183,8 +185,9 @@ class CertificationStatus(_Model):
     completionTime: str | None = None
     categoryStatuses: list[CategoryStatus] = Field(default_factory=list)
     message: str | None = None
-    leftOut: list[str] = Field(default_factory=list,
-                               description="Cordoned nodes the target matched but the run left out.")
+    leftOut: list[str] = Field(
+        default_factory=list, description="Cordoned nodes the target matched but the run left out."
+    )
 
 
 class Certification(BaseModel):

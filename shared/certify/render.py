@@ -49,8 +49,12 @@ def _matches(node: dict[str, Any], target: models.TargetSpec) -> bool:
         return False
     for req in target.matchExpressions:
         value = labels.get(req.key)
-        ok = {"In": value in req.values, "NotIn": value not in req.values, "Exists": req.key in labels,
-              "DoesNotExist": req.key not in labels}.get(req.operator)
+        ok = {
+            "In": value in req.values,
+            "NotIn": value not in req.values,
+            "Exists": req.key in labels,
+            "DoesNotExist": req.key not in labels,
+        }.get(req.operator)
         if ok is None:
             raise errors.InvalidInput(f"unknown operator {req.operator!r}", where="spec.target.matchExpressions")
         if not ok:
@@ -63,8 +67,12 @@ def _matches(node: dict[str, Any], target: models.TargetSpec) -> bool:
             return False
         taints.append({"key": UNSCHEDULABLE_TAINT, "effect": "NoSchedule"})
     for sel in target.taintSelectors:
-        if not any(t.get("key") == sel.key and (sel.value is None or t.get("value") == sel.value)
-                   and (sel.effect is None or t.get("effect") == sel.effect) for t in taints):
+        if not any(
+            t.get("key") == sel.key
+            and (sel.value is None or t.get("value") == sel.value)
+            and (sel.effect is None or t.get("effect") == sel.effect)
+            for t in taints
+        ):
             return False
     return True
 
@@ -76,11 +84,14 @@ def target_nodes(nodes: list[dict[str, Any]], target: models.TargetSpec) -> list
 
 def cordoned_left_out(nodes: list[dict[str, Any]], target: models.TargetSpec) -> list[str]:
     """Cordoned nodes the target would select if they were not cordoned, for the run's message."""
-    open_target = target.model_copy(update={"taintSelectors": [
-        *target.taintSelectors, models.TaintSelector(key=UNSCHEDULABLE_TAINT)]})
-    return sorted(n["metadata"]["name"] for n in nodes
-                  if (n.get("spec") or {}).get("unschedulable") and _matches(n, open_target)
-                  and not _matches(n, target))
+    open_target = target.model_copy(
+        update={"taintSelectors": [*target.taintSelectors, models.TaintSelector(key=UNSCHEDULABLE_TAINT)]}
+    )
+    return sorted(
+        n["metadata"]["name"]
+        for n in nodes
+        if (n.get("spec") or {}).get("unschedulable") and _matches(n, open_target) and not _matches(n, target)
+    )
 
 
 def describe(nodes: list[dict[str, Any]]) -> list[TargetNode]:
@@ -89,8 +100,14 @@ def describe(nodes: list[dict[str, Any]]) -> list[TargetNode]:
     for node in nodes:
         labels = node["metadata"].get("labels") or {}
         name = node["metadata"]["name"]
-        out.append(TargetNode(name=name, gpus=int(labels.get(GPU_COUNT) or 8), rack=labels.get(RACK, "unknown"),
-                              clique=labels.get(CLIQUE, name)))
+        out.append(
+            TargetNode(
+                name=name,
+                gpus=int(labels.get(GPU_COUNT) or 8),
+                rack=labels.get(RACK, "unknown"),
+                clique=labels.get(CLIQUE, name),
+            )
+        )
     return sorted(out, key=lambda n: n.name)
 
 
@@ -115,8 +132,15 @@ def job_name(cert: str, category: int, round_number: int, group: int) -> str:
     return f"{cert[:36]}-c{category}-r{round_number}-g{group}"
 
 
-def job(*, cert: models.Certification, uid: str | None, entry: catalog.Entry, options: models.CategoryOptions,
-        name: str, nodes: list[TargetNode]) -> dict[str, Any]:
+def job(
+    *,
+    cert: models.Certification,
+    uid: str | None,
+    entry: catalog.Entry,
+    options: models.CategoryOptions,
+    name: str,
+    nodes: list[TargetNode],
+) -> dict[str, Any]:
     """The Job of one group (docs/formats.md)."""
     gpus = options.gpusPerNode or min(n.gpus for n in nodes)
     timeout = seconds(options.timeoutPerJob or entry.defaults.get("timeoutPerJob", "1h"))
@@ -125,9 +149,12 @@ def job(*, cert: models.Certification, uid: str | None, entry: catalog.Entry, op
         if getattr(options, key) is not None:
             values[key] = getattr(options, key)
     names = [n.name for n in nodes]
-    container: dict[str, Any] = {"name": "main", "image": options.image or entry.image,
-                                 "command": entry.argv(values),
-                                 "resources": {"limits": {"nvidia.com/gpu": str(gpus)}}}
+    container: dict[str, Any] = {
+        "name": "main",
+        "image": options.image or entry.image,
+        "command": entry.argv(values),
+        "resources": {"limits": {"nvidia.com/gpu": str(gpus)}},
+    }
     if options.resources is not None:
         container["resources"]["limits"].update(options.resources.limits)
         if options.resources.requests:
@@ -138,23 +165,55 @@ def job(*, cert: models.Certification, uid: str | None, entry: catalog.Entry, op
     if len(names) == 1:
         pod["nodeSelector"] = {HOSTNAME: names[0]}
     else:
-        pod["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-            "nodeSelectorTerms": [{"matchExpressions": [{"key": HOSTNAME, "operator": "In", "values": names}]}]}}}
-    tolerations = [{"key": t.key, "operator": "Equal" if t.value is not None else "Exists",
-                    **({"value": t.value} if t.value is not None else {}),
-                    **({"effect": t.effect} if t.effect else {})} for t in cert.spec.target.taintSelectors]
+        pod["affinity"] = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchExpressions": [{"key": HOSTNAME, "operator": "In", "values": names}]}]
+                }
+            }
+        }
+    tolerations = [
+        {
+            "key": t.key,
+            "operator": "Equal" if t.value is not None else "Exists",
+            **({"value": t.value} if t.value is not None else {}),
+            **({"effect": t.effect} if t.effect else {}),
+        }
+        for t in cert.spec.target.taintSelectors
+    ]
     if tolerations:
         pod["tolerations"] = tolerations
     labels = {CERT_LABEL: cert.name}
-    metadata: dict[str, Any] = {"name": name, "namespace": cert.namespace, "labels": labels,
-                                "annotations": {GROUP_ANNOTATION: ",".join(names)}}
+    metadata: dict[str, Any] = {
+        "name": name,
+        "namespace": cert.namespace,
+        "labels": labels,
+        "annotations": {GROUP_ANNOTATION: ",".join(names)},
+    }
     if uid:
-        metadata["ownerReferences"] = [{"apiVersion": models.API_VERSION, "kind": models.KIND, "name": cert.name,
-                                        "uid": uid, "controller": True, "blockOwnerDeletion": True}]
-    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata,
-            "spec": {"completionMode": "Indexed", "completions": len(names), "parallelism": len(names),
-                     "backoffLimit": 0, "activeDeadlineSeconds": int(timeout),
-                     "template": {"metadata": {"labels": labels}, "spec": pod}}}
+        metadata["ownerReferences"] = [
+            {
+                "apiVersion": models.API_VERSION,
+                "kind": models.KIND,
+                "name": cert.name,
+                "uid": uid,
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+        ]
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": metadata,
+        "spec": {
+            "completionMode": "Indexed",
+            "completions": len(names),
+            "parallelism": len(names),
+            "backoffLimit": 0,
+            "activeDeadlineSeconds": int(timeout),
+            "template": {"metadata": {"labels": labels}, "spec": pod},
+        },
+    }
 
 
 MPI_API_VERSION = "kubeflow.org/v2beta1"
@@ -164,8 +223,15 @@ VARIANTS = ("job", "mpi")
 cluster use) or ``mpi`` (an MPIJob for real clusters running the Kubeflow MPI operator)."""
 
 
-def mpijob(*, cert: models.Certification, uid: str | None, entry: catalog.Entry, options: models.CategoryOptions,
-           name: str, nodes: list[TargetNode]) -> dict[str, Any]:
+def mpijob(
+    *,
+    cert: models.Certification,
+    uid: str | None,
+    entry: catalog.Entry,
+    options: models.CategoryOptions,
+    name: str,
+    nodes: list[TargetNode],
+) -> dict[str, Any]:
     """The group as a kubeflow.org/v2beta1 MPIJob: for real clusters with the MPI operator, where
     mpirun reaches the workers over its own ssh instead of one pod per node running the test.
 
@@ -185,22 +251,58 @@ def mpijob(*, cert: models.Certification, uid: str | None, entry: catalog.Entry,
     gpus = int(main["resources"]["limits"]["nvidia.com/gpu"])
     labels = {**base["metadata"]["labels"], GROUP_LABEL: name}
     tolerations = {"tolerations": pod["tolerations"]} if "tolerations" in pod else {}
-    launcher = {"name": "launcher", "image": main["image"], "command": command,
-                **({"env": main["env"]} if "env" in main else {})}
-    worker = {"name": "worker", "image": main["image"], "command": ["/usr/sbin/sshd", "-De"],
-              "resources": main["resources"]}
-    worker_pod = {"containers": [worker], **tolerations, "affinity": {
-        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchExpressions": [{"key": HOSTNAME, "operator": "In", "values": names}]}]}},
-        "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-            {"labelSelector": {"matchLabels": {GROUP_LABEL: name}}, "topologyKey": HOSTNAME}]}}}
-    return {"apiVersion": MPI_API_VERSION, "kind": "MPIJob", "metadata": {**base["metadata"], "labels": labels},
-            "spec": {"slotsPerWorker": gpus, "mpiImplementation": "OpenMPI",
-                     "launcherCreationPolicy": "WaitForWorkersReady",
-                     "runPolicy": {"cleanPodPolicy": "Running", "backoffLimit": 0,
-                                   "activeDeadlineSeconds": base["spec"]["activeDeadlineSeconds"]},
-                     "mpiReplicaSpecs": {
-                         "Launcher": {"replicas": 1, "restartPolicy": "Never", "template": {
-                             "metadata": {"labels": labels}, "spec": {"containers": [launcher], **tolerations}}},
-                         "Worker": {"replicas": len(names), "restartPolicy": "Never", "template": {
-                             "metadata": {"labels": labels}, "spec": worker_pod}}}}}
+    launcher = {
+        "name": "launcher",
+        "image": main["image"],
+        "command": command,
+        **({"env": main["env"]} if "env" in main else {}),
+    }
+    worker = {
+        "name": "worker",
+        "image": main["image"],
+        "command": ["/usr/sbin/sshd", "-De"],
+        "resources": main["resources"],
+    }
+    worker_pod = {
+        "containers": [worker],
+        **tolerations,
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchExpressions": [{"key": HOSTNAME, "operator": "In", "values": names}]}]
+                }
+            },
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {GROUP_LABEL: name}}, "topologyKey": HOSTNAME}
+                ]
+            },
+        },
+    }
+    return {
+        "apiVersion": MPI_API_VERSION,
+        "kind": "MPIJob",
+        "metadata": {**base["metadata"], "labels": labels},
+        "spec": {
+            "slotsPerWorker": gpus,
+            "mpiImplementation": "OpenMPI",
+            "launcherCreationPolicy": "WaitForWorkersReady",
+            "runPolicy": {
+                "cleanPodPolicy": "Running",
+                "backoffLimit": 0,
+                "activeDeadlineSeconds": base["spec"]["activeDeadlineSeconds"],
+            },
+            "mpiReplicaSpecs": {
+                "Launcher": {
+                    "replicas": 1,
+                    "restartPolicy": "Never",
+                    "template": {"metadata": {"labels": labels}, "spec": {"containers": [launcher], **tolerations}},
+                },
+                "Worker": {
+                    "replicas": len(names),
+                    "restartPolicy": "Never",
+                    "template": {"metadata": {"labels": labels}, "spec": worker_pod},
+                },
+            },
+        },
+    }

@@ -30,8 +30,11 @@ class Outcome:
 
 
 def parse(kind: catalog.Parser, text: str) -> BaseModel:
-    parser: Any = {catalog.Parser.NCCL: nccl_log, catalog.Parser.DCGM: dcgm_diag,
-                   catalog.Parser.TRAINING: training_log}[kind]
+    parser: Any = {
+        catalog.Parser.NCCL: nccl_log,
+        catalog.Parser.DCGM: dcgm_diag,
+        catalog.Parser.TRAINING: training_log,
+    }[kind]
     result: BaseModel = parser.parse(text)
     return result
 
@@ -41,13 +44,15 @@ def measurements(result: BaseModel) -> dict[str, float]:
     if isinstance(result, nccl_log.NcclResult):
         values = {"busBandwidthGBps": result.peak_busbw_gbps, "algBandwidthGBps": result.peak_algbw_gbps}
     elif isinstance(result, training_log.TrainingResult):
-        values = {"goodputRatio": result.goodput, "avgTFLOPsPerGPU": result.avg_tflops_per_gpu,
-                  "avgStepTimeSec": result.avg_step_time_s}
+        values = {
+            "goodputRatio": result.goodput,
+            "avgTFLOPsPerGPU": result.avg_tflops_per_gpu,
+            "avgStepTimeSec": result.avg_step_time_s,
+        }
     return {k: v for k, v in values.items() if v is not None}
 
 
-def evaluate(kind: catalog.Parser, log: str, *, job_failed: bool, nodes: list[str],
-             thresholds: Thresholds) -> Outcome:
+def evaluate(kind: catalog.Parser, log: str, *, job_failed: bool, nodes: list[str], thresholds: Thresholds) -> Outcome:
     """The group's result: the log's verdict first, then the thresholds (only on a clean run)."""
     result = parse(kind, log)
     measured = measurements(result)

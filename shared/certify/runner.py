@@ -44,9 +44,16 @@ def _terminal(phase: Phase | None) -> bool:
 
 def _condition(status: models.CertificationStatus, kind: str, reason: str, message: str, when: str) -> None:
     """InProgress / Succeeded / Failed are exclusive: exactly one is True."""
-    status.conditions = [models.Condition(type=t, status="True" if t == kind else "False",
-                                          reason=reason if t == kind else "", message=message if t == kind else "",
-                                          lastTransitionTime=when) for t in ("InProgress", "Succeeded", "Failed")]
+    status.conditions = [
+        models.Condition(
+            type=t,
+            status="True" if t == kind else "False",
+            reason=reason if t == kind else "",
+            message=message if t == kind else "",
+            lastTransitionTime=when,
+        )
+        for t in ("InProgress", "Succeeded", "Failed")
+    ]
 
 
 def step(api: Any, *, namespace: str, name: str, clock: Clock, strategy: str | None = None) -> Progress:
@@ -61,8 +68,15 @@ def step(api: Any, *, namespace: str, name: str, clock: Clock, strategy: str | N
     return Progress(_terminal(status.phase), status.phase, note)
 
 
-def _advance(api: Any, cert: models.Certification, metadata: dict[str, Any], status: models.CertificationStatus,
-             *, now: str, strategy: str | None) -> str:
+def _advance(
+    api: Any,
+    cert: models.Certification,
+    metadata: dict[str, Any],
+    status: models.CertificationStatus,
+    *,
+    now: str,
+    strategy: str | None,
+) -> str:
     nodes = {n.name: n for n in render.describe(rest.list_items(api, rest.core_path("nodes")))}
     if not status.categoryStatuses:
         return _initialise(api, cert, status, now=now, strategy=strategy)
@@ -72,15 +86,20 @@ def _advance(api: Any, cert: models.Certification, metadata: dict[str, Any], sta
     failed = [c for c in status.categoryStatuses if c.status is Phase.FAILED]
     status.phase = Phase.FAILED if failed else Phase.SUCCEEDED
     status.completionTime = now
-    status.message = ("categories failed: " + ", ".join(f"{c.domain}/{c.variant}" for c in failed) if failed
-                      else "all certification categories completed successfully")
-    _condition(status, status.phase.value, "CategoryFailed" if failed else "AllCategoriesSucceeded",
-               status.message, now)
+    status.message = (
+        "categories failed: " + ", ".join(f"{c.domain}/{c.variant}" for c in failed)
+        if failed
+        else "all certification categories completed successfully"
+    )
+    _condition(
+        status, status.phase.value, "CategoryFailed" if failed else "AllCategoriesSucceeded", status.message, now
+    )
     return status.message
 
 
-def _initialise(api: Any, cert: models.Certification, status: models.CertificationStatus, *, now: str,
-                strategy: str | None) -> str:
+def _initialise(
+    api: Any, cert: models.Certification, status: models.CertificationStatus, *, now: str, strategy: str | None
+) -> str:
     status.startTime = now
     try:
         store.validate(cert, where=f"certification {cert.namespace}/{cert.name}")
@@ -102,26 +121,39 @@ def _initialise(api: Any, cert: models.Certification, status: models.Certificati
         return status.message
     status.phase = Phase.RUNNING
     status.leftOut = cordoned
-    status.categoryStatuses = [models.CategoryStatus(domain=c.domain, variant=c.variant, strategy=chosen,
-                                                     nodes=[t.name for t in targets]) for c in cert.spec.categories]
+    status.categoryStatuses = [
+        models.CategoryStatus(domain=c.domain, variant=c.variant, strategy=chosen, nodes=[t.name for t in targets])
+        for c in cert.spec.categories
+    ]
     status.message = f"{len(targets)} node(s), {len(cert.spec.categories)} categor(y/ies){skipped}"
     _condition(status, "InProgress", "Running", status.message, now)
     return status.message
 
 
 def _groups(cert: str, index: int, number: int, groups: Sequence[Sequence[str]]) -> list[models.GroupRun]:
-    return [models.GroupRun(name=f"r{number}-g{i}", nodes=list(g), job=render.job_name(cert, index, number, i))
-            for i, g in enumerate(groups)]
+    return [
+        models.GroupRun(name=f"r{number}-g{i}", nodes=list(g), job=render.job_name(cert, index, number, i))
+        for i, g in enumerate(groups)
+    ]
 
 
-def _category_step(api: Any, cert: models.Certification, metadata: dict[str, Any], index: int,
-                   cs: models.CategoryStatus, nodes: dict[str, render.TargetNode], *, now: str) -> str:
+def _category_step(
+    api: Any,
+    cert: models.Certification,
+    metadata: dict[str, Any],
+    index: int,
+    cs: models.CategoryStatus,
+    nodes: dict[str, render.TargetNode],
+    *,
+    now: str,
+) -> str:
     category = cert.spec.categories[index]
     entry = catalog.load().find(category.domain, category.variant)
     options = cert.spec.options_for(category)
     # A global threshold binds only the categories that measure its key (dcgm reports no bandwidth).
-    limits = thresholds.compile_all({k: v for k, v in (options.thresholds or {}).items() if k in entry.metrics},
-                                    where=f"spec.categories[{index}]")
+    limits = thresholds.compile_all(
+        {k: v for k, v in (options.thresholds or {}).items() if k in entry.metrics}, where=f"spec.categories[{index}]"
+    )
     targets = [nodes[n] for n in cs.nodes if n in nodes]
     if not cs.rounds:
         cs.status, cs.startTime = Phase.RUNNING, now
@@ -130,8 +162,10 @@ def _category_step(api: Any, cert: models.Certification, metadata: dict[str, Any
             assert isinstance(plan, iso.Plan)  # an empty history always gives a plan
             stage, groups = plan.stage, [list(g) for g in plan.groups]
         else:
-            stage, groups = (options.testScale or models.TestScale.FULL_SCALE).value, \
-                render.first_round(entry, options, targets)
+            stage, groups = (
+                (options.testScale or models.TestScale.FULL_SCALE).value,
+                render.first_round(entry, options, targets),
+            )
         cs.rounds.append(models.Round(round=1, stage=stage, groups=_groups(cert.name, index, 1, groups)))
         return f"{cs.domain}/{cs.variant}: round 1 planned ({len(groups)} group(s))"
     current = cs.rounds[-1]
@@ -140,8 +174,14 @@ def _category_step(api: Any, cert: models.Certification, metadata: dict[str, Any
         if group.phase is Phase.RUNNING:
             _collect(api, cert, entry, limits, group, now=now)
         elif group.phase is Phase.PENDING and (not options.maxConcurrent or running < options.maxConcurrent):
-            document = render.job(cert=cert, uid=metadata.get("uid"), entry=entry, options=options, name=group.job,
-                                  nodes=[nodes[n] for n in group.nodes])
+            document = render.job(
+                cert=cert,
+                uid=metadata.get("uid"),
+                entry=entry,
+                options=options,
+                name=group.job,
+                nodes=[nodes[n] for n in group.nodes],
+            )
             try:
                 rest.create(api, rest.group_path("batch", "v1", "jobs", cert.namespace), document, what=group.job)
             except kube_errors.AlreadyExists:
@@ -151,28 +191,44 @@ def _category_step(api: Any, cert: models.Certification, metadata: dict[str, Any
     if any(not _terminal(g.phase) for g in current.groups):
         return f"{cs.domain}/{cs.variant}: round {current.round}: {running} group(s) running"
     if entry.scope is catalog.Scope.NODE or (all(g.passed for g in current.groups) and len(cs.rounds) == 1):
-        return _close(cs, limits, iso.Verdict(
-            faulty={g.nodes[0]: g.message or "" for g in current.groups if not g.passed and len(g.nodes) == 1},
-            message="" if all(g.passed for g in current.groups) else "failed on its own node"), now=now)
+        return _close(
+            cs,
+            limits,
+            iso.Verdict(
+                faulty={g.nodes[0]: g.message or "" for g in current.groups if not g.passed and len(g.nodes) == 1},
+                message="" if all(g.passed for g in current.groups) else "failed on its own node",
+            ),
+            now=now,
+        )
     decision = _decide(cs, options, targets)
     if isinstance(decision, iso.Verdict):
         return _close(cs, limits, decision, now=now)
     number = current.round + 1
-    cs.rounds.append(models.Round(round=number, stage=decision.stage,
-                                  groups=_groups(cert.name, index, number, decision.groups)))
+    cs.rounds.append(
+        models.Round(round=number, stage=decision.stage, groups=_groups(cert.name, index, number, decision.groups))
+    )
     return f"{cs.domain}/{cs.variant}: isolation round {number} ({decision.stage}, {len(decision.groups)} group(s))"
 
 
-def _decide(cs: models.CategoryStatus, options: models.CategoryOptions,
-            targets: list[render.TargetNode]) -> iso.Decision:
-    history = [iso.RoundResult(r.stage, tuple(iso.Test(tuple(g.nodes), bool(g.passed)) for g in r.groups))
-               for r in cs.rounds]
+def _decide(
+    cs: models.CategoryStatus, options: models.CategoryOptions, targets: list[render.TargetNode]
+) -> iso.Decision:
+    history = [
+        iso.RoundResult(r.stage, tuple(iso.Test(tuple(g.nodes), bool(g.passed)) for g in r.groups)) for r in cs.rounds
+    ]
     settings = iso.Settings(min_group_size=options.minGroupSize or 2)
     return isolate.STRATEGIES[cs.strategy or isolate.DEFAULT](render.topology(targets), history, settings)
 
 
-def _collect(api: Any, cert: models.Certification, entry: catalog.Entry, limits: thresholds.Thresholds,
-             group: models.GroupRun, *, now: str) -> None:
+def _collect(
+    api: Any,
+    cert: models.Certification,
+    entry: catalog.Entry,
+    limits: thresholds.Thresholds,
+    group: models.GroupRun,
+    *,
+    now: str,
+) -> None:
     path = rest.group_path("batch", "v1", "jobs", cert.namespace, group.job)
     try:
         found = rest.get(api, path, what=group.job)
@@ -183,8 +239,9 @@ def _collect(api: Any, cert: models.Certification, entry: catalog.Entry, limits:
     state = jobs.status_of(found)
     if state is None:
         return
-    pods = rest.list_items(api, rest.core_path("pods", cert.namespace),
-                           label_selector=f"batch.kubernetes.io/job-name={group.job}")
+    pods = rest.list_items(
+        api, rest.core_path("pods", cert.namespace), label_selector=f"batch.kubernetes.io/job-name={group.job}"
+    )
     first = [p for p in pods if (p["metadata"].get("annotations") or {}).get(render.INDEX_ANNOTATION) == "0"]
     log = podlogs.read(api, cert.namespace, first[-1]["metadata"]["name"]) if first else ""
     outcome = results.evaluate(entry.parser, log, job_failed=state == "Failed", nodes=group.nodes, thresholds=limits)
@@ -209,12 +266,16 @@ def _close(cs: models.CategoryStatus, limits: thresholds.Thresholds, verdict: is
         if reason is models.FailureReason.THRESHOLD and evidence is not None:
             violation = limits.check(evidence.measurements)
             value = violation.value if violation else None
-        message = (evidence.message if evidence and evidence.message else verdict.faulty[node])
+        message = evidence.message if evidence and evidence.message else verdict.faulty[node]
         cs.failedNodes.append(models.FailedNode(name=node, reason=reason, message=message, value=value))
     for side_a, side_b in verdict.infrastructure:
-        cs.infrastructureFaults.append(models.InfrastructureFault(
-            sideA=list(side_a), sideB=list(side_b),
-            message="groups spanning both sides fail while each side passes on its own"))
+        cs.infrastructureFaults.append(
+            models.InfrastructureFault(
+                sideA=list(side_a),
+                sideB=list(side_b),
+                message="groups spanning both sides fail while each side passes on its own",
+            )
+        )
     first_failed = any(not g.passed for g in first)
     failed = bool(cs.failedNodes or cs.infrastructureFaults or first_failed)
     cs.status, cs.completionTime = (Phase.FAILED if failed else Phase.SUCCEEDED), now

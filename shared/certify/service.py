@@ -50,13 +50,23 @@ class RunResult:
     waited: bool
 
 
-def run(api: ApiFactory, *, cert_file: Path | None, resume: str | None, namespace: str, wait: bool,
-        timeout: float | None, strategy: str | None, on_progress: Callable[[str], None] | None = None,
-        on_status: Callable[[models.Certification], None] | None = None) -> RunResult:
+def run(
+    api: ApiFactory,
+    *,
+    cert_file: Path | None,
+    resume: str | None,
+    namespace: str,
+    wait: bool,
+    timeout: float | None,
+    strategy: str | None,
+    on_progress: Callable[[str], None] | None = None,
+    on_status: Callable[[models.Certification], None] | None = None,
+) -> RunResult:
     """Create the Certification (or resume one); with ``wait`` run it here to its end."""
     if strategy is not None and strategy not in isolate.STRATEGIES:
-        raise errors.InvalidInput(f"unknown strategy {strategy!r}; known: {', '.join(isolate.STRATEGIES)}",
-                                  where="--strategy")
+        raise errors.InvalidInput(
+            f"unknown strategy {strategy!r}; known: {', '.join(isolate.STRATEGIES)}", where="--strategy"
+        )
     loaded = store.load_file(cert_file) if cert_file is not None else None  # invalid input before the cluster
     client = api()
     if loaded is not None:
@@ -72,13 +82,19 @@ def run(api: ApiFactory, *, cert_file: Path | None, resume: str | None, namespac
     if not wait:
         cert, _ = store.get(client, namespace, name)
         return RunResult(cert, timed_out=False, waited=False)
-    return drive(client, namespace=namespace, name=name, timeout=timeout, on_progress=on_progress,
-                 on_status=on_status)
+    return drive(client, namespace=namespace, name=name, timeout=timeout, on_progress=on_progress, on_status=on_status)
 
 
-def drive(client: Any, *, namespace: str, name: str, timeout: float | None,
-          on_progress: Callable[[str], None] | None = None, me: str | None = None,
-          on_status: Callable[[models.Certification], None] | None = None) -> RunResult:
+def drive(
+    client: Any,
+    *,
+    namespace: str,
+    name: str,
+    timeout: float | None,
+    on_progress: Callable[[str], None] | None = None,
+    me: str | None = None,
+    on_status: Callable[[models.Certification], None] | None = None,
+) -> RunResult:
     """Hold the Lease and step the run until it ends (or ``timeout`` seconds of cluster time pass).
 
     ``on_progress`` gets each new note; ``on_status`` the object after every step (the live display).
@@ -143,8 +159,9 @@ class PlannedCategory:
     estimated_node_minutes: float
 
 
-def render_plan(api: ApiFactory, *, cert_file: Path, strategy: str | None,
-                variant: str = "job") -> list[PlannedCategory]:
+def render_plan(
+    api: ApiFactory, *, cert_file: Path, strategy: str | None, variant: str = "job"
+) -> list[PlannedCategory]:
     """The first round of every category as Jobs (``variant`` mpi: MPIJobs for real clusters with
     the MPI operator), plus what isolating one faulty node would cost."""
     from shared.certify.isolate import model as iso_model
@@ -152,8 +169,9 @@ def render_plan(api: ApiFactory, *, cert_file: Path, strategy: str | None,
     from shared.kube import rest
 
     if variant not in render.VARIANTS:
-        raise errors.InvalidInput(f"unknown variant {variant!r}; known: {', '.join(render.VARIANTS)}",
-                                  where="--variant")
+        raise errors.InvalidInput(
+            f"unknown variant {variant!r}; known: {', '.join(render.VARIANTS)}", where="--variant"
+        )
     cert = store.load_file(cert_file)
     nodes = render.target_nodes(rest.list_items(api(), rest.core_path("nodes")), cert.spec.target)
     if not nodes:
@@ -166,13 +184,23 @@ def render_plan(api: ApiFactory, *, cert_file: Path, strategy: str | None,
         groups = render.first_round(entry, options, nodes)
         by_name = {n.name: n for n in nodes}
         make = render.mpijob if variant == "mpi" else render.job
-        docs = [make(cert=cert, uid=None, entry=entry, options=options, name=render.job_name(cert.name, i, 1, j),
-                     nodes=[by_name[n] for n in g]) for j, g in enumerate(groups)]
+        docs = [
+            make(
+                cert=cert,
+                uid=None,
+                entry=entry,
+                options=options,
+                name=render.job_name(cert.name, i, 1, j),
+                nodes=[by_name[n] for n in g],
+            )
+            for j, g in enumerate(groups)
+        ]
         rounds, minutes = 1, iso_model.node_minutes(groups)
         if entry.scope is catalog.Scope.GROUP and len(nodes) > 1:
             topo = render.topology(nodes)
-            done = trial.run(isolate.STRATEGIES[chosen], topo, trial.Oracle(hard=frozenset({nodes[-1].name})),
-                             first=groups)
+            done = trial.run(
+                isolate.STRATEGIES[chosen], topo, trial.Oracle(hard=frozenset({nodes[-1].name})), first=groups
+            )
             rounds = len(done.history)
             minutes = iso_model.node_minutes([t.nodes for r in done.history for t in r.tests])
         plans.append(PlannedCategory(category.key, chosen, len(nodes), groups, docs, rounds, minutes))
@@ -200,4 +228,3 @@ def parse_results(kind: str, path: Path) -> Any:
     except ValueError:
         raise errors.InvalidInput(f"unknown kind {kind!r}; one of: nccl, dcgm, training", where="--kind") from None
     return results.parse(parser, text)
-

@@ -18,13 +18,22 @@ from shared.certify import catalog, models, thresholds
 from shared.kube import crds, jobs, rest
 
 RESOURCE = crds.Resource(
-    group=models.GROUP, version=models.VERSION, kind=models.KIND, plural="certifications", scope="Namespaced",
-    spec=models.CertificationSpec, status=models.CertificationStatus, short_names=("cert",),
+    group=models.GROUP,
+    version=models.VERSION,
+    kind=models.KIND,
+    plural="certifications",
+    scope="Namespaced",
+    spec=models.CertificationSpec,
+    status=models.CertificationStatus,
+    short_names=("cert",),
     categories=("nvcre",),
-    columns=(crds.PrinterColumn("Phase", ".status.phase"),
-             crds.PrinterColumn("Categories", ".spec.categories[*].variant"),
-             crds.PrinterColumn("Message", ".status.message", priority=1),
-             crds.PrinterColumn("Age", ".metadata.creationTimestamp", type="date")))
+    columns=(
+        crds.PrinterColumn("Phase", ".status.phase"),
+        crds.PrinterColumn("Categories", ".spec.categories[*].variant"),
+        crds.PrinterColumn("Message", ".status.message", priority=1),
+        crds.PrinterColumn("Age", ".metadata.creationTimestamp", type="date"),
+    ),
+)
 
 
 def validate(cert: models.Certification, *, where: str) -> None:
@@ -33,8 +42,9 @@ def validate(cert: models.Certification, *, where: str) -> None:
     thresholds.compile_all(cert.spec.thresholds, where=f"{where}: spec.thresholds")
     for i, category in enumerate(cert.spec.categories):
         entries.find(category.domain, category.variant, where=f"{where}: spec.categories[{i}]")
-        thresholds.compile_all(cert.spec.options_for(category).thresholds,
-                               where=f"{where}: spec.categories[{i}].options.thresholds")
+        thresholds.compile_all(
+            cert.spec.options_for(category).thresholds, where=f"{where}: spec.categories[{i}].options.thresholds"
+        )
 
 
 def from_document(doc: Any, *, where: str) -> models.Certification:
@@ -76,14 +86,19 @@ def create(api: Any, cert: models.Certification, namespace: str) -> dict[str, An
     return rest.create(api, RESOURCE.path(namespace), body, what=f"certification {namespace}/{cert.name}")
 
 
-def write_status(api: Any, namespace: str, name: str, status: models.CertificationStatus,
-                 metadata: dict[str, Any]) -> dict[str, Any]:
+def write_status(
+    api: Any, namespace: str, name: str, status: models.CertificationStatus, metadata: dict[str, Any]
+) -> dict[str, Any]:
     """PUT the status with the resourceVersion read (409 when someone wrote since)."""
-    body = {"apiVersion": models.API_VERSION, "kind": models.KIND,
-            "metadata": {"name": name, "namespace": namespace, "resourceVersion": metadata["resourceVersion"]},
-            "status": status.model_dump(mode="json", exclude_none=True)}
-    result: dict[str, Any] = rest.replace(api, RESOURCE.path(namespace, name) + "/status", body,
-                                          what=f"certification {namespace}/{name}")
+    body = {
+        "apiVersion": models.API_VERSION,
+        "kind": models.KIND,
+        "metadata": {"name": name, "namespace": namespace, "resourceVersion": metadata["resourceVersion"]},
+        "status": status.model_dump(mode="json", exclude_none=True),
+    }
+    result: dict[str, Any] = rest.replace(
+        api, RESOURCE.path(namespace, name) + "/status", body, what=f"certification {namespace}/{name}"
+    )
     return result
 
 

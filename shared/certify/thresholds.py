@@ -51,8 +51,9 @@ class Thresholds:
             except cel.EvaluationError as exc:
                 return Violation(key, value, f"Threshold {key!r}: {exc}")
             if not ok:
-                return Violation(key, value, f"Threshold {key!r} violated: measured {value:.4f}, "
-                                             f"expression: {program.expression}")
+                return Violation(
+                    key, value, f"Threshold {key!r} violated: measured {value:.4f}, expression: {program.expression}"
+                )
         return None
 
 

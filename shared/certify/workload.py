@@ -33,8 +33,7 @@ _PATH_STEP = re.compile(r"\.([A-Za-z_][\w-]*)|\[(\d+)\]")
 class MetricRule(models._Model):
     name: str = Field(default="value", description="What the number is called in reports.")
     regex: str | None = Field(default=None, description="First capture group (or the whole match) is the value.")
-    jsonPath: str | None = Field(default=None, description="e.g. $.results[0].busbw, into the log's last JSON "
-                                 "object.")
+    jsonPath: str | None = Field(default=None, description="e.g. $.results[0].busbw, into the log's last JSON object.")
 
     @model_validator(mode="after")
     def _one_rule(self) -> MetricRule:
@@ -81,10 +80,21 @@ class WorkloadRun(BaseModel):
 
 
 RESOURCE = crds.Resource(
-    group=models.GROUP, version=models.VERSION, kind=KIND, plural="workloadruns", scope="Namespaced",
-    spec=WorkloadRunSpec, status=WorkloadRunStatus, short_names=("wlr",), categories=("nvcre",),
-    columns=(crds.PrinterColumn("Phase", ".status.phase"), crds.PrinterColumn("Value", ".status.value"),
-             crds.PrinterColumn("Age", ".metadata.creationTimestamp", type="date")))
+    group=models.GROUP,
+    version=models.VERSION,
+    kind=KIND,
+    plural="workloadruns",
+    scope="Namespaced",
+    spec=WorkloadRunSpec,
+    status=WorkloadRunStatus,
+    short_names=("wlr",),
+    categories=("nvcre",),
+    columns=(
+        crds.PrinterColumn("Phase", ".status.phase"),
+        crds.PrinterColumn("Value", ".status.value"),
+        crds.PrinterColumn("Age", ".metadata.creationTimestamp", type="date"),
+    ),
+)
 
 
 def job_name(run: str) -> str:
@@ -115,7 +125,7 @@ def extract(rule: MetricRule, log: str) -> float | None:
     """The metric from a log, or None when the rule finds no number."""
     if rule.regex is not None:
         found = re.search(rule.regex, log)
-        text = (found.group(1) if found and found.re.groups else found.group(0) if found else None)
+        text = found.group(1) if found and found.re.groups else found.group(0) if found else None
     else:
         value: Any = _last_json(log)
         for key, index in _steps(rule.jsonPath or "") or []:
@@ -185,24 +195,39 @@ def step(api: Any, *, namespace: str, name: str, clock: Clock) -> WorkloadRun:
 
 def _write(api: Any, namespace: str, raw: dict[str, Any], run: WorkloadRun, status: WorkloadRunStatus) -> WorkloadRun:
     """PUT the status with the resourceVersion read (409 when someone wrote since)."""
-    body = {"apiVersion": models.API_VERSION, "kind": KIND,
-            "metadata": {"name": run.name, "namespace": namespace,
-                         "resourceVersion": raw["metadata"]["resourceVersion"]},
-            "status": status.model_dump(mode="json", exclude_none=True)}
+    body = {
+        "apiVersion": models.API_VERSION,
+        "kind": KIND,
+        "metadata": {"name": run.name, "namespace": namespace, "resourceVersion": raw["metadata"]["resourceVersion"]},
+        "status": status.model_dump(mode="json", exclude_none=True),
+    }
     rest.replace(api, RESOURCE.path(namespace, run.name) + "/status", body, what=f"workloadrun {namespace}/{run.name}")
     run.status = status
     return run
 
 
-def _launch(api: Any, run: WorkloadRun, namespace: str, job_name: str, nodes: list[render.TargetNode],
-            *, uid: str | None) -> None:
+def _launch(
+    api: Any, run: WorkloadRun, namespace: str, job_name: str, nodes: list[render.TargetNode], *, uid: str | None
+) -> None:
     """The catalog's Job contract with the user's image and command, owned by the WorkloadRun."""
-    entry = catalog.Entry(domain="workloadrun", variant=run.name, description="", parser=catalog.Parser.NCCL,
-                          scope=catalog.Scope.GROUP, image=run.spec.image, command=["true"])
-    cert = models.Certification.model_validate({"metadata": {"name": run.name, "namespace": namespace},
-                                                "spec": {"target": run.spec.target.model_dump(),
-                                                         "categories": [{"domain": "workloadrun",
-                                                                         "variant": run.name}]}})
+    entry = catalog.Entry(
+        domain="workloadrun",
+        variant=run.name,
+        description="",
+        parser=catalog.Parser.NCCL,
+        scope=catalog.Scope.GROUP,
+        image=run.spec.image,
+        command=["true"],
+    )
+    cert = models.Certification.model_validate(
+        {
+            "metadata": {"name": run.name, "namespace": namespace},
+            "spec": {
+                "target": run.spec.target.model_dump(),
+                "categories": [{"domain": "workloadrun", "variant": run.name}],
+            },
+        }
+    )
     options = models.CategoryOptions(timeoutPerJob=run.spec.timeout)
     document = render.job(cert=cert, uid=None, entry=entry, options=options, name=job_name, nodes=nodes)
     document["spec"]["template"]["spec"]["containers"][0]["command"] = list(run.spec.command)
@@ -210,8 +235,9 @@ def _launch(api: Any, run: WorkloadRun, namespace: str, job_name: str, nodes: li
         labels.pop(render.CERT_LABEL, None)
         labels[LABEL] = run.name
     if uid:
-        document["metadata"]["ownerReferences"] = [{"apiVersion": models.API_VERSION, "kind": KIND,
-                                                    "name": run.name, "uid": uid, "controller": True}]
+        document["metadata"]["ownerReferences"] = [
+            {"apiVersion": models.API_VERSION, "kind": KIND, "name": run.name, "uid": uid, "controller": True}
+        ]
     with contextlib.suppress(kube_errors.AlreadyExists):  # made by a runner killed before recording it: adopt
         rest.create(api, rest.group_path("batch", "v1", "jobs", namespace), document, what=job_name)
 
@@ -225,8 +251,9 @@ def _collect(api: Any, run: WorkloadRun, namespace: str, status: WorkloadRunStat
     state = jobs.status_of(found)
     if state is None:
         return
-    pods = rest.list_items(api, rest.core_path("pods", namespace),
-                           label_selector=f"batch.kubernetes.io/job-name={status.job}")
+    pods = rest.list_items(
+        api, rest.core_path("pods", namespace), label_selector=f"batch.kubernetes.io/job-name={status.job}"
+    )
     first = [p for p in pods if (p["metadata"].get("annotations") or {}).get(render.INDEX_ANNOTATION) == "0"]
     log = podlogs.read(api, namespace, first[-1]["metadata"]["name"]) if first else ""
     status.value = extract(run.spec.metric, log)
@@ -251,8 +278,9 @@ def create(api: Any, run: WorkloadRun, namespace: str) -> None:
 
 
 def get(api: Any, namespace: str, name: str) -> WorkloadRun:
-    return WorkloadRun.model_validate(rest.get(api, RESOURCE.path(namespace, name),
-                                               what=f"workloadrun {namespace}/{name}"))
+    return WorkloadRun.model_validate(
+        rest.get(api, RESOURCE.path(namespace, name), what=f"workloadrun {namespace}/{name}")
+    )
 
 
 def list_all(api: Any, namespace: str | None) -> list[WorkloadRun]:
@@ -269,8 +297,16 @@ def finished(run: WorkloadRun) -> bool:
     return run.status.phase in (models.Phase.SUCCEEDED, models.Phase.FAILED)
 
 
-def drive(api: Any, *, namespace: str, name: str, timeout: float | None, poll: float = 10.0,
-          me: str | None = None, on_progress: Callable[[str], None] | None = None) -> tuple[WorkloadRun, bool]:
+def drive(
+    api: Any,
+    *,
+    namespace: str,
+    name: str,
+    timeout: float | None,
+    poll: float = 10.0,
+    me: str | None = None,
+    on_progress: Callable[[str], None] | None = None,
+) -> tuple[WorkloadRun, bool]:
     """Hold the run's Lease and step until the run ends or ``timeout`` seconds of cluster time pass.
 
     Whoever holds the Lease steps the run (this CLI or ``nvcrectl controller``); a waiter reads the
@@ -287,8 +323,9 @@ def drive(api: Any, *, namespace: str, name: str, timeout: float | None, poll: f
     last = ""
     try:
         while True:
-            if leases.try_acquire(api, namespace, lease_name(name), identity=me, duration=service.LEASE_SECONDS,
-                                  now=ticker.now):
+            if leases.try_acquire(
+                api, namespace, lease_name(name), identity=me, duration=service.LEASE_SECONDS, now=ticker.now
+            ):
                 run = step(api, namespace=namespace, name=name, clock=ticker)
                 note = f"{name}: {run.status.phase or 'Pending'}: {run.status.message or ''}"
             else:
@@ -310,11 +347,20 @@ def drive(api: Any, *, namespace: str, name: str, timeout: float | None, poll: f
 def data(run: WorkloadRun) -> dict[str, Any]:
     """Plain data for ``report``/``status`` -o json|yaml; ``passed`` says how the run ended."""
     st = run.status
-    return {"name": run.name, "namespace": run.metadata.get("namespace"),
-            "phase": st.phase.value if st.phase else None,
-            "passed": st.phase is models.Phase.SUCCEEDED, "metric": run.spec.metric.name, "value": st.value,
-            "threshold": run.spec.threshold, "nodes": list(st.nodes), "job": st.job, "message": st.message,
-            "startTime": st.startTime, "completionTime": st.completionTime}
+    return {
+        "name": run.name,
+        "namespace": run.metadata.get("namespace"),
+        "phase": st.phase.value if st.phase else None,
+        "passed": st.phase is models.Phase.SUCCEEDED,
+        "metric": run.spec.metric.name,
+        "value": st.value,
+        "threshold": run.spec.threshold,
+        "nodes": list(st.nodes),
+        "job": st.job,
+        "message": st.message,
+        "startTime": st.startTime,
+        "completionTime": st.completionTime,
+    }
 
 
 def cancel(api: Any, namespace: str, name: str) -> WorkloadRun:
@@ -327,7 +373,11 @@ def cancel(api: Any, namespace: str, name: str) -> WorkloadRun:
         return run
     job = run.status.job or job_name(name)
     jobs.delete(api, rest.group_path("batch", "v1", "jobs", namespace, job), what=job)
-    status = run.status.model_copy(update={"phase": models.Phase.FAILED, "message": "cancelled: the job was deleted",
-                                           "completionTime": clock.for_api_client(api).now().strftime(
-                                               "%Y-%m-%dT%H:%M:%SZ")})
+    status = run.status.model_copy(
+        update={
+            "phase": models.Phase.FAILED,
+            "message": "cancelled: the job was deleted",
+            "completionTime": clock.for_api_client(api).now().strftime("%Y-%m-%dT%H:%M:%SZ"),
+        }
+    )
     return _write(api, namespace, raw, run, status)

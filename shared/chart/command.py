@@ -8,24 +8,38 @@ from typing import Annotated
 
 import typer
 
-ValuesFiles = Annotated[list[Path] | None, typer.Option("--values", "-f", help="Chart values file over the "
-                                                        "chart's values.yaml (repeatable, later wins).",
-                                                        show_default=False)]
-SetValues = Annotated[list[str] | None, typer.Option("--set", help="KEY=VALUE over the values, like helm "
-                                                     "(a.b=1,c[0]=x; repeatable).", show_default=False)]
+ValuesFiles = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--values",
+        "-f",
+        help="Chart values file over the chart's values.yaml (repeatable, later wins).",
+        show_default=False,
+    ),
+]
+SetValues = Annotated[
+    list[str] | None,
+    typer.Option("--set", help="KEY=VALUE over the values, like helm (a.b=1,c[0]=x; repeatable).", show_default=False),
+]
 Output = Annotated[str, typer.Option("--output", "-o", help="yaml or json (a v1 List).")]
 Namespace = Annotated[str, typer.Option("--namespace", "-n", help="Namespace of the release.")]
 
 
 def manifests_command(program: str, default_namespace: str, doc: str) -> Callable[..., None]:
     """A typer command rendering ``program``'s part of the chart; imports stay lazy for ``--help``."""
-    def manifests(values: ValuesFiles = None, set_values: SetValues = None,
-                  namespace: Namespace = default_namespace, output: Output = "yaml") -> None:
+
+    def manifests(
+        values: ValuesFiles = None,
+        set_values: SetValues = None,
+        namespace: Namespace = default_namespace,
+        output: Output = "yaml",
+    ) -> None:
         from shared import output as out
         from shared.chart import manifests as chart
 
-        out.write_data(chart.for_command(program, values_files=values, set_values=set_values,
-                                         namespace=namespace, fmt=output))
+        out.write_data(
+            chart.for_command(program, values_files=values, set_values=set_values, namespace=namespace, fmt=output)
+        )
 
     manifests.__doc__ = doc
     return manifests

@@ -39,8 +39,10 @@ def expected(spec: CrdTemplate) -> dict[str, Any]:
     from shared.kube import crds
 
     doc = crds.document(importlib.import_module(spec.module).RESOURCE)
-    doc["metadata"]["labels"] = {"app.kubernetes.io/name": "dsx-cluster-tools",
-                                 "app.kubernetes.io/component": spec.component}
+    doc["metadata"]["labels"] = {
+        "app.kubernetes.io/name": "dsx-cluster-tools",
+        "app.kubernetes.io/component": spec.component,
+    }
     # Deleting a CRD deletes every object of its kind: uninstalling the chart must not.
     doc["metadata"]["annotations"] = {"helm.sh/resource-policy": "keep"}
     return doc
@@ -49,8 +51,7 @@ def expected(spec: CrdTemplate) -> dict[str, Any]:
 def text(spec: CrdTemplate) -> str:
     from shared import yamlio
 
-    return (_HEADER % spec.module + "{{- if .Values.crds.enabled }}\n"
-            + yamlio.dumps(expected(spec)) + "{{- end }}\n")
+    return _HEADER % spec.module + "{{- if .Values.crds.enabled }}\n" + yamlio.dumps(expected(spec)) + "{{- end }}\n"
 
 
 def write(folder: Path) -> list[Path]:

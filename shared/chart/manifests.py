@@ -31,13 +31,43 @@ PROGRAMS = {"nvsentinel": "nvsentinel-", "nvcrectl": "nvcre-"}
 """Program → prefix of the components it renders."""
 
 # Helm's install order (pkg/release/util/kind_sorter.go); kinds not listed go last, by name.
-INSTALL_ORDER = ("Namespace", "NetworkPolicy", "ResourceQuota", "LimitRange", "PodSecurityPolicy",
-                 "PodDisruptionBudget", "ServiceAccount", "Secret", "SecretList", "ConfigMap", "StorageClass",
-                 "PersistentVolume", "PersistentVolumeClaim", "CustomResourceDefinition", "ClusterRole",
-                 "ClusterRoleList", "ClusterRoleBinding", "ClusterRoleBindingList", "Role", "RoleList",
-                 "RoleBinding", "RoleBindingList", "Service", "DaemonSet", "Pod", "ReplicationController",
-                 "ReplicaSet", "Deployment", "HorizontalPodAutoscaler", "StatefulSet", "Job", "CronJob",
-                 "IngressClass", "Ingress", "APIService")
+INSTALL_ORDER = (
+    "Namespace",
+    "NetworkPolicy",
+    "ResourceQuota",
+    "LimitRange",
+    "PodSecurityPolicy",
+    "PodDisruptionBudget",
+    "ServiceAccount",
+    "Secret",
+    "SecretList",
+    "ConfigMap",
+    "StorageClass",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "CustomResourceDefinition",
+    "ClusterRole",
+    "ClusterRoleList",
+    "ClusterRoleBinding",
+    "ClusterRoleBindingList",
+    "Role",
+    "RoleList",
+    "RoleBinding",
+    "RoleBindingList",
+    "Service",
+    "DaemonSet",
+    "Pod",
+    "ReplicationController",
+    "ReplicaSet",
+    "Deployment",
+    "HorizontalPodAutoscaler",
+    "StatefulSet",
+    "Job",
+    "CronJob",
+    "IngressClass",
+    "Ingress",
+    "APIService",
+)
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 
@@ -57,16 +87,14 @@ def chart_dir() -> Traversable:
 
 
 def chart_metadata(root: Traversable | None = None) -> dict[str, Any]:
-    data = yamlio.loads((root or chart_dir()).joinpath("Chart.yaml").read_text(encoding="utf-8"),
-                        source="Chart.yaml")
+    data = yamlio.loads((root or chart_dir()).joinpath("Chart.yaml").read_text(encoding="utf-8"), source="Chart.yaml")
     if not isinstance(data, dict):
         raise errors.Internal("Chart.yaml is not a mapping", where="Chart.yaml")
     return data
 
 
 def default_values(root: Traversable | None = None) -> dict[str, Any]:
-    data = yamlio.loads((root or chart_dir()).joinpath("values.yaml").read_text(encoding="utf-8"),
-                        source="values.yaml")
+    data = yamlio.loads((root or chart_dir()).joinpath("values.yaml").read_text(encoding="utf-8"), source="values.yaml")
     return data if isinstance(data, dict) else {}
 
 
@@ -124,8 +152,11 @@ def parse_set(expression: str) -> dict[str, Any]:
         key, sep, raw = assignment.partition("=")
         if not sep or not key:
             raise errors.InvalidInput(f"expected KEY=VALUE, got {assignment!r}", where="--set")
-        value: Any = ([_typed(v) for v in _split_unescaped(raw[1:-1], ",")] if raw[1:-1] else []) \
-            if raw.startswith("{") and raw.endswith("}") else _typed(raw)
+        value: Any = (
+            ([_typed(v) for v in _split_unescaped(raw[1:-1], ",")] if raw[1:-1] else [])
+            if raw.startswith("{") and raw.endswith("}")
+            else _typed(raw)
+        )
         target: Any = result
         steps = _split_unescaped(key, ".")
         for number, step in enumerate(steps):
@@ -207,10 +238,11 @@ def render(request: Request, root: Traversable | None = None) -> list[dict[str, 
         raise errors.InvalidInput(f"{request.namespace!r} is not a valid namespace name", where="--namespace")
     chart = root or chart_dir()
     meta = chart_metadata(chart)
-    context = {"Values": values_for(request, chart),
-               "Release": {"Name": request.release, "Namespace": request.namespace},
-               "Chart": {"Name": meta.get("name"), "Version": meta.get("version"),
-                         "AppVersion": meta.get("appVersion")}}
+    context = {
+        "Values": values_for(request, chart),
+        "Release": {"Name": request.release, "Namespace": request.namespace},
+        "Chart": {"Name": meta.get("name"), "Version": meta.get("version"), "AppVersion": meta.get("appVersion")},
+    }
     objects: list[dict[str, Any]] = []
     for name, text in _template_files(chart):
         parsed = template.parse(text, name=name)
@@ -251,11 +283,11 @@ def document(objects: list[dict[str, Any]], fmt: str) -> str:
 FORMATS = ("yaml", "json")
 
 
-def for_command(program: str, *, values_files: list[Path] | None, set_values: list[str] | None,
-                namespace: str, fmt: str) -> str:
+def for_command(
+    program: str, *, values_files: list[Path] | None, set_values: list[str] | None, namespace: str, fmt: str
+) -> str:
     """What ``<program> manifests`` prints; a bad flag is InvalidInput naming it."""
     if fmt not in FORMATS:
         raise errors.InvalidInput(f"must be one of {', '.join(FORMATS)}, got {fmt!r}", where="--output")
-    request = Request(values_files=tuple(values_files or ()), set_values=tuple(set_values or ()),
-                      namespace=namespace)
+    request = Request(values_files=tuple(values_files or ()), set_values=tuple(set_values or ()), namespace=namespace)
     return document(for_program(program, render(request)), fmt)

@@ -31,8 +31,10 @@ from typing import Any
 from shared import errors
 
 _ACTION = re.compile(r"\{\{(-\s)?(.*?)(\s-)?\}\}", re.DOTALL)
-_TOKEN = re.compile(r"""\s*(?:(?P<string>"(?:[^"\\\n]|\\.)*")|(?P<number>-?\d+)(?![\w.])|(?P<pipe>\|)"""
-                    r"""|(?P<field>(?:\.[A-Za-z_][A-Za-z0-9_]*)+)|(?P<word>[A-Za-z_][A-Za-z0-9_]*)(?![\w.]))""")
+_TOKEN = re.compile(
+    r"""\s*(?:(?P<string>"(?:[^"\\\n]|\\.)*")|(?P<number>-?\d+)(?![\w.])|(?P<pipe>\|)"""
+    r"""|(?P<field>(?:\.[A-Za-z_][A-Za-z0-9_]*)+)|(?P<word>[A-Za-z_][A-Za-z0-9_]*)(?![\w.]))"""
+)
 ROOTS = {"Values": None, "Release": ("Name", "Namespace"), "Chart": ("Name", "Version", "AppVersion")}
 FUNCTIONS = ("toYaml", "toJson", "nindent", "indent", "quote", "default", "index", "not", "and", "or")
 _KEYWORDS = ("if", "else", "end")
@@ -164,8 +166,9 @@ def _parse_pipeline(name: str, line: int, tokens: list[tuple[str, str]]) -> Pipe
             if head in _KEYWORDS:
                 raise _fail(name, line, f"{head!r} must start its own action")
             if head not in FUNCTIONS:
-                raise _fail(name, line, f"function {head!r} is outside the supported template subset "
-                                        f"({', '.join(FUNCTIONS)})")
+                raise _fail(
+                    name, line, f"function {head!r} is outside the supported template subset ({', '.join(FUNCTIONS)})"
+                )
             args = tuple(_parse_arg(name, line, k, t) for k, t in current[1:])
             commands.append(Command(head, args))
         else:
@@ -224,8 +227,11 @@ def parse(text: str, *, name: str) -> Template:
             raise _fail(name, line, "'{{' inside an action")
         head = re.match(r"[A-Za-z_]\w*", body)
         if head and head.group(0) not in (*FUNCTIONS, *_KEYWORDS, "true", "false"):
-            raise _fail(name, line, f"function {head.group(0)!r} is outside the supported template subset "
-                                    f"({', '.join(FUNCTIONS)})")
+            raise _fail(
+                name,
+                line,
+                f"function {head.group(0)!r} is outside the supported template subset ({', '.join(FUNCTIONS)})",
+            )
         tokens = _tokens(name, line, body)
         if not tokens:
             raise _fail(name, line, "empty action")
@@ -293,8 +299,9 @@ def _indent(width: Any, text: Any) -> str:
 
 def _index(value: Any, *keys: Any) -> Any:
     for key in keys:
-        if (isinstance(value, dict) and key in value) or \
-                (isinstance(value, list) and isinstance(key, int) and 0 <= key < len(value)):
+        if (isinstance(value, dict) and key in value) or (
+            isinstance(value, list) and isinstance(key, int) and 0 <= key < len(value)
+        ):
             value = value[key]
         else:
             return MISSING
@@ -340,8 +347,7 @@ class _Renderer:
                 wanted = "at least 2" if arity < 0 else str(arity)
                 raise _fail(self.name, pipeline.line, f"{command.name} takes {wanted} argument(s), got {len(args)}")
             if command.name in ("toYaml", "toJson", "nindent", "indent", "quote") and args[-1] is MISSING:
-                raise _fail(self.name, pipeline.line, f"{command.name} of a missing value "
-                                                      f"({self._describe(pipeline)})")
+                raise _fail(self.name, pipeline.line, f"{command.name} of a missing value ({self._describe(pipeline)})")
             if command.name in ("nindent", "indent") and not isinstance(args[0], int):
                 raise _fail(self.name, pipeline.line, f"{command.name} needs an integer width")
             result = func(*args)
@@ -360,8 +366,12 @@ class _Renderer:
                 if value is MISSING or value is None:
                     raise _fail(self.name, node.pipeline.line, f"no value for {self._describe(node.pipeline)}")
                 if isinstance(value, dict | list):
-                    raise _fail(self.name, node.pipeline.line, f"{self._describe(node.pipeline)} is a "
-                                f"{'map' if isinstance(value, dict) else 'list'}: print it with toYaml")
+                    raise _fail(
+                        self.name,
+                        node.pipeline.line,
+                        f"{self._describe(node.pipeline)} is a "
+                        f"{'map' if isinstance(value, dict) else 'list'}: print it with toYaml",
+                    )
                 out.append(_format(value))
             else:
                 self.render(node.then if _truthy(self.run(node.condition)) else node.otherwise, out)

@@ -41,7 +41,7 @@ def _matches(doc: dict[str, Any], criteria: dict[str, Any], trigger: dict[str, A
         if isinstance(wanted, str) and wanted.startswith(THIS):
             if literal_only:
                 continue
-            wanted = _field(trigger, wanted[len(THIS):])
+            wanted = _field(trigger, wanted[len(THIS) :])
         if _field(doc, path) != wanted:
             return False
     return True
@@ -54,8 +54,10 @@ class Analyzer:
         self.now = now
         for rule in self.rules:
             if rule.recommendedAction not in hevent.RecommendedAction.__members__:
-                raise errors.InvalidInput(f"analyzer rule {rule.name!r}: unknown recommendedAction "
-                                          f"{rule.recommendedAction!r}", where="health-events-analyzer.rules")
+                raise errors.InvalidInput(
+                    f"analyzer rule {rule.name!r}: unknown recommendedAction {rule.recommendedAction!r}",
+                    where="health-events-analyzer.rules",
+                )
 
     def evaluate(self, trigger: hevent.HealthEvent, history: Iterable[hevent.HealthEvent]) -> hevent.HealthEvent | None:
         """The derived event of the first rule ``trigger`` makes fire over ``history``, or None."""
@@ -63,23 +65,38 @@ class Analyzer:
             return None
         doc = trigger.wire()
         until = trigger.generatedTimestamp
-        past = [e for e in history if e.nodeName == trigger.nodeName and e.agent != AGENT
-                and (until is None or e.generatedTimestamp is None or e.generatedTimestamp <= until)]
+        past = [
+            e
+            for e in history
+            if e.nodeName == trigger.nodeName
+            and e.agent != AGENT
+            and (until is None or e.generatedTimestamp is None or e.generatedTimestamp <= until)
+        ]
         now = self.now()
         for rule in self.rules:
             if not any(_matches(doc, s.criteria, doc, literal_only=True) for s in rule.sequence):
                 continue
             since = now - self.windows[rule.name]
             recent = [e.wire() for e in past if e.generatedTimestamp is not None and e.generatedTimestamp >= since]
-            if all(sum(_matches(d, s.criteria, doc, literal_only=False) for d in recent) >= s.errorCount
-                   for s in rule.sequence):
+            if all(
+                sum(_matches(d, s.criteria, doc, literal_only=False) for d in recent) >= s.errorCount
+                for s in rule.sequence
+            ):
                 return derived(trigger, rule)
         return None
 
 
 def derived(trigger: hevent.HealthEvent, rule: hvalues.AnalyzerRule) -> hevent.HealthEvent:
     action = hevent.RecommendedAction[rule.recommendedAction]
-    return trigger.model_copy(update={
-        "agent": AGENT, "checkName": rule.name, "recommendedAction": action, "isHealthy": False,
-        "isFatal": action != hevent.RecommendedAction.NONE, "message": rule.message or rule.description,
-        "id": "", "metadata": {**trigger.metadata, "analyzerRule": rule.name}})
+    return trigger.model_copy(
+        update={
+            "agent": AGENT,
+            "checkName": rule.name,
+            "recommendedAction": action,
+            "isHealthy": False,
+            "isFatal": action != hevent.RecommendedAction.NONE,
+            "message": rule.message or rule.description,
+            "id": "",
+            "metadata": {**trigger.metadata, "analyzerRule": rule.name},
+        }
+    )

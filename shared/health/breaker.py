@@ -59,8 +59,14 @@ class Status:
     window: str
 
     def document(self) -> dict[str, Any]:
-        return {"status": self.state, "threshold": self.threshold, "gpuNodes": self.gpu_nodes,
-                "recentQuarantines": len(self.recent), "window": self.window, "nodes": sorted(self.recent)}
+        return {
+            "status": self.state,
+            "threshold": self.threshold,
+            "gpuNodes": self.gpu_nodes,
+            "recentQuarantines": len(self.recent),
+            "window": self.window,
+            "nodes": sorted(self.recent),
+        }
 
 
 def _path(namespace: str, name: str | None = None) -> str:
@@ -70,8 +76,15 @@ def _path(namespace: str, name: str | None = None) -> str:
 class ConfigMapBreaker:
     """The breaker of one controller; ``allow`` is what the quarantine step asks."""
 
-    def __init__(self, api: Any, *, namespace: str, settings: values.CircuitBreaker, gpu_node_label: str,
-                 now: Callable[[], datetime]) -> None:
+    def __init__(
+        self,
+        api: Any,
+        *,
+        namespace: str,
+        settings: values.CircuitBreaker,
+        gpu_node_label: str,
+        now: Callable[[], datetime],
+    ) -> None:
         self.api = api
         self.namespace = namespace
         self.settings = settings
@@ -81,14 +94,16 @@ class ConfigMapBreaker:
         # One lock for this process's workers: the ConfigMap write is the cross-process guarantee,
         # the lock keeps our own workers from conflicting and guards the pass order below.
         self._cond = threading.Condition(threading.Lock())
-        self._cm: dict[str, Any] | None = None   # the ConfigMap as we last read or wrote it
+        self._cm: dict[str, Any] | None = None  # the ConfigMap as we last read or wrote it
         self._ranks: dict[str, int] = {}
         self._undecided: set[str] = set()
 
     def gpu_nodes(self) -> int:
         if self._gpu_nodes is None:
-            self._gpu_nodes = sum(1 for _ in rest.iter_items(self.api, rest.core_path("nodes"),
-                                                             label_selector=self.gpu_node_label or None))
+            self._gpu_nodes = sum(
+                1
+                for _ in rest.iter_items(self.api, rest.core_path("nodes"), label_selector=self.gpu_node_label or None)
+            )
         return self._gpu_nodes
 
     # ------------------------------------------------------------ pass order
@@ -115,16 +130,19 @@ class ConfigMapBreaker:
         rank = self._ranks.get(node)
         if rank is None:
             return 0
-        return sum(1 for other in self._undecided
-                   if self._ranks[other] < rank and other not in recent)
+        return sum(1 for other in self._undecided if self._ranks[other] < rank and other not in recent)
 
     # ------------------------------------------------------------ the ConfigMap
     def _read(self) -> dict[str, Any]:
         try:
             return rest.get(self.api, _path(self.namespace, NAME), what=f"configmap {self.namespace}/{NAME}")
         except errors.NotFound:
-            body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": NAME, "namespace": self.namespace},
-                    "data": {"status": CLOSED, "cursor": "RESUME", "window": "{}"}}
+            body = {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": NAME, "namespace": self.namespace},
+                "data": {"status": CLOSED, "cursor": "RESUME", "window": "{}"},
+            }
             try:
                 return rest.create(self.api, _path(self.namespace), body, what=f"configmap {self.namespace}/{NAME}")
             except kube_errors.AlreadyExists:
@@ -138,8 +156,9 @@ class ConfigMapBreaker:
     def _write(self, cm: dict[str, Any]) -> None:
         """Replace with the resourceVersion read; a conflict (someone else wrote) drops the cache."""
         try:
-            self._cm = rest.replace(self.api, _path(self.namespace, NAME), cm,
-                                    what=f"configmap {self.namespace}/{NAME}")
+            self._cm = rest.replace(
+                self.api, _path(self.namespace, NAME), cm, what=f"configmap {self.namespace}/{NAME}"
+            )
         except Exception:
             self._cm = None
             raise
@@ -150,8 +169,7 @@ class ConfigMapBreaker:
         except ValueError:
             window = {}
         oldest = moment - self.settings.window()
-        return {n: t for n, t in window.items()
-                if datetime.fromisoformat(t.replace("Z", "+00:00")) > oldest}
+        return {n: t for n, t in window.items() if datetime.fromisoformat(t.replace("Z", "+00:00")) > oldest}
 
     # ------------------------------------------------------------ admission
     def allow(self, node: str) -> bool:
@@ -177,15 +195,20 @@ class ConfigMapBreaker:
                 free = threshold - len(recent)
                 waiting_for = self._waiting_for(node, recent) if new else 0
                 if new and free <= waiting_for and waiting_for > 0:
-                    self._cond.wait(timeout=1.0)   # an earlier node decides first
+                    self._cond.wait(timeout=1.0)  # an earlier node decides first
                     continue
                 admitted = not new or free > 0
                 if admitted:
                     recent[node] = hevent.format_time(moment)
                 else:
                     data["status"] = TRIPPED
-                    logger.warning("circuit breaker TRIPPED: %d node(s) quarantined within %s (threshold %d)",
-                                   len(recent), self.settings.duration, threshold, extra={"subject": node})
+                    logger.warning(
+                        "circuit breaker TRIPPED: %d node(s) quarantined within %s (threshold %d)",
+                        len(recent),
+                        self.settings.duration,
+                        threshold,
+                        extra={"subject": node},
+                    )
                 data["window"] = json.dumps(recent, sort_keys=True)
                 self._write(cm)
                 self._cond.notify_all()
@@ -224,11 +247,17 @@ class ConfigMapBreaker:
             cm = {}
         data = cm.get("data") or {}
         threshold = self.settings.threshold(self.gpu_nodes())
-        return Status(data.get("status", CLOSED), threshold, self.gpu_nodes(), self._recent(data, self.now()),
-                      self.settings.duration)
+        return Status(
+            data.get("status", CLOSED),
+            threshold,
+            self.gpu_nodes(),
+            self._recent(data, self.now()),
+            self.settings.duration,
+        )
 
     def reset(self, *, skip_backlog: bool = False) -> Status:
         """CLOSED with an empty window; ``skip_backlog`` sets cursor=CREATE as upstream's runbook."""
+
         def attempt() -> None:
             cm = self._read()
             cm["data"] = {"status": CLOSED, "cursor": "CREATE" if skip_backlog else "RESUME", "window": "{}"}

@@ -48,9 +48,12 @@ def merge(conditions: list[dict[str, Any]], ev: hevent.HealthEvent, stamp: str) 
     elif line(ev) not in lines:
         lines.append(line(ev))
     status = "True" if lines else "False"
-    wanted = {"type": ev.checkName, "status": status,
-              "reason": f"{ev.checkName}IsNotHealthy" if lines else f"{ev.checkName}IsHealthy",
-              "message": (";".join(lines) + ";")[:MAX_MESSAGE] if lines else HEALTHY_MESSAGE}
+    wanted = {
+        "type": ev.checkName,
+        "status": status,
+        "reason": f"{ev.checkName}IsNotHealthy" if lines else f"{ev.checkName}IsHealthy",
+        "message": (";".join(lines) + ";")[:MAX_MESSAGE] if lines else HEALTHY_MESSAGE,
+    }
     if current is None:
         conditions.append({**wanted, "lastHeartbeatTime": stamp, "lastTransitionTime": stamp})
         return True
@@ -79,11 +82,20 @@ def publish_event(api: Any, ev: hevent.HealthEvent, *, now: datetime) -> None:
     """A core/v1 Event for a non-fatal unhealthy event (type = checkName, as upstream)."""
     stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
     name = f"{ev.nodeName}.{ev.dedupe_key()[:16]}"
-    body = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": name, "namespace": "default"},
-            "involvedObject": {"kind": "Node", "name": ev.nodeName, "uid": ev.nodeName},
-            "type": ev.checkName, "reason": f"{ev.checkName}IsNotHealthy", "message": line(ev) + ";",
-            "source": {"component": ev.agent, "host": ev.nodeName}, "reportingComponent": ev.agent,
-            "firstTimestamp": stamp, "lastTimestamp": stamp, "count": 1}
+    body = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": name, "namespace": "default"},
+        "involvedObject": {"kind": "Node", "name": ev.nodeName, "uid": ev.nodeName},
+        "type": ev.checkName,
+        "reason": f"{ev.checkName}IsNotHealthy",
+        "message": line(ev) + ";",
+        "source": {"component": ev.agent, "host": ev.nodeName},
+        "reportingComponent": ev.agent,
+        "firstTimestamp": stamp,
+        "lastTimestamp": stamp,
+        "count": 1,
+    }
     try:
         rest.create(api, rest.core_path("events", "default"), body, what=f"event {name}")
     except kube_errors.AlreadyExists:

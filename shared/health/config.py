@@ -36,6 +36,6 @@ def load(path: Path | None, *, enforce: bool | None = None) -> Config:
     if enforce is not None:
         model.global_.dryRun = not enforce
     engine = ruleset.Engine(ruleset.compile_rule_sets(model.fault_quarantine.ruleSets, source=source))
-    if model.lifecycle_manager.enabled:   # a bad test name or criterion fails the load, not a later pass
+    if model.lifecycle_manager.enabled:  # a bad test name or criterion fails the load, not a later pass
         lifecycle_settings.check(lifecycle_settings.with_catalog(model.lifecycle_manager.config), source=source)
     return Config(values=model, engine=engine, source=source)

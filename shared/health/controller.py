@@ -40,15 +40,20 @@ LEASE_SECONDS = 15
 GAUGE_REFRESH_SECONDS = 30.0
 """Quarantined-node and breaker gauges are re-read after a pass that processed events, else this often."""
 
-EVENTS = metrics.REGISTRY.counter("nvsentinel_events_processed_total", "HealthEvents processed, by outcome phase.",
-                                  ["phase"])
-EVALUATIONS = metrics.REGISTRY.counter("nvsentinel_rule_evaluations_total",
-                                       "Rule-set evaluations of unhealthy events, by result (matched, not_matched).",
-                                       ["result"])
-EVAL_ERRORS = metrics.REGISTRY.counter("nvsentinel_rule_evaluation_errors_total",
-                                       "CEL rules that failed to evaluate (counted as not matching).")
-PASS_ERRORS = metrics.REGISTRY.counter("nvsentinel_pass_errors_total",
-                                       "Controller passes that failed and were retried.")
+EVENTS = metrics.REGISTRY.counter(
+    "nvsentinel_events_processed_total", "HealthEvents processed, by outcome phase.", ["phase"]
+)
+EVALUATIONS = metrics.REGISTRY.counter(
+    "nvsentinel_rule_evaluations_total",
+    "Rule-set evaluations of unhealthy events, by result (matched, not_matched).",
+    ["result"],
+)
+EVAL_ERRORS = metrics.REGISTRY.counter(
+    "nvsentinel_rule_evaluation_errors_total", "CEL rules that failed to evaluate (counted as not matching)."
+)
+PASS_ERRORS = metrics.REGISTRY.counter(
+    "nvsentinel_pass_errors_total", "Controller passes that failed and were retried."
+)
 QUARANTINED = metrics.REGISTRY.gauge("nvsentinel_quarantined_nodes", "Nodes holding at least one nvsentinel cause.")
 BREAKER = metrics.REGISTRY.gauge("nvsentinel_breaker_tripped", "1 while the circuit breaker is TRIPPED, else 0.")
 LEADER = metrics.REGISTRY.gauge("nvsentinel_leader", "1 while this replica holds the fault-quarantine Lease.")
@@ -113,19 +118,26 @@ QUARANTINE_ROUNDS = 4
 
 
 class Controller:
-    def __init__(self, api: Any, cfg: config.Config, *, namespace: str, clk: clock.Clock,
-                 identity: str | None = None) -> None:
+    def __init__(
+        self, api: Any, cfg: config.Config, *, namespace: str, clk: clock.Clock, identity: str | None = None
+    ) -> None:
         self.api = api
         self.cfg = cfg
         self.namespace = namespace
         self.clock = clk
         self.identity = identity or f"{socket.gethostname()}-{id(self):x}"
         fq = cfg.fq
-        self.breaker = hbreaker.ConfigMapBreaker(api, namespace=namespace, settings=fq.circuitBreaker,
-                                                 gpu_node_label=fq.gpuNodeLabel, now=clk.now)
+        self.breaker = hbreaker.ConfigMapBreaker(
+            api, namespace=namespace, settings=fq.circuitBreaker, gpu_node_label=fq.gpuNodeLabel, now=clk.now
+        )
         self.quarantiner = quarantine.Quarantiner(
-            engine=cast(Any, _CountingEngine(cfg.engine)), dry_run=cfg.dry_run, label_prefix=fq.labelPrefix,
-            skip_labels=[(s.key, s.value) for s in fq.skipNodeLabels], breaker=self.breaker, now=clk.now)
+            engine=cast(Any, _CountingEngine(cfg.engine)),
+            dry_run=cfg.dry_run,
+            label_prefix=fq.labelPrefix,
+            skip_labels=[(s.key, s.value) for s in fq.skipNodeLabels],
+            breaker=self.breaker,
+            now=clk.now,
+        )
         self.followup = followup.FollowUp(api, cfg, clk=clk)
         self.analyzer = analyzer.Analyzer(cfg.values.analyzer, now=clk.now)
         self._gauges_at: float | None = None
@@ -162,8 +174,13 @@ class Controller:
         self._gauges_at = now
         try:
             # page by page: at 10,000 nodes the full list would dominate the controller's memory
-            QUARANTINED.set(sum(1 for node in rest.iter_items(self.api, rest.core_path("nodes"))
-                                if quarantine.ANN_CAUSES in ((node.get("metadata") or {}).get("annotations") or {})))
+            QUARANTINED.set(
+                sum(
+                    1
+                    for node in rest.iter_items(self.api, rest.core_path("nodes"))
+                    if quarantine.ANN_CAUSES in ((node.get("metadata") or {}).get("annotations") or {})
+                )
+            )
             BREAKER.set(1 if self.breaker.status().state == hbreaker.TRIPPED else 0)
         except errors.ToolError as exc:
             logger.debug("metrics refresh failed: %s", exc.line())
@@ -201,9 +218,10 @@ class Controller:
                 try:
                     done.append(self._process(stored))
                 except errors.ToolError as exc:
-                    logger.warning("event %s not processed: %s", stored.name, exc.line(),
-                                   extra={"subject": stored.event.nodeName})
-                    break   # keep this node's order: retry the rest in the next pass
+                    logger.warning(
+                        "event %s not processed: %s", stored.name, exc.line(), extra={"subject": stored.event.nodeName}
+                    )
+                    break  # keep this node's order: retry the rest in the next pass
         finally:
             self.breaker.finished(events[0].event.nodeName)
         return done
@@ -214,8 +232,9 @@ class Controller:
         try:
             conditions.record(self.api, ev, now=now)
         except errors.NotFound:
-            resource.set_status(self.api, stored.name, resource.Status(
-                phase="NodeNotFound", processedAt=hevent.format_time(now)))
+            resource.set_status(
+                self.api, stored.name, resource.Status(phase="NodeNotFound", processedAt=hevent.format_time(now))
+            )
             return "NodeNotFound"
         ev_cel = ev.cel_value()
         box: list[quarantine.Outcome] = []
@@ -229,17 +248,25 @@ class Controller:
         try:
             nodes.update(self.api, ev.nodeName, mutate)
         except errors.ToolError:
-            slot.release()   # the node was not written: its slot goes back
+            slot.release()  # the node was not written: its slot goes back
             raise
         outcome = box[-1]
         if outcome.phase != "Quarantined":
-            slot.release()   # a retried write found the node already held, or nothing to do
+            slot.release()  # a retried write found the node already held, or nothing to do
         if outcome.phase in ("Quarantined", "UnQuarantined", "Blocked"):
-            logger.info("%s by %s", outcome.phase, ", ".join(outcome.rule_sets) or ev.checkName,
-                        extra={"subject": ev.nodeName})
-        resource.set_status(self.api, stored.name, resource.Status(
-            phase=outcome.phase, ruleSets=outcome.rule_sets, message=outcome.message,
-            processedAt=hevent.format_time(self.clock.now())))
+            logger.info(
+                "%s by %s", outcome.phase, ", ".join(outcome.rule_sets) or ev.checkName, extra={"subject": ev.nodeName}
+            )
+        resource.set_status(
+            self.api,
+            stored.name,
+            resource.Status(
+                phase=outcome.phase,
+                ruleSets=outcome.rule_sets,
+                message=outcome.message,
+                processedAt=hevent.format_time(self.clock.now()),
+            ),
+        )
         return outcome.phase
 
     # ------------------------------------------------------------ the loop
@@ -248,8 +275,14 @@ class Controller:
         leading = False
         while not stop.is_set():
             try:
-                leading = leases.try_acquire(self.api, self.namespace, LEASE_NAME, identity=self.identity,
-                                             duration=LEASE_SECONDS, now=self.clock.now)
+                leading = leases.try_acquire(
+                    self.api,
+                    self.namespace,
+                    LEASE_NAME,
+                    identity=self.identity,
+                    duration=LEASE_SECONDS,
+                    now=self.clock.now,
+                )
                 LEADER.set(1 if leading else 0)
                 if not leading:
                     stop.wait(1.0)
@@ -257,8 +290,9 @@ class Controller:
                 listing = rest.get(self.api, resource.RESOURCE.path(), what="healthevents")
                 self.reconcile_once()
                 version = (listing.get("metadata") or {}).get("resourceVersion")
-                for kind, obj in watch.events(self.api, resource.RESOURCE.path(), resource_version=version,
-                                              timeout_seconds=watch_seconds):
+                for kind, obj in watch.events(
+                    self.api, resource.RESOURCE.path(), resource_version=version, timeout_seconds=watch_seconds
+                ):
                     if stop.is_set() or (kind in ("ADDED", "MODIFIED") and not (obj.get("status") or {}).get("phase")):
                         break
             except kube_errors.Expired:
@@ -275,7 +309,11 @@ class Controller:
 
 def ensure_namespace(api: Any, namespace: str) -> None:
     try:
-        rest.create(api, rest.core_path("namespaces"), {"apiVersion": "v1", "kind": "Namespace",
-                                                        "metadata": {"name": namespace}}, what=f"namespace {namespace}")
+        rest.create(
+            api,
+            rest.core_path("namespaces"),
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
+            what=f"namespace {namespace}",
+        )
     except kube_errors.AlreadyExists:
         return

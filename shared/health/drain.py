@@ -112,7 +112,7 @@ def selector_matches(requirements: tuple[Requirement, ...], labels: dict[str, st
             ok = value is None
         elif op in ("=", "in"):
             ok = value is not None and value in values
-        else:   # "!=", "notin": a missing label matches, as in Kubernetes
+        else:  # "!=", "notin": a missing label matches, as in Kubernetes
             ok = value is None or value not in values
         if not ok:
             return False
@@ -133,7 +133,7 @@ def requests_gpu(pod: dict[str, Any]) -> bool:
                 if float(str(limits.get(name, "0"))) > 0:
                     return True
             except ValueError:
-                return True   # a quantity we cannot read is still a request
+                return True  # a quantity we cannot read is still a request
     return False
 
 
@@ -153,9 +153,12 @@ def _stale(pod: dict[str, Any], not_ready_minutes: float, now: datetime) -> bool
     grace = spec.get("terminationGracePeriodSeconds")
     if _since(pod, meta.get("deletionTimestamp"), 30 if grace is None else float(grace), now):
         return True
-    return any(c.get("type") == "Ready" and c.get("status") == "False"
-               and _since(pod, c.get("lastTransitionTime"), not_ready_minutes * 60, now)
-               for c in (pod.get("status") or {}).get("conditions") or [])
+    return any(
+        c.get("type") == "Ready"
+        and c.get("status") == "False"
+        and _since(pod, c.get("lastTransitionTime"), not_ready_minutes * 60, now)
+        for c in (pod.get("status") or {}).get("conditions") or []
+    )
 
 
 def _exempt(pod: dict[str, Any]) -> bool:
@@ -175,8 +178,7 @@ class Drainer:
         self.settings = settings
         self.now = now
         self.system = re.compile(settings.systemNamespaces)
-        self.policies = [(p.namespace, parse_selector(p.podSelector), p.mode)
-                         for p in settings.podDrainPolicies]
+        self.policies = [(p.namespace, parse_selector(p.podSelector), p.mode) for p in settings.podDrainPolicies]
         self.base = hvalues.parse_duration(settings.requeueBackoffBase)
         self.most = hvalues.parse_duration(settings.requeueBackoffMax)
 
@@ -189,9 +191,15 @@ class Drainer:
             return None
         mode: str | None = None
         if self.policies:
-            mode = next((m for glob, requirements, m in self.policies
-                         if (not glob or fnmatch.fnmatchcase(namespace, glob))
-                         and selector_matches(requirements, labels or {})), None)
+            mode = next(
+                (
+                    m
+                    for glob, requirements, m in self.policies
+                    if (not glob or fnmatch.fnmatchcase(namespace, glob))
+                    and selector_matches(requirements, labels or {})
+                ),
+                None,
+            )
         else:
             mode = next((e.mode for e in self.settings.userNamespaces if fnmatch.fnmatchcase(namespace, e.name)), None)
         if mode is not None and ev.drainOverrides is not None and ev.drainOverrides.force:
@@ -216,8 +224,11 @@ class Drainer:
             mode = self.mode_for(meta.get("namespace", ""), ev, meta.get("labels") or {})
             if mode is None or (self.settings.drainGPUPods and not requests_gpu(pod)):
                 continue
-            if entity is not None and not uses_gpu(pod, entity) and not (
-                    requests_gpu(pod) and DEVICES_ANNOTATION not in (meta.get("annotations") or {})):
+            if (
+                entity is not None
+                and not uses_gpu(pod, entity)
+                and not (requests_gpu(pod) and DEVICES_ANNOTATION not in (meta.get("annotations") or {}))
+            ):
                 continue
             found.append((pod, mode))
         return found
@@ -257,8 +268,9 @@ class Drainer:
             meta = pod["metadata"]
             key = pod_key(pod)
             if mode == "Immediate":
-                result, message = evictions.evict(self.api, meta["namespace"], meta["name"],
-                                                  grace_seconds=int(self.settings.evictionTimeoutInSeconds))
+                result, message = evictions.evict(
+                    self.api, meta["namespace"], meta["name"], grace_seconds=int(self.settings.evictionTimeoutInSeconds)
+                )
                 if result == "blocked":
                     blocked = True
                     pending.append(key)
@@ -272,8 +284,7 @@ class Drainer:
                 pending.append(key)
                 waiting.append((key, mode))
         if not pending:
-            return status.model_copy(update={"state": "Succeeded", "pending": [], "nextAttemptAt": None,
-                                             "message": ""})
+            return status.model_copy(update={"state": "Succeeded", "pending": [], "nextAttemptAt": None, "message": ""})
         if waiting:
             self._announce(ev.nodeName, waiting, deadline, now)
         update: dict[str, Any] = {"state": "InProgress", "pending": pending, "message": "; ".join(messages)}
@@ -289,15 +300,28 @@ class Drainer:
         allow = sorted(k for k, m in waiting if m == "AllowCompletion")
         later = sorted(k for k, m in waiting if m == "DeleteAfterTimeout")
         if allow:
-            kevents.node_event(self.api, node, reason="AwaitingPodCompletion", component=COMPONENT, now=now,
-                               message=f"Waiting for following pods to finish: {allow}")
+            kevents.node_event(
+                self.api,
+                node,
+                reason="AwaitingPodCompletion",
+                component=COMPONENT,
+                now=now,
+                message=f"Waiting for following pods to finish: {allow}",
+            )
         if later:
-            kevents.node_event(self.api, node, reason="WaitingBeforeForceDelete", component=COMPONENT, now=now,
-                               message=f"Waiting for following pods to finish: {later} or they will be force "
-                                       f"deleted on: {hevent.format_time(deadline)}")
+            kevents.node_event(
+                self.api,
+                node,
+                reason="WaitingBeforeForceDelete",
+                component=COMPONENT,
+                now=now,
+                message=f"Waiting for following pods to finish: {later} or they will be force "
+                f"deleted on: {hevent.format_time(deadline)}",
+            )
 
-    def _drained_before(self, node: nodes.Node, stored: resource.Stored, others: list[resource.Stored],
-                        entity: str | None) -> bool:
+    def _drained_before(
+        self, node: nodes.Node, stored: resource.Stored, others: list[resource.Stored], entity: str | None
+    ) -> bool:
         """An earlier cause of this quarantine already drained the node (fully, or this same GPU)."""
         held = {c.get("event") for c in quarantine.causes(node).values()}
         for other in others:

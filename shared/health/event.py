@@ -147,20 +147,30 @@ class HealthEvent(BaseModel):
         """
         stamp, q, d = self.generatedTimestamp, self.quarantineOverrides, self.drainOverrides
         return {
-            "version": self.version, "agent": self.agent, "componentClass": self.componentClass or None,
-            "checkName": self.checkName, "isFatal": self.isFatal, "isHealthy": self.isHealthy,
-            "message": self.message or None, "recommendedAction": int(self.recommendedAction),
+            "version": self.version,
+            "agent": self.agent,
+            "componentClass": self.componentClass or None,
+            "checkName": self.checkName,
+            "isFatal": self.isFatal,
+            "isHealthy": self.isHealthy,
+            "message": self.message or None,
+            "recommendedAction": int(self.recommendedAction),
             "errorCode": list(self.errorCode) or None,
-            "entitiesImpacted": [{"entityType": e.entityType, "entityValue": e.entityValue}
-                                 for e in self.entitiesImpacted] or None,
+            "entitiesImpacted": [
+                {"entityType": e.entityType, "entityValue": e.entityValue} for e in self.entitiesImpacted
+            ]
+            or None,
             "metadata": dict(self.metadata) or None,
-            "generatedTimestamp": None if stamp is None else {
-                "seconds": int(stamp.timestamp()), "nanos": stamp.microsecond * 1000},
+            "generatedTimestamp": None
+            if stamp is None
+            else {"seconds": int(stamp.timestamp()), "nanos": stamp.microsecond * 1000},
             "nodeName": self.nodeName,
             "quarantineOverrides": None if q is None else {"force": q.force, "skip": q.skip},
             "drainOverrides": None if d is None else {"force": d.force, "skip": d.skip},
-            "processingStrategy": int(self.processingStrategy), "id": self.id or None,
-            "customRecommendedAction": self.customRecommendedAction or None}
+            "processingStrategy": int(self.processingStrategy),
+            "id": self.id or None,
+            "customRecommendedAction": self.customRecommendedAction or None,
+        }
 
     def cel_value(self) -> Any:
         """``cel.to_cel(self.activation())``, built straight into CEL values (the rule engine's input).
@@ -179,9 +189,15 @@ class HealthEvent(BaseModel):
         if self.id:
             basis: Any = ["id", self.id]
         else:
-            basis = [self.nodeName, self.agent, self.checkName, sorted(self.errorCode),
-                     sorted((e.entityType, e.entityValue) for e in self.entitiesImpacted), self.isHealthy,
-                     None if self.generatedTimestamp is None else format_time(self.generatedTimestamp)]
+            basis = [
+                self.nodeName,
+                self.agent,
+                self.checkName,
+                sorted(self.errorCode),
+                sorted((e.entityType, e.entityValue) for e in self.entitiesImpacted),
+                self.isHealthy,
+                None if self.generatedTimestamp is None else format_time(self.generatedTimestamp),
+            ]
         return hashlib.sha256(json.dumps(basis).encode()).hexdigest()[:20]
 
 
@@ -194,33 +210,71 @@ def _cel_builder() -> Any:
 
     b = cel.builders()
     string, integer, mapping, array, convert, true, false = (
-        b.string, b.integer, b.mapping, b.array, b.convert, b.true, b.false)
-    (version, agent, component, check, fatal, healthy, message, action, codes, entities, metadata, stamp_key,
-     node, quarantine, drain, strategy, ident, custom) = (b.key(name) for name in HealthEvent.model_fields)
+        b.string,
+        b.integer,
+        b.mapping,
+        b.array,
+        b.convert,
+        b.true,
+        b.false,
+    )
+    (
+        version,
+        agent,
+        component,
+        check,
+        fatal,
+        healthy,
+        message,
+        action,
+        codes,
+        entities,
+        metadata,
+        stamp_key,
+        node,
+        quarantine,
+        drain,
+        strategy,
+        ident,
+        custom,
+    ) = (b.key(name) for name in HealthEvent.model_fields)
     etype, evalue, seconds, nanos, force, skip = (
-        b.key(name) for name in ("entityType", "entityValue", "seconds", "nanos", "force", "skip"))
+        b.key(name) for name in ("entityType", "entityValue", "seconds", "nanos", "force", "skip")
+    )
 
     def overrides(o: BehaviourOverrides | None) -> Any:
         return None if o is None else mapping({force: true if o.force else false, skip: true if o.skip else false})
 
     def build(ev: HealthEvent) -> Any:
         stamp = ev.generatedTimestamp
-        return mapping({
-            version: convert(ev.version), agent: string(ev.agent),
-            component: string(ev.componentClass) if ev.componentClass else None,
-            check: string(ev.checkName), fatal: true if ev.isFatal else false,
-            healthy: true if ev.isHealthy else false, message: string(ev.message) if ev.message else None,
-            action: integer(int(ev.recommendedAction)),
-            codes: array([string(c) for c in ev.errorCode]) if ev.errorCode else None,
-            entities: array([mapping({etype: string(e.entityType), evalue: string(e.entityValue)})
-                             for e in ev.entitiesImpacted]) if ev.entitiesImpacted else None,
-            metadata: convert(ev.metadata) if ev.metadata else None,
-            stamp_key: None if stamp is None else mapping({
-                seconds: convert(int(stamp.timestamp())), nanos: integer(stamp.microsecond * 1000)}),
-            node: string(ev.nodeName), quarantine: overrides(ev.quarantineOverrides),
-            drain: overrides(ev.drainOverrides), strategy: integer(int(ev.processingStrategy)),
-            ident: string(ev.id) if ev.id else None,
-            custom: string(ev.customRecommendedAction) if ev.customRecommendedAction else None})
+        return mapping(
+            {
+                version: convert(ev.version),
+                agent: string(ev.agent),
+                component: string(ev.componentClass) if ev.componentClass else None,
+                check: string(ev.checkName),
+                fatal: true if ev.isFatal else false,
+                healthy: true if ev.isHealthy else false,
+                message: string(ev.message) if ev.message else None,
+                action: integer(int(ev.recommendedAction)),
+                codes: array([string(c) for c in ev.errorCode]) if ev.errorCode else None,
+                entities: array(
+                    [mapping({etype: string(e.entityType), evalue: string(e.entityValue)}) for e in ev.entitiesImpacted]
+                )
+                if ev.entitiesImpacted
+                else None,
+                metadata: convert(ev.metadata) if ev.metadata else None,
+                stamp_key: None
+                if stamp is None
+                else mapping({seconds: convert(int(stamp.timestamp())), nanos: integer(stamp.microsecond * 1000)}),
+                node: string(ev.nodeName),
+                quarantine: overrides(ev.quarantineOverrides),
+                drain: overrides(ev.drainOverrides),
+                strategy: integer(int(ev.processingStrategy)),
+                ident: string(ev.id) if ev.id else None,
+                custom: string(ev.customRecommendedAction) if ev.customRecommendedAction else None,
+            }
+        )
 
     return build
 
@@ -262,8 +316,10 @@ def parse_text(text: str, *, source: str = "-") -> list[HealthEvent]:
         if isinstance(whole, dict) and isinstance(whole.get("items"), list):
             return [parse(_unwrap(item), where=f"{source}.items[{i}]") for i, item in enumerate(whole["items"])]
         items = whole if isinstance(whole, list) else [whole]
-        return [parse(_unwrap(item), where=f"{source}[{i}]" if isinstance(whole, list) else source)
-                for i, item in enumerate(items)]
+        return [
+            parse(_unwrap(item), where=f"{source}[{i}]" if isinstance(whole, list) else source)
+            for i, item in enumerate(items)
+        ]
     events = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():

@@ -66,8 +66,11 @@ class FollowUp:
         if stored.phase not in drain.QUARANTINING:
             return False
         d, r = stored.status.drain, stored.status.remediation
-        return d is None or d.state not in drain.TERMINAL or (
-            d.state in drain.DONE and (r is None or r.state not in remediation.TERMINAL))
+        return (
+            d is None
+            or d.state not in drain.TERMINAL
+            or (d.state in drain.DONE and (r is None or r.state not in remediation.TERMINAL))
+        )
 
     def _node(self, name: str, events: list[resource.Stored], counts: dict[str, int]) -> None:
         for i, stored in enumerate(events):

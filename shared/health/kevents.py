@@ -16,16 +16,27 @@ from shared.kube import rest
 NAMESPACE = "default"
 
 
-def node_event(api: Any, node: str, *, reason: str, message: str, component: str, now: datetime,
-               kind: str = "Normal") -> None:
+def node_event(
+    api: Any, node: str, *, reason: str, message: str, component: str, now: datetime, kind: str = "Normal"
+) -> None:
     """Create the Event once (upstream writes them to ``default`` with the component as source)."""
     stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
     digest = hashlib.sha256(f"{reason}|{message}".encode()).hexdigest()[:12]
     name = f"{node}.{reason.lower()}.{digest}"
-    body = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": name, "namespace": NAMESPACE},
-            "involvedObject": {"kind": "Node", "name": node, "uid": node}, "type": kind, "reason": reason,
-            "message": message, "source": {"component": component, "host": node},
-            "reportingComponent": component, "firstTimestamp": stamp, "lastTimestamp": stamp, "count": 1}
+    body = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "involvedObject": {"kind": "Node", "name": node, "uid": node},
+        "type": kind,
+        "reason": reason,
+        "message": message,
+        "source": {"component": component, "host": node},
+        "reportingComponent": component,
+        "firstTimestamp": stamp,
+        "lastTimestamp": stamp,
+        "count": 1,
+    }
     try:
         rest.create(api, rest.core_path("events", NAMESPACE), body, what=f"event {name}")
     except kube_errors.AlreadyExists:

@@ -109,8 +109,16 @@ def is_enforced(node: nodes.Node, ev: hevent.HealthEvent | None = None) -> bool:
 class Quarantiner:
     """Applies events to nodes under one configuration."""
 
-    def __init__(self, *, engine: ruleset.Engine, dry_run: bool, label_prefix: str,
-                 skip_labels: list[tuple[str, str]], breaker: Breaker, now: Callable[[], datetime]) -> None:
+    def __init__(
+        self,
+        *,
+        engine: ruleset.Engine,
+        dry_run: bool,
+        label_prefix: str,
+        skip_labels: list[tuple[str, str]],
+        breaker: Breaker,
+        now: Callable[[], datetime],
+    ) -> None:
         self.engine = engine
         self.dry_run = dry_run
         self.prefix = label_prefix
@@ -118,8 +126,15 @@ class Quarantiner:
         self.breaker = breaker
         self.now = now
 
-    def apply(self, node: nodes.Node, ev: hevent.HealthEvent, ev_cel: Any, *, event_name: str = "",
-              breaker: Breaker | None = None) -> Outcome:
+    def apply(
+        self,
+        node: nodes.Node,
+        ev: hevent.HealthEvent,
+        ev_cel: Any,
+        *,
+        event_name: str = "",
+        breaker: Breaker | None = None,
+    ) -> Outcome:
         """Change ``node`` in place for ``ev``; ``Outcome.changed`` says whether to write it.
 
         ``breaker`` replaces the configured one for this call: the controller passes one that
@@ -138,12 +153,21 @@ class Quarantiner:
         if not decision.matched:
             msg = "; ".join(decision.errors)
             return Outcome("NotMatched", message=msg)
-        return self._quarantine(node, ev, decision, event_name=event_name, counted=not force,
-                                breaker=breaker or self.breaker)
+        return self._quarantine(
+            node, ev, decision, event_name=event_name, counted=not force, breaker=breaker or self.breaker
+        )
 
     # ------------------------------------------------------------ unhealthy
-    def _quarantine(self, node: nodes.Node, ev: hevent.HealthEvent, decision: ruleset.Decision, *,
-                    event_name: str, counted: bool, breaker: Breaker) -> Outcome:
+    def _quarantine(
+        self,
+        node: nodes.Node,
+        ev: hevent.HealthEvent,
+        decision: ruleset.Decision,
+        *,
+        event_name: str,
+        counted: bool,
+        breaker: Breaker,
+    ) -> Outcome:
         name = node["metadata"]["name"]
         anns = nodes.node_annotations(node)
         current = causes(node)
@@ -157,8 +181,14 @@ class Quarantiner:
         changed = False
         for key in cause_keys(ev):
             if key not in current:
-                current[key] = {"by": OWNER, "ruleSets": decision.matched, "at": stamp, "event": event_name,
-                                "action": ev.recommendedAction.name, "enforced": acting}
+                current[key] = {
+                    "by": OWNER,
+                    "ruleSets": decision.matched,
+                    "at": stamp,
+                    "event": event_name,
+                    "action": ev.recommendedAction.name,
+                    "enforced": acting,
+                }
                 changed = True
         if acting and not held:
             # the first enforced event also enforces what monitor mode recorded: one cordon covers all
@@ -169,8 +199,10 @@ class Quarantiner:
             return Outcome("AlreadyQuarantined", decision.matched)
         events = _json(anns, ANN_EVENTS, [])
         events.append(ev.wire())
-        updates: dict[str, str | None] = {ANN_CAUSES: json.dumps(current, sort_keys=True),
-                                          ANN_EVENTS: json.dumps(events, sort_keys=True)}
+        updates: dict[str, str | None] = {
+            ANN_CAUSES: json.dumps(current, sort_keys=True),
+            ANN_EVENTS: json.dumps(events, sort_keys=True),
+        }
         if acting:
             updates.update(self._enforce(node, decision, stamp))
         nodes.set_map(anns, updates)
@@ -187,11 +219,16 @@ class Quarantiner:
                 updates[ANN_CORDON_PRE] = "True"
             else:
                 updates[nodes.CORDON_OWNER] = CORDON_OWNER
-                nodes.set_map(nodes.labels(node), {
-                    f"{self.prefix}cordon-by": OWNER,
-                    f"{self.prefix}cordon-reason": ruleset.reason_value(decision.matched),
-                    f"{self.prefix}cordon-timestamp": stamp.replace(":", "-")[:19] + "Z",
-                    f"{self.prefix}uncordon-by": None, f"{self.prefix}uncordon-timestamp": None})
+                nodes.set_map(
+                    nodes.labels(node),
+                    {
+                        f"{self.prefix}cordon-by": OWNER,
+                        f"{self.prefix}cordon-reason": ruleset.reason_value(decision.matched),
+                        f"{self.prefix}cordon-timestamp": stamp.replace(":", "-")[:19] + "Z",
+                        f"{self.prefix}uncordon-by": None,
+                        f"{self.prefix}uncordon-timestamp": None,
+                    },
+                )
         applied = _json(anns, ANN_TAINTS, [])
         for t in decision.taints:
             if any(a["Key"] == t.key and a["Value"] == t.value and a["Effect"] == t.effect for a in applied):
@@ -224,10 +261,14 @@ class Quarantiner:
             del current[key]
         anns = nodes.node_annotations(node)
         if current:
-            events = [e for e in _json(anns, ANN_EVENTS, [])
-                      if any(k in current for k in cause_keys(hevent.HealthEvent.model_validate(e)))]
-            nodes.set_map(anns, {ANN_CAUSES: json.dumps(current, sort_keys=True),
-                                 ANN_EVENTS: json.dumps(events, sort_keys=True)})
+            events = [
+                e
+                for e in _json(anns, ANN_EVENTS, [])
+                if any(k in current for k in cause_keys(hevent.HealthEvent.model_validate(e)))
+            ]
+            nodes.set_map(
+                anns, {ANN_CAUSES: json.dumps(current, sort_keys=True), ANN_EVENTS: json.dumps(events, sort_keys=True)}
+            )
             return Outcome("Recovered", message=f"{len(current)} cause(s) left", changed=True)
         release(node, label_prefix=self.prefix, stamp=hevent.format_time(self.now()))
         return Outcome("UnQuarantined", changed=True)
@@ -241,8 +282,11 @@ def release(node: nodes.Node, *, label_prefix: str, stamp: str) -> bool:
     for t in _json(anns, ANN_TAINTS, []):
         if not t.get("preExisting"):
             nodes.remove_taint(node, t["Key"], t["Value"], t["Effect"])
-    if (anns.get(ANN_CORDONED) == "True" and anns.get(ANN_CORDON_PRE) != "True"
-            and anns.get(nodes.CORDON_OWNER) in (None, CORDON_OWNER)):   # handed over: no longer ours
+    if (
+        anns.get(ANN_CORDONED) == "True"
+        and anns.get(ANN_CORDON_PRE) != "True"
+        and anns.get(nodes.CORDON_OWNER) in (None, CORDON_OWNER)
+    ):  # handed over: no longer ours
         nodes.uncordon(node)
         anns.pop(nodes.CORDON_OWNER, None)
     node_labels = nodes.labels(node)
@@ -250,11 +294,23 @@ def release(node: nodes.Node, *, label_prefix: str, stamp: str) -> bool:
         if not entry.get("preExisting"):
             node_labels.pop(entry["key"], None)
     had_cordon_labels = node_labels.get(f"{label_prefix}cordon-by") == OWNER
-    nodes.set_map(node_labels, {f"{label_prefix}cordon-by": None, f"{label_prefix}cordon-reason": None,
-                                f"{label_prefix}cordon-timestamp": None, STATE_LABEL: None})
+    nodes.set_map(
+        node_labels,
+        {
+            f"{label_prefix}cordon-by": None,
+            f"{label_prefix}cordon-reason": None,
+            f"{label_prefix}cordon-timestamp": None,
+            STATE_LABEL: None,
+        },
+    )
     if had_cordon_labels:
-        nodes.set_map(node_labels, {f"{label_prefix}uncordon-by": OWNER,
-                                    f"{label_prefix}uncordon-timestamp": stamp.replace(":", "-")[:19] + "Z"})
+        nodes.set_map(
+            node_labels,
+            {
+                f"{label_prefix}uncordon-by": OWNER,
+                f"{label_prefix}uncordon-timestamp": stamp.replace(":", "-")[:19] + "Z",
+            },
+        )
     nodes.set_map(anns, dict.fromkeys(OWNED_ANNOTATIONS))
     return True
 
@@ -267,14 +323,18 @@ def hand_over(node: nodes.Node, *, to: str, label_prefix: str, stamp: str) -> bo
     anns = nodes.node_annotations(node)
     if not any(k in anns for k in OWNED_ANNOTATIONS):
         return False
-    if (anns.get(ANN_CORDONED) == "True" and anns.get(ANN_CORDON_PRE) != "True" and nodes.is_cordoned(node)
-            and anns.get(nodes.CORDON_OWNER) in (None, CORDON_OWNER)):
+    if (
+        anns.get(ANN_CORDONED) == "True"
+        and anns.get(ANN_CORDON_PRE) != "True"
+        and nodes.is_cordoned(node)
+        and anns.get(nodes.CORDON_OWNER) in (None, CORDON_OWNER)
+    ):
         anns[nodes.CORDON_OWNER] = to
     applied = _json(anns, ANN_TAINTS, [])
     for t in applied:
         if not t.get("preExisting") and nodes.has_taint(node, t["Key"], t["Value"], t["Effect"]):
             nodes.give_taint(node, t["Key"], t["Value"], t["Effect"], to)
-            t["preExisting"] = True   # no longer quarantine's to remove
+            t["preExisting"] = True  # no longer quarantine's to remove
     if applied:
         anns[ANN_TAINTS] = json.dumps(applied, sort_keys=True)
     return release(node, label_prefix=label_prefix, stamp=stamp)

@@ -91,51 +91,71 @@ class Remediator:
             return current.model_copy(update={"state": "Skipped", "message": "recommendedAction NONE"})
         action = self.resolve(ev)
         if action is None:
-            return self._for_people(ev, current, "Unsupported",
-                                    f"no automatic remediation for {ev.recommendedAction.name}: {ev.message}")
+            return self._for_people(
+                ev, current, "Unsupported", f"no automatic remediation for {ev.recommendedAction.name}: {ev.message}"
+            )
         if current.state == "InProgress" and current.object:
             return self._follow(ev, action, current)
         group, entity = action.equivalenceGroup, None
         if action.impactedEntityScope:
-            entity = next((e.entityValue for e in ev.entitiesImpacted if e.entityType == action.impactedEntityScope),
-                          None)
+            entity = next(
+                (e.entityValue for e in ev.entitiesImpacted if e.entityType == action.impactedEntityScope), None
+            )
             if entity is None:
-                return current.model_copy(update={"state": "Failed",
-                                                  "message": f"no {action.impactedEntityScope} entity"})
+                return current.model_copy(
+                    update={"state": "Failed", "message": f"no {action.impactedEntityScope} entity"}
+                )
             group = f"{group}-{entity}"
         state = _state(node)
         for candidate in [group, *action.supersedingEquivalenceGroups]:
             entry = state["equivalenceGroups"].get(candidate)
             if entry and self._in_progress(entry):
-                return current.model_copy(update={"state": "InProgress", "object": entry["maintenanceCR"],
-                                                  "kind": entry["kind"], "group": candidate,
-                                                  "message": f"deduplicated: follows {entry['maintenanceCR']}"})
+                return current.model_copy(
+                    update={
+                        "state": "InProgress",
+                        "object": entry["maintenanceCR"],
+                        "kind": entry["kind"],
+                        "group": candidate,
+                        "message": f"deduplicated: follows {entry['maintenanceCR']}",
+                    }
+                )
         limit = self.settings.maxRemediationAttempts
         if limit and state["attempts"].get(group, 0) >= limit:
-            return self._for_people(ev, current, "AttemptsExhausted",
-                                    f"{limit} remediation attempt(s) of group {group} did not clear the fault")
+            return self._for_people(
+                ev,
+                current,
+                "AttemptsExhausted",
+                f"{limit} remediation attempt(s) of group {group} did not clear the fault",
+            )
         name = self._create(ev, action, node, entity=entity)
         self._record(ev.nodeName, group, name, action)
         logger.info("created %s %s", action.kind, name, extra={"subject": ev.nodeName})
-        return current.model_copy(update={"state": "InProgress", "kind": action.kind, "object": name,
-                                          "group": group, "message": ""})
+        return current.model_copy(
+            update={"state": "InProgress", "kind": action.kind, "object": name, "group": group, "message": ""}
+        )
 
     # ------------------------------------------------------------ pieces
     def _in_progress(self, entry: dict[str, Any]) -> bool:
-        action = hvalues.MaintenanceAction(apiGroup=entry["apiGroup"], version=entry["version"], kind=entry["kind"],
-                                           completeConditionType=entry["completeConditionType"],
-                                           equivalenceGroup="", scope=entry.get("scope", "Cluster"),
-                                           namespace=entry.get("namespace", ""))
+        action = hvalues.MaintenanceAction(
+            apiGroup=entry["apiGroup"],
+            version=entry["version"],
+            kind=entry["kind"],
+            completeConditionType=entry["completeConditionType"],
+            equivalenceGroup="",
+            scope=entry.get("scope", "Cluster"),
+            namespace=entry.get("namespace", ""),
+        )
         try:
             obj = rest.get(self.api, object_path(action, entry["maintenanceCR"]))
         except errors.NotFound:
             return False
         return completion(obj, action.completeConditionType) is None
 
-    def _follow(self, ev: hevent.HealthEvent, action: hvalues.MaintenanceAction,
-                current: resource.RemediationStatus) -> resource.RemediationStatus:
+    def _follow(
+        self, ev: hevent.HealthEvent, action: hvalues.MaintenanceAction, current: resource.RemediationStatus
+    ) -> resource.RemediationStatus:
         assert current.object is not None
-        if current.kind and current.kind != action.kind:   # deduplicated onto another group's object
+        if current.kind and current.kind != action.kind:  # deduplicated onto another group's object
             action = self._action_by_kind(current.kind) or action
         try:
             obj = rest.get(self.api, object_path(action, current.object))
@@ -145,29 +165,45 @@ class Remediator:
         if done is None:
             return current
         self._label(ev.nodeName, "remediation-succeeded" if done else "remediation-failed")
-        message = next((c.get("message", "") for c in (obj.get("status") or {}).get("conditions") or []
-                        if c.get("type") == action.completeConditionType), "")
+        message = next(
+            (
+                c.get("message", "")
+                for c in (obj.get("status") or {}).get("conditions") or []
+                if c.get("type") == action.completeConditionType
+            ),
+            "",
+        )
         return current.model_copy(update={"state": "Succeeded" if done else "Failed", "message": message})
 
     def _action_by_kind(self, kind: str) -> hvalues.MaintenanceAction | None:
-        everything = [*self.settings.maintenance.actions.values(),
-                      *(a for by in self.settings.maintenance.componentActions.values() for a in by.values())]
+        everything = [
+            *self.settings.maintenance.actions.values(),
+            *(a for by in self.settings.maintenance.componentActions.values() for a in by.values()),
+        ]
         return next((a for a in everything if a.kind == kind), None)
 
-    def _create(self, ev: hevent.HealthEvent, action: hvalues.MaintenanceAction, node: nodes.Node, *,
-                entity: str | None) -> str:
+    def _create(
+        self, ev: hevent.HealthEvent, action: hvalues.MaintenanceAction, node: nodes.Node, *, entity: str | None
+    ) -> str:
         suffix = re.sub(r"[^a-z0-9-]", "-", (ev.id or ev.dedupe_key()).lower())[:20]
         name = f"maintenance-{ev.nodeName}-{suffix}"[:253]
         spec: dict[str, Any] = {"nodeName": ev.nodeName}
         if entity is not None and action.impactedEntityScope == hevent.EntityType.GPU_UUID:
             spec["gpuUUID"] = entity
         meta = node.get("metadata") or {}
-        body = {"apiVersion": f"{action.apiGroup}/{action.version}", "kind": action.kind,
-                "metadata": {"name": name, "labels": {"app.kubernetes.io/managed-by": "nvsentinel"},
-                             "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": meta.get("name"),
-                                                  "uid": meta.get("uid", "")}]},
-                "spec": spec}
-        with contextlib.suppress(kube_errors.AlreadyExists):   # created before a restart: the same object
+        body = {
+            "apiVersion": f"{action.apiGroup}/{action.version}",
+            "kind": action.kind,
+            "metadata": {
+                "name": name,
+                "labels": {"app.kubernetes.io/managed-by": "nvsentinel"},
+                "ownerReferences": [
+                    {"apiVersion": "v1", "kind": "Node", "name": meta.get("name"), "uid": meta.get("uid", "")}
+                ],
+            },
+            "spec": spec,
+        }
+        with contextlib.suppress(kube_errors.AlreadyExists):  # created before a restart: the same object
             rest.create(self.api, object_path(action), body, what=f"{action.kind} {name}")
         return name
 
@@ -179,9 +215,15 @@ class Remediator:
             if (state["equivalenceGroups"].get(group) or {}).get("maintenanceCR") == name:
                 return False
             state["equivalenceGroups"][group] = {
-                "maintenanceCR": name, "createdAt": stamp, "kind": action.kind, "apiGroup": action.apiGroup,
-                "version": action.version, "scope": action.scope, "namespace": action.namespace,
-                "completeConditionType": action.completeConditionType}
+                "maintenanceCR": name,
+                "createdAt": stamp,
+                "kind": action.kind,
+                "apiGroup": action.apiGroup,
+                "version": action.version,
+                "scope": action.scope,
+                "namespace": action.namespace,
+                "completeConditionType": action.completeConditionType,
+            }
             state["attempts"][group] = state["attempts"].get(group, 0) + 1
             nodes.set_map(nodes.node_annotations(node), {quarantine.ANN_REMEDIATION: json.dumps(state, sort_keys=True)})
             nodes.labels(node)[quarantine.STATE_LABEL] = "remediating"
@@ -189,11 +231,19 @@ class Remediator:
 
         nodes.update(self.api, node_name, mutate)
 
-    def _for_people(self, ev: hevent.HealthEvent, current: resource.RemediationStatus, state: str,
-                    message: str) -> resource.RemediationStatus:
+    def _for_people(
+        self, ev: hevent.HealthEvent, current: resource.RemediationStatus, state: str, message: str
+    ) -> resource.RemediationStatus:
         self._label(ev.nodeName, "remediation-failed")
-        kevents.node_event(self.api, ev.nodeName, reason="RemediationFailed", message=message, component=COMPONENT,
-                           now=self.now(), kind="Warning")
+        kevents.node_event(
+            self.api,
+            ev.nodeName,
+            reason="RemediationFailed",
+            message=message,
+            component=COMPONENT,
+            now=self.now(),
+            kind="Warning",
+        )
         logger.warning("%s", message, extra={"subject": ev.nodeName})
         return current.model_copy(update={"state": state, "message": message})
 

@@ -34,32 +34,46 @@ class Replay:
         return held
 
     def document(self) -> dict[str, Any]:
-        return {"events": self.outcomes,
-                "quarantined": [{"node": n, "ruleSets": rs, "cordoned": bool(self.nodes[n].get("spec", {})
-                                                                               .get("unschedulable"))}
-                                for n, rs in self.quarantined().items()]}
+        return {
+            "events": self.outcomes,
+            "quarantined": [
+                {"node": n, "ruleSets": rs, "cordoned": bool(self.nodes[n].get("spec", {}).get("unschedulable"))}
+                for n, rs in self.quarantined().items()
+            ],
+        }
 
 
-def run(cfg: config.Config, events: list[hevent.HealthEvent], *,
-        node_objects: list[dict[str, Any]] | None = None) -> Replay:
+def run(
+    cfg: config.Config, events: list[hevent.HealthEvent], *, node_objects: list[dict[str, Any]] | None = None
+) -> Replay:
     result = Replay()
     for obj in node_objects or []:
         result.nodes[obj["metadata"]["name"]] = obj
     clock_now = [datetime.fromtimestamp(0, UTC)]
     gpu_label = cfg.fq.gpuNodeLabel.split("=", 1)
     names = {e.nodeName for e in events} | set(result.nodes)
-    gpu_nodes = sum(1 for n in names if n not in result.nodes or len(gpu_label) < 2
-                    or (result.nodes[n].get("metadata", {}).get("labels") or {}).get(gpu_label[0]) == gpu_label[1])
+    gpu_nodes = sum(
+        1
+        for n in names
+        if n not in result.nodes
+        or len(gpu_label) < 2
+        or (result.nodes[n].get("metadata", {}).get("labels") or {}).get(gpu_label[0]) == gpu_label[1]
+    )
     fq = cfg.fq
-    q = quarantine.Quarantiner(engine=cfg.engine, dry_run=False, label_prefix=fq.labelPrefix,
-                               skip_labels=[(s.key, s.value) for s in fq.skipNodeLabels],
-                               breaker=breaker.MemoryBreaker(fq.circuitBreaker, gpu_nodes, lambda: clock_now[0]),
-                               now=lambda: clock_now[0])
+    q = quarantine.Quarantiner(
+        engine=cfg.engine,
+        dry_run=False,
+        label_prefix=fq.labelPrefix,
+        skip_labels=[(s.key, s.value) for s in fq.skipNodeLabels],
+        breaker=breaker.MemoryBreaker(fq.circuitBreaker, gpu_nodes, lambda: clock_now[0]),
+        now=lambda: clock_now[0],
+    )
     for ev in sorted(events, key=lambda e: e.generatedTimestamp.timestamp() if e.generatedTimestamp else 0):
         if ev.generatedTimestamp is not None:
             clock_now[0] = max(clock_now[0], ev.generatedTimestamp)
         node = result.nodes.setdefault(ev.nodeName, {"metadata": {"name": ev.nodeName, "labels": {}}, "spec": {}})
         outcome = q.apply(node, ev, ev.cel_value())
-        result.outcomes.append({"node": ev.nodeName, "checkName": ev.checkName, "phase": outcome.phase,
-                                "ruleSets": outcome.rule_sets})
+        result.outcomes.append(
+            {"node": ev.nodeName, "checkName": ev.checkName, "phase": outcome.phase, "ruleSets": outcome.rule_sets}
+        )
     return result

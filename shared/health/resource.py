@@ -89,13 +89,26 @@ class Status(BaseModel):
 
 
 RESOURCE = crds.Resource(
-    group=GROUP, version=VERSION, kind="HealthEvent", plural=PLURAL, scope="Cluster", spec=_Spec, status=Status,
-    short_names=("he", "hevt"), categories=("nvsentinel",),
-    columns=(crds.PrinterColumn("Node", ".spec.nodeName"), crds.PrinterColumn("Agent", ".spec.agent"),
-             crds.PrinterColumn("Check", ".spec.checkName"), crds.PrinterColumn("Fatal", ".spec.isFatal", "boolean"),
-             crds.PrinterColumn("Healthy", ".spec.isHealthy", "boolean"),
-             crds.PrinterColumn("Action", ".spec.recommendedAction"), crds.PrinterColumn("Phase", ".status.phase"),
-             crds.PrinterColumn("Age", ".metadata.creationTimestamp", "date")))
+    group=GROUP,
+    version=VERSION,
+    kind="HealthEvent",
+    plural=PLURAL,
+    scope="Cluster",
+    spec=_Spec,
+    status=Status,
+    short_names=("he", "hevt"),
+    categories=("nvsentinel",),
+    columns=(
+        crds.PrinterColumn("Node", ".spec.nodeName"),
+        crds.PrinterColumn("Agent", ".spec.agent"),
+        crds.PrinterColumn("Check", ".spec.checkName"),
+        crds.PrinterColumn("Fatal", ".spec.isFatal", "boolean"),
+        crds.PrinterColumn("Healthy", ".spec.isHealthy", "boolean"),
+        crds.PrinterColumn("Action", ".spec.recommendedAction"),
+        crds.PrinterColumn("Phase", ".status.phase"),
+        crds.PrinterColumn("Age", ".metadata.creationTimestamp", "date"),
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -135,9 +148,12 @@ def publish(api: Any, events: list[hevent.HealthEvent], *, now: Callable[[], dat
         if ev.generatedTimestamp is None:
             ev = ev.model_copy(update={"generatedTimestamp": now()})
         name = object_name(ev)
-        body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "HealthEvent",
-                "metadata": {"name": name, "labels": {NODE_LABEL: _label_value(ev.nodeName)}},
-                "spec": ev.wire()}
+        body = {
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "kind": "HealthEvent",
+            "metadata": {"name": name, "labels": {NODE_LABEL: _label_value(ev.nodeName)}},
+            "spec": ev.wire(),
+        }
         try:
             rest.create(api, RESOURCE.path(), body, what=f"healthevent {name}")
         except kube_errors.AlreadyExists:
@@ -160,15 +176,23 @@ def list_events(api: Any, *, node: str | None = None) -> list[Stored]:
         try:
             ev = hevent.HealthEvent.model_validate(item.get("spec") or {})
         except ValueError:
-            continue   # someone wrote a malformed object; it cannot be processed, list the rest
+            continue  # someone wrote a malformed object; it cannot be processed, list the rest
         meta = item.get("metadata") or {}
         raw = item.get("status") or {}
         try:
             status = Status.model_validate(raw)
         except ValueError:
             status = Status(phase=raw.get("phase"))
-        stored.append(Stored(meta.get("name", ""), ev, raw.get("phase"), meta.get("creationTimestamp", ""),
-                             meta.get("resourceVersion", ""), status))
+        stored.append(
+            Stored(
+                meta.get("name", ""),
+                ev,
+                raw.get("phase"),
+                meta.get("creationTimestamp", ""),
+                meta.get("resourceVersion", ""),
+                status,
+            )
+        )
     stored.sort(key=lambda s: (s.event.generatedTimestamp.timestamp() if s.event.generatedTimestamp else 0, s.name))
     return stored
 
@@ -192,8 +216,9 @@ def update_status(api: Any, name: str, **parts: BaseModel | str | None) -> None:
         current["status"] = {k: v for k, v in status.items() if v is not None}
         rest.replace(api, RESOURCE.path(name=name) + "/status", current, what=f"healthevent {name}")
 
-    retry.call(attempt, policy=retry.RetryPolicy(attempts=8, base_delay=0.02, max_delay=0.5),
-               what=f"healthevent {name}")
+    retry.call(
+        attempt, policy=retry.RetryPolicy(attempts=8, base_delay=0.02, max_delay=0.5), what=f"healthevent {name}"
+    )
 
 
 def prune(api: Any, *, older_than: timedelta, now: Callable[[], datetime], dry_run: bool = False) -> list[str]:

@@ -22,11 +22,37 @@ from shared.health import event, values
 
 NODE_FIELDS: dict[str, set[str]] = {
     "": {"apiVersion", "kind", "metadata", "spec", "status"},
-    "metadata": {"name", "labels", "annotations", "uid", "resourceVersion", "creationTimestamp", "generateName",
-                 "namespace", "ownerReferences", "finalizers", "deletionTimestamp", "generation", "managedFields"},
+    "metadata": {
+        "name",
+        "labels",
+        "annotations",
+        "uid",
+        "resourceVersion",
+        "creationTimestamp",
+        "generateName",
+        "namespace",
+        "ownerReferences",
+        "finalizers",
+        "deletionTimestamp",
+        "generation",
+        "managedFields",
+    },
     "spec": {"unschedulable", "taints", "podCIDR", "podCIDRs", "providerID", "configSource", "externalID"},
-    "status": {"conditions", "capacity", "allocatable", "addresses", "nodeInfo", "images", "phase",
-               "daemonEndpoints", "volumesInUse", "volumesAttached", "config", "runtimeHandlers", "features"},
+    "status": {
+        "conditions",
+        "capacity",
+        "allocatable",
+        "addresses",
+        "nodeInfo",
+        "images",
+        "phase",
+        "daemonEndpoints",
+        "volumesInUse",
+        "volumesAttached",
+        "config",
+        "runtimeHandlers",
+        "features",
+    },
 }
 _STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 
@@ -81,8 +107,14 @@ def _known_only(data: Any, model: type[BaseModel]) -> Any:
         if key not in fields:
             continue
         annotation = fields[key].annotation
-        inner = next((c for c in (*getattr(annotation, "__args__", ()), annotation)
-                      if isinstance(c, type) and issubclass(c, BaseModel)), None)
+        inner = next(
+            (
+                c
+                for c in (*getattr(annotation, "__args__", ()), annotation)
+                if isinstance(c, type) and issubclass(c, BaseModel)
+            ),
+            None,
+        )
         if inner is None:
             kept[key] = value
         elif isinstance(value, list):
@@ -109,8 +141,12 @@ def field_problems(kind: str, expression: str) -> list[str]:
             parts = [p.strip() for p in path.split(".") if p.strip()]
             if parts and parts[0] not in NODE_FIELDS[""]:
                 problems.append(f"a Node has no field {parts[0]!r}")
-            elif len(parts) > 1 and parts[0] in NODE_FIELDS and parts[1] not in NODE_FIELDS[parts[0]] \
-                    and parts[1] not in {"exists", "all", "exists_one", "map", "filter", "size"}:
+            elif (
+                len(parts) > 1
+                and parts[0] in NODE_FIELDS
+                and parts[1] not in NODE_FIELDS[parts[0]]
+                and parts[1] not in {"exists", "all", "exists_one", "map", "filter", "size"}
+            ):
                 problems.append(f"a Node has no field '{parts[0]}.{parts[1]}'")
     return problems
 
@@ -149,8 +185,7 @@ def check(path: Path) -> list[Problem]:
                 problems.append(Problem(where(f"{base}.{loc}"), name, f"{loc}: {err['msg']}"))
             continue
         if spec.name in seen:
-            problems.append(Problem(where(f"{base}.name"), name,
-                                    f"duplicate name (also ruleSets[{seen[spec.name]}])"))
+            problems.append(Problem(where(f"{base}.name"), name, f"duplicate name (also ruleSets[{seen[spec.name]}])"))
         seen.setdefault(spec.name, index)
         if not spec.match.all and not spec.match.any:
             problems.append(Problem(where(f"{base}.match"), name, "match has no rules: it never matches"))
@@ -162,9 +197,10 @@ def check(path: Path) -> list[Problem]:
                 except errors.InvalidInput as exc:
                     problems.append(Problem(at, "", f"match.{group}[{i}]: {exc.message}"))
                     continue
-                problems.extend(Problem(at, name, f"match.{group}[{i}]: {m}")
-                                for m in field_problems(rule.kind, rule.expression))
-    if not problems:   # what only the whole model checks (a drain policy's selector, exclusive options)
+                problems.extend(
+                    Problem(at, name, f"match.{group}[{i}]: {m}") for m in field_problems(rule.kind, rule.expression)
+                )
+    if not problems:  # what only the whole model checks (a drain policy's selector, exclusive options)
         try:
             values.model(values.layered(user), source=source)
         except errors.InvalidInput as exc:

@@ -78,11 +78,20 @@ def compile_rule_sets(rule_sets: list[values.RuleSet], *, source: str = "values"
         if not spec.enabled:
             continue
 
-        def build(rules: list[values.Rule], group: str, spec: values.RuleSet = spec,
-                  index: int = index) -> tuple[CompiledRule, ...]:
-            return tuple(CompiledRule(r.kind, cel.compile(
-                r.expression, name=spec.name, where=f"{source}: fault-quarantine.ruleSets[{index}].match.{group}[{i}]"))
-                for i, r in enumerate(rules))
+        def build(
+            rules: list[values.Rule], group: str, spec: values.RuleSet = spec, index: int = index
+        ) -> tuple[CompiledRule, ...]:
+            return tuple(
+                CompiledRule(
+                    r.kind,
+                    cel.compile(
+                        r.expression,
+                        name=spec.name,
+                        where=f"{source}: fault-quarantine.ruleSets[{index}].match.{group}[{i}]",
+                    ),
+                )
+                for i, r in enumerate(rules)
+            )
 
         compiled.append(CompiledRuleSet(spec, index, build(spec.match.all, "all"), build(spec.match.any, "any")))
     return compiled
@@ -145,11 +154,17 @@ class NodeCache:
         if hit is not None and hit.version == version and version:
             return hit
         status = node.get("status") or {}
-        slim = {"apiVersion": "v1", "kind": "Node",
-                "metadata": {"name": name, "labels": meta.get("labels") or {},
-                             "annotations": meta.get("annotations") or {}},
-                "spec": node.get("spec") or {},
-                "status": {k: status[k] for k in ("conditions", "capacity", "allocatable") if k in status}}
+        slim = {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {
+                "name": name,
+                "labels": meta.get("labels") or {},
+                "annotations": meta.get("annotations") or {},
+            },
+            "spec": node.get("spec") or {},
+            "status": {k: status[k] for k in ("conditions", "capacity", "allocatable") if k in status},
+        }
         entry = NodeEntry(version, cel.to_cel(slim))
         self._cache[name] = entry
         return entry
@@ -180,7 +195,8 @@ class _Evaluation:
                     except cel.EvaluationError as exc:
                         self._event_error = str(exc)
                 outcome = self._event_results[program.expression] = _run(
-                    program, self._event_activation, self._event_error)
+                    program, self._event_activation, self._event_error
+                )
         else:
             if self._node is None:
                 problems.append(f"{program.name}: node not found")
@@ -211,8 +227,14 @@ class Engine:
         self.nodes = NodeCache()
         self._ordered = [(rs, _cheapest_first(rs.all), _cheapest_first(rs.any)) for rs in rule_sets]
 
-    def _matches(self, rs: CompiledRuleSet, all_rules: tuple[CompiledRule, ...], any_rules: tuple[CompiledRule, ...],
-                 ev: _Evaluation, problems: list[str]) -> bool:
+    def _matches(
+        self,
+        rs: CompiledRuleSet,
+        all_rules: tuple[CompiledRule, ...],
+        any_rules: tuple[CompiledRule, ...],
+        ev: _Evaluation,
+        problems: list[str],
+    ) -> bool:
         if not all_rules and not any_rules:
             return False
         for rule in all_rules:

@@ -67,11 +67,21 @@ def list_events(cluster: Cluster, node: str | None) -> list[dict[str, Any]]:
 
     with _client(cluster) as lazy:
         stored = resource.list_events(lazy(), node=node)
-    return [{"name": s.name, "node": s.event.nodeName, "agent": s.event.agent, "checkName": s.event.checkName,
-             "isFatal": s.event.isFatal, "isHealthy": s.event.isHealthy,
-             "recommendedAction": s.event.recommendedAction.name, "errorCode": ",".join(s.event.errorCode),
-             "phase": s.phase or "", "generatedTimestamp": s.event.wire().get("generatedTimestamp", "")}
-            for s in stored]
+    return [
+        {
+            "name": s.name,
+            "node": s.event.nodeName,
+            "agent": s.event.agent,
+            "checkName": s.event.checkName,
+            "isFatal": s.event.isFatal,
+            "isHealthy": s.event.isHealthy,
+            "recommendedAction": s.event.recommendedAction.name,
+            "errorCode": ",".join(s.event.errorCode),
+            "phase": s.phase or "",
+            "generatedTimestamp": s.event.wire().get("generatedTimestamp", ""),
+        }
+        for s in stored
+    ]
 
 
 def prune(cluster: Cluster, older_than: str | None, values_file: Path | None, dry_run: bool) -> list[str]:
@@ -107,8 +117,13 @@ def breaker_status(cluster: Cluster, values_file: Path | None, reset: bool = Fal
     cfg = config.load(values_file)
     with _client(cluster) as lazy:
         api = lazy()
-        b = breaker.ConfigMapBreaker(api, namespace=cluster.namespace, settings=cfg.fq.circuitBreaker,
-                                     gpu_node_label=cfg.fq.gpuNodeLabel, now=clock.for_api_client(api).now)
+        b = breaker.ConfigMapBreaker(
+            api,
+            namespace=cluster.namespace,
+            settings=cfg.fq.circuitBreaker,
+            gpu_node_label=cfg.fq.gpuNodeLabel,
+            now=clock.for_api_client(api).now,
+        )
         return (b.reset() if reset else b.status()).document()
 
 
@@ -120,13 +135,21 @@ def node_table(cluster: Cluster) -> list[dict[str, Any]]:
     rows = []
     for node in items:
         held = quarantine.causes(node)
-        failing = [c["type"] for c in (node.get("status") or {}).get("conditions") or []
-                   if c.get("status") == "True" and c.get("type") not in ("Ready",)]
-        rows.append({"node": node["metadata"]["name"], "quarantined": bool(held),
-                     "cordoned": nodes.is_cordoned(node),
-                     "causes": sorted({rs for c in held.values() for rs in c.get("ruleSets", [])}),
-                     "conditions": failing,
-                     "state": ((node["metadata"].get("labels") or {}).get(quarantine.STATE_LABEL, ""))})
+        failing = [
+            c["type"]
+            for c in (node.get("status") or {}).get("conditions") or []
+            if c.get("status") == "True" and c.get("type") not in ("Ready",)
+        ]
+        rows.append(
+            {
+                "node": node["metadata"]["name"],
+                "quarantined": bool(held),
+                "cordoned": nodes.is_cordoned(node),
+                "causes": sorted({rs for c in held.values() for rs in c.get("ruleSets", [])}),
+                "conditions": failing,
+                "state": ((node["metadata"].get("labels") or {}).get(quarantine.STATE_LABEL, "")),
+            }
+        )
     return rows
 
 
@@ -147,8 +170,13 @@ def release_node(cluster: Cluster, name: str, values_file: Path | None) -> bool:
     return box[0]
 
 
-def run(cluster: Cluster, values_file: Path | None, enforce: bool | None,
-        stop: threading.Event | None = None, install: bool = True) -> None:
+def run(
+    cluster: Cluster,
+    values_file: Path | None,
+    enforce: bool | None,
+    stop: threading.Event | None = None,
+    install: bool = True,
+) -> None:
     """Run the controllers until ``stop`` (or Ctrl-C); ``install=False`` trusts the CRD and namespace exist
     (the chart's pods: their role may then neither write CRDs nor create namespaces)."""
     from shared.health import config, controller, resource
@@ -163,9 +191,16 @@ def run(cluster: Cluster, values_file: Path | None, enforce: bool | None,
         ctl = controller.Controller(api, cfg, namespace=cluster.namespace, clk=clock.for_api_client(api))
         from shared.lifecycle import controller as lifecycle
 
-        lifecycle_thread = lifecycle.start(api, cfg.values.lifecycle_manager, namespace=cluster.namespace,
-                                           clk=clock.for_api_client(api), label_prefix=cfg.fq.labelPrefix,
-                                           source=cfg.source, stop=stop, install=install)
+        lifecycle_thread = lifecycle.start(
+            api,
+            cfg.values.lifecycle_manager,
+            namespace=cluster.namespace,
+            clk=clock.for_api_client(api),
+            label_prefix=cfg.fq.labelPrefix,
+            source=cfg.source,
+            stop=stop,
+            install=install,
+        )
         try:
             ctl.run(stop)
         except KeyboardInterrupt:
@@ -174,8 +209,15 @@ def run(cluster: Cluster, values_file: Path | None, enforce: bool | None,
             lifecycle_thread.join(timeout=5)
 
 
-def monitor_xid(*, file: str | None, node: str | None, node_root: Path | None, boot_time: str | None,
-                dry_run: bool, cluster: Cluster) -> list[hevent.HealthEvent]:
+def monitor_xid(
+    *,
+    file: str | None,
+    node: str | None,
+    node_root: Path | None,
+    boot_time: str | None,
+    dry_run: bool,
+    cluster: Cluster,
+) -> list[hevent.HealthEvent]:
     """Xid events of a kernel log (or every DIR/<node>/kern.log), published unless ``dry_run``."""
     from shared.health import xid
 

@@ -126,7 +126,7 @@ class PodDrainPolicy(_Strict):
     def _selector(cls, text: str) -> str:
         from shared.health import drain  # the drainer's selector grammar; imported late (drain imports us)
 
-        drain.parse_selector(text)   # ValueError → reported with the field's path
+        drain.parse_selector(text)  # ValueError → reported with the field's path
         return text
 
 
@@ -213,13 +213,18 @@ class Values(BaseModel):
     fault_remediation: FaultRemediation = Field(default_factory=FaultRemediation, alias="fault-remediation")
     analyzer: Analyzer = Field(default_factory=Analyzer, alias="health-events-analyzer")
     lifecycle_manager: lifecycle_settings.LifecycleManager = Field(
-        default_factory=lifecycle_settings.LifecycleManager, alias="lifecycle-manager")
+        default_factory=lifecycle_settings.LifecycleManager, alias="lifecycle-manager"
+    )
 
 
 STRICT_SECTIONS: dict[str, type[BaseModel]] = {
-    "fault-quarantine": FaultQuarantine, "nvsentinel": Ours, "node-drainer": NodeDrainer,
-    "fault-remediation": FaultRemediation, "health-events-analyzer": Analyzer,
-    "lifecycle-manager": lifecycle_settings.LifecycleManager}
+    "fault-quarantine": FaultQuarantine,
+    "nvsentinel": Ours,
+    "node-drainer": NodeDrainer,
+    "fault-remediation": FaultRemediation,
+    "health-events-analyzer": Analyzer,
+    "lifecycle-manager": lifecycle_settings.LifecycleManager,
+}
 
 
 def parse_duration(text: str) -> timedelta:

@@ -79,8 +79,9 @@ class Parser:
             moment = datetime.fromisoformat(text)
             return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
         if (m := _SYSLOG.match(line)) and self.year is not None:
-            return datetime.strptime(f"{self.year} {' '.join(m['stamp'].split())}",
-                                     "%Y %b %d %H:%M:%S").replace(tzinfo=UTC)
+            return datetime.strptime(f"{self.year} {' '.join(m['stamp'].split())}", "%Y %b %d %H:%M:%S").replace(
+                tzinfo=UTC
+            )
         if (m := _UPTIME.search(line.split("NVRM:", 1)[0])) and self.boot_time is not None:
             return self.boot_time + timedelta(seconds=float(m["secs"]))
         return None
@@ -96,7 +97,7 @@ class Parser:
         rest, pid = m["rest"], ""
         if p := _PID.match(rest):
             pid = "" if p["pid"].startswith("'") else p["pid"]
-            rest = rest[p.end():]
+            rest = rest[p.end() :]
         return XidLine(number, int(m["code"]), m["pci"], pid, rest, self.stamp(line))
 
 
@@ -126,16 +127,28 @@ def to_event(xid: XidLine, *, node: str, parser: Parser, now: datetime, raw: str
     mnemonic = (catalogue().get(xid.code) or {}).get("mnemonic", "")
     if mnemonic:
         metadata["mnemonic"] = mnemonic
-    return hevent.HealthEvent(agent=AGENT, componentClass=COMPONENT, checkName=CHECK, isFatal=action != 0,
-                              isHealthy=False, message=xid.message, recommendedAction=action,
-                              errorCode=[str(xid.code)], entitiesImpacted=entities, metadata=metadata,
-                              generatedTimestamp=xid.when or now, nodeName=node)
+    return hevent.HealthEvent(
+        agent=AGENT,
+        componentClass=COMPONENT,
+        checkName=CHECK,
+        isFatal=action != 0,
+        isHealthy=False,
+        message=xid.message,
+        recommendedAction=action,
+        errorCode=[str(xid.code)],
+        entitiesImpacted=entities,
+        metadata=metadata,
+        generatedTimestamp=xid.when or now,
+        nodeName=node,
+    )
 
 
-def events_from_text(text: str, *, node: str, now: datetime, boot_time: datetime | None = None,
-                     year: int | None = None) -> list[hevent.HealthEvent]:
+def events_from_text(
+    text: str, *, node: str, now: datetime, boot_time: datetime | None = None, year: int | None = None
+) -> list[hevent.HealthEvent]:
     """Every Xid event of a kernel log, in order."""
     parser = Parser(boot_time=boot_time, year=year if year is not None else now.year)
     lines = text.splitlines()
-    return [to_event(x, node=node, parser=parser, now=now, raw=lines[x.line_number - 1])
-            for x in parse_lines(lines, parser)]
+    return [
+        to_event(x, node=node, parser=parser, now=now, raw=lines[x.line_number - 1]) for x in parse_lines(lines, parser)
+    ]

@@ -28,7 +28,7 @@ SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 class Source:
     """Where a client's configuration came from, for messages (never holds a credential)."""
 
-    kind: str                   # "kubeconfig" or "in-cluster"
+    kind: str  # "kubeconfig" or "in-cluster"
     paths: tuple[Path, ...] = ()
     context: str | None = None
 
@@ -39,9 +39,14 @@ class Source:
         return f"{where} (context {self.context})" if self.context else where
 
 
-def find_source(*, kubeconfig: Path | None = None, context: str | None = None,
-                environ: Mapping[str, str] | None = None, home: Path | None = None,
-                service_account_dir: Path = SERVICE_ACCOUNT_DIR) -> Source:
+def find_source(
+    *,
+    kubeconfig: Path | None = None,
+    context: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    home: Path | None = None,
+    service_account_dir: Path = SERVICE_ACCOUNT_DIR,
+) -> Source:
     """Decide where the configuration comes from, without reading credentials yet."""
     env = os.environ if environ is None else environ
     if kubeconfig is not None:
@@ -51,8 +56,7 @@ def find_source(*, kubeconfig: Path | None = None, context: str | None = None,
     listed = [Path(p) for p in env.get(ENV_KUBECONFIG, "").split(os.pathsep) if p]
     present = tuple(p for p in listed if p.is_file())
     if listed and not present:
-        raise errors.InvalidInput("no file named by KUBECONFIG exists",
-                                  where=env.get(ENV_KUBECONFIG, ""))
+        raise errors.InvalidInput("no file named by KUBECONFIG exists", where=env.get(ENV_KUBECONFIG, ""))
     if present:
         return Source("kubeconfig", present, context)
     default = (home or Path(env.get("HOME", "~")).expanduser()) / ".kube" / "config"
@@ -62,44 +66,59 @@ def find_source(*, kubeconfig: Path | None = None, context: str | None = None,
         if context:
             raise errors.InvalidInput("--context needs a kubeconfig; none was found (running in-cluster)")
         return Source("in-cluster")
-    raise errors.InvalidInput("no cluster configuration: pass --kubeconfig, set KUBECONFIG, create "
-                              "~/.kube/config, or run inside a cluster")
+    raise errors.InvalidInput(
+        "no cluster configuration: pass --kubeconfig, set KUBECONFIG, create ~/.kube/config, or run inside a cluster"
+    )
 
 
-def new_client(*, kubeconfig: Path | None = None, context: str | None = None,
-               environ: Mapping[str, str] | None = None, home: Path | None = None,
-               service_account_dir: Path = SERVICE_ACCOUNT_DIR) -> Any:
+def new_client(
+    *,
+    kubeconfig: Path | None = None,
+    context: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    home: Path | None = None,
+    service_account_dir: Path = SERVICE_ACCOUNT_DIR,
+) -> Any:
     """A ``kubernetes.client.ApiClient`` for the chosen cluster; the caller closes it."""
     from kubernetes import client, config
     from kubernetes.config.config_exception import ConfigException
     from urllib3 import Retry
 
-    source = find_source(kubeconfig=kubeconfig, context=context, environ=environ, home=home,
-                         service_account_dir=service_account_dir)
+    source = find_source(
+        kubeconfig=kubeconfig, context=context, environ=environ, home=home, service_account_dir=service_account_dir
+    )
     configuration = client.Configuration()
     try:
         if source.kind == "in-cluster":
             from kubernetes.config.incluster_config import InClusterConfigLoader
 
             env = os.environ if environ is None else environ
-            InClusterConfigLoader(token_filename=str(service_account_dir / "token"),
-                                  cert_filename=str(service_account_dir / "ca.crt"),
-                                  environ=dict(env)).load_and_set(configuration)
+            InClusterConfigLoader(
+                token_filename=str(service_account_dir / "token"),
+                cert_filename=str(service_account_dir / "ca.crt"),
+                environ=dict(env),
+            ).load_and_set(configuration)
         else:
-            config.load_kube_config(config_file=os.pathsep.join(str(p) for p in source.paths), context=context,
-                                    client_configuration=configuration, persist_config=False)
+            config.load_kube_config(
+                config_file=os.pathsep.join(str(p) for p in source.paths),
+                context=context,
+                client_configuration=configuration,
+                persist_config=False,
+            )
     except ConfigException as exc:
         message = logs.redact(str(exc)).strip() or "invalid cluster configuration"
         if context and "context" in message.lower():
             raise errors.NotFound(f"context {context!r} not found", where=source.describe()) from exc
         raise errors.InvalidInput(message, where=source.describe()) from exc
     except (OSError, ValueError, TypeError, KeyError) as exc:
-        raise errors.InvalidInput(f"unusable cluster configuration: {type(exc).__name__}",
-                                  where=source.describe()) from exc
+        raise errors.InvalidInput(
+            f"unusable cluster configuration: {type(exc).__name__}", where=source.describe()
+        ) from exc
     # Only connection set-up is retried below us; statuses (409/429/5xx) and broken reads are
     # left to shared.kube.retry, so there is one visible retry policy, not two stacked ones.
-    configuration.retries = Retry(total=2, connect=2, read=0, status=0, other=0, redirect=0,
-                                  respect_retry_after_header=False)
+    configuration.retries = Retry(
+        total=2, connect=2, read=0, status=0, other=0, redirect=0, respect_retry_after_header=False
+    )
     return client.ApiClient(configuration)
 
 

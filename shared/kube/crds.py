@@ -60,8 +60,9 @@ class Resource:
         return f"{self.plural}.{self.group}"
 
     def path(self, namespace: str | None = None, name: str | None = None) -> str:
-        return rest.group_path(self.group, self.version, self.plural, namespace if self.scope == "Namespaced"
-                               else None, name)
+        return rest.group_path(
+            self.group, self.version, self.plural, namespace if self.scope == "Namespaced" else None, name
+        )
 
 
 def _inline(schema: Any, defs: dict[str, Any]) -> Any:
@@ -106,7 +107,9 @@ def document(resource: Resource) -> dict[str, Any]:
     if resource.status is not None:
         properties["status"] = model_schema(resource.status)
     version: dict[str, Any] = {
-        "name": resource.version, "served": True, "storage": True,
+        "name": resource.version,
+        "served": True,
+        "storage": True,
         "schema": {"openAPIV3Schema": {"type": "object", "properties": properties}},
     }
     if resource.status is not None:
@@ -118,13 +121,22 @@ def document(resource: Resource) -> dict[str, Any]:
         names["shortNames"] = list(resource.short_names)
     if resource.categories:
         names["categories"] = list(resource.categories)
-    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": resource.name},
-            "spec": {"group": resource.group, "scope": resource.scope, "names": names, "versions": [version]}}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": resource.name},
+        "spec": {"group": resource.group, "scope": resource.scope, "names": names, "versions": [version]},
+    }
 
 
-def install(api: Any, resource: Resource, *, timeout: float = 30.0,
-            sleep: Callable[[float], None] = time.sleep, now: Callable[[], float] = time.monotonic) -> None:
+def install(
+    api: Any,
+    resource: Resource,
+    *,
+    timeout: float = 30.0,
+    sleep: Callable[[float], None] = time.sleep,
+    now: Callable[[], float] = time.monotonic,
+) -> None:
     """Create or update the CRD and wait until the API server serves it (Established)."""
     desired = document(resource)
     path = f"{CRD_PATH}/{resource.name}"

@@ -76,8 +76,9 @@ def _retry_after(exc: Any) -> float | None:
         return None
 
 
-def from_status(status: int, reason: str, message: str, *, where: str | None = None,
-                retry_after: float | None = None) -> errors.ToolError:
+def from_status(
+    status: int, reason: str, message: str, *, where: str | None = None, retry_after: float | None = None
+) -> errors.ToolError:
     """The error class for one HTTP status and Status reason."""
     if status in (401, 403):
         return errors.Unauthorized(message, where=where)

@@ -19,15 +19,25 @@ Result = Literal["evicted", "blocked", "gone"]
 
 def evict(api: Any, namespace: str, name: str, *, grace_seconds: int | None = None) -> tuple[Result, str]:
     """Evict one pod: ("evicted" | "blocked" (429, the budget's message) | "gone", message)."""
-    body: dict[str, Any] = {"apiVersion": "policy/v1", "kind": "Eviction",
-                            "metadata": {"name": name, "namespace": namespace}}
+    body: dict[str, Any] = {
+        "apiVersion": "policy/v1",
+        "kind": "Eviction",
+        "metadata": {"name": name, "namespace": namespace},
+    }
     if grace_seconds is not None:
         body["deleteOptions"] = {"gracePeriodSeconds": grace_seconds}
     path = rest.core_path("pods", namespace, name) + "/eviction"
     try:
-        api.call_api(path, "POST", header_params={"Accept": "application/json", "Content-Type": "application/json"},
-                     body=body, auth_settings=["BearerToken"], _return_http_data_only=True, _preload_content=False,
-                     _request_timeout=30)
+        api.call_api(
+            path,
+            "POST",
+            header_params={"Accept": "application/json", "Content-Type": "application/json"},
+            body=body,
+            auth_settings=["BearerToken"],
+            _return_http_data_only=True,
+            _preload_content=False,
+            _request_timeout=30,
+        )
     except Exception as exc:
         error = kube_errors.from_exception(exc, where=f"pod {namespace}/{name}")
         if isinstance(error, kube_errors.Throttled):

@@ -57,12 +57,14 @@ def read(api: Any, namespace: str, name: str) -> Holding | None:
     except errors.NotFound:
         return None
     spec = lease.get("spec") or {}
-    return Holding(spec.get("holderIdentity"), _parse(spec.get("renewTime")),
-                   int(spec.get("leaseDurationSeconds") or 0))
+    return Holding(
+        spec.get("holderIdentity"), _parse(spec.get("renewTime")), int(spec.get("leaseDurationSeconds") or 0)
+    )
 
 
-def try_acquire(api: Any, namespace: str, name: str, *, identity: str, duration: int,
-                now: Callable[[], datetime]) -> bool:
+def try_acquire(
+    api: Any, namespace: str, name: str, *, identity: str, duration: int, now: Callable[[], datetime]
+) -> bool:
     """Take or renew the lease for ``identity``; False when someone else holds an unexpired one.
 
     One attempt, no retry on conflict: losing a race means someone else just took or renewed it.
@@ -72,17 +74,21 @@ def try_acquire(api: Any, namespace: str, name: str, *, identity: str, duration:
     try:
         current = rest.get(api, _path(namespace, name), what=f"lease {namespace}/{name}")
     except errors.NotFound:
-        body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                "metadata": {"name": name, "namespace": namespace},
-                "spec": {**spec, "acquireTime": _format(moment), "leaseTransitions": 0}}
+        body = {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {**spec, "acquireTime": _format(moment), "leaseTransitions": 0},
+        }
         try:
             rest.create(api, _path(namespace), body, what=f"lease {namespace}/{name}")
         except (kube_errors.AlreadyExists, kube_errors.Conflict):
             return False
         return True
     old = current.get("spec") or {}
-    holding = Holding(old.get("holderIdentity"), _parse(old.get("renewTime")),
-                      int(old.get("leaseDurationSeconds") or 0))
+    holding = Holding(
+        old.get("holderIdentity"), _parse(old.get("renewTime")), int(old.get("leaseDurationSeconds") or 0)
+    )
     if holding.holder not in (None, "", identity) and not holding.expired(moment):
         return False
     new_spec = {**old, **spec}

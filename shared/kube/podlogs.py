@@ -19,9 +19,16 @@ def read(api: Any, namespace: str, pod: str, *, container: str | None = None) ->
     query = [("container", container)] if container else []
 
     def call() -> str:
-        response = api.call_api(path, "GET", query_params=query, header_params={"Accept": "*/*"},
-                                auth_settings=["BearerToken"], _return_http_data_only=True,
-                                _preload_content=False, _request_timeout=60)
+        response = api.call_api(
+            path,
+            "GET",
+            query_params=query,
+            header_params={"Accept": "*/*"},
+            auth_settings=["BearerToken"],
+            _return_http_data_only=True,
+            _preload_content=False,
+            _request_timeout=60,
+        )
         return bytes(response.data or b"").decode("utf-8", errors="replace")
 
     return retry.call(call, what=f"log of pod {namespace}/{pod}")

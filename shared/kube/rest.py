@@ -20,12 +20,28 @@ _AUTH = ["BearerToken"]
 _JSON = {"Accept": "application/json", "Content-Type": "application/json"}
 
 
-def _request(api: Any, method: str, path: str, *, query: dict[str, Any] | None = None,
-             body: Any = None, what: str | None = None, headers: dict[str, str] | None = None) -> Any:
+def _request(
+    api: Any,
+    method: str,
+    path: str,
+    *,
+    query: dict[str, Any] | None = None,
+    body: Any = None,
+    what: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> Any:
     def call() -> Any:
-        response = api.call_api(path, method, query_params=list((query or {}).items()),
-                                header_params={**_JSON, **(headers or {})}, body=body, auth_settings=_AUTH,
-                                _return_http_data_only=True, _preload_content=False, _request_timeout=30)
+        response = api.call_api(
+            path,
+            method,
+            query_params=list((query or {}).items()),
+            header_params={**_JSON, **(headers or {})},
+            body=body,
+            auth_settings=_AUTH,
+            _return_http_data_only=True,
+            _preload_content=False,
+            _request_timeout=30,
+        )
         data = response.data
         return json.loads(data) if data else None
 
@@ -38,14 +54,16 @@ def get(api: Any, path: str, *, what: str | None = None) -> dict[str, Any]:
     return result
 
 
-def list_items(api: Any, path: str, *, label_selector: str | None = None,
-               field_selector: str | None = None) -> list[dict[str, Any]]:
+def list_items(
+    api: Any, path: str, *, label_selector: str | None = None, field_selector: str | None = None
+) -> list[dict[str, Any]]:
     """Every item of a collection, fetched page by page."""
     return list(iter_items(api, path, label_selector=label_selector, field_selector=field_selector))
 
 
-def iter_items(api: Any, path: str, *, label_selector: str | None = None,
-               field_selector: str | None = None) -> Iterator[dict[str, Any]]:
+def iter_items(
+    api: Any, path: str, *, label_selector: str | None = None, field_selector: str | None = None
+) -> Iterator[dict[str, Any]]:
     """``list_items`` one page at a time: counting or projecting 10,000 Nodes never holds them all."""
     token: str | None = None
     while True:
@@ -79,12 +97,10 @@ def core_path(resource: str, namespace: str | None = None, name: str | None = No
     return f"{base}/{name}" if name else base
 
 
-def group_path(group: str, version: str, resource: str, namespace: str | None = None,
-               name: str | None = None) -> str:
+def group_path(group: str, version: str, resource: str, namespace: str | None = None, name: str | None = None) -> str:
     base = f"/apis/{group}/{version}"
     base = f"{base}/namespaces/{namespace}/{resource}" if namespace else f"{base}/{resource}"
     return f"{base}/{name}" if name else base
-
 
 
 def delete(api: Any, path: str, *, propagation: str = "Background", what: str | None = None) -> bool:

@@ -46,8 +46,14 @@ def delay_for(attempt: int, policy: RetryPolicy, *, unit: float) -> float:
     return base * (1 - policy.jitter) + base * policy.jitter * unit
 
 
-def call(operation: Callable[[], T], *, policy: RetryPolicy = DEFAULT, what: str | None = None,
-         sleep: Callable[[float], None] = time.sleep, rand: Callable[[], float] = random.random) -> T:
+def call(
+    operation: Callable[[], T],
+    *,
+    policy: RetryPolicy = DEFAULT,
+    what: str | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+    rand: Callable[[], float] = random.random,
+) -> T:
     """Run ``operation`` until it succeeds, fails for good, or runs out of attempts.
 
     Raises the mapped error (a ``shared.errors.ToolError``) of the last failure.
@@ -66,6 +72,12 @@ def call(operation: Callable[[], T], *, policy: RetryPolicy = DEFAULT, what: str
             pause = delay_for(attempt, policy, unit=rand())
             if isinstance(error, kube_errors.Throttled) and error.retry_after is not None:
                 pause = max(pause, min(error.retry_after, policy.max_delay))
-            logger.info("retrying after %s (attempt %d of %d, pause %.2fs)", type(error).__name__, attempt,
-                        policy.attempts, pause, extra={"subject": what or "api"})
+            logger.info(
+                "retrying after %s (attempt %d of %d, pause %.2fs)",
+                type(error).__name__,
+                attempt,
+                policy.attempts,
+                pause,
+                extra={"subject": what or "api"},
+            )
             sleep(pause)

@@ -17,22 +17,33 @@ from shared.kube import errors as kube_errors
 _AUTH = ["BearerToken"]
 
 
-def events(api: Any, path: str, *, resource_version: str | None, timeout_seconds: int = 5,
-           label_selector: str | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+def events(
+    api: Any, path: str, *, resource_version: str | None, timeout_seconds: int = 5, label_selector: str | None = None
+) -> Iterator[tuple[str, dict[str, Any]]]:
     """(type, object) for each change after ``resource_version`` until the watch ends.
 
     Raises the mapped error (``Expired`` for 410: list again); a broken stream just ends.
     """
-    query: list[tuple[str, Any]] = [("watch", "true"), ("timeoutSeconds", timeout_seconds),
-                                    ("allowWatchBookmarks", "true")]
+    query: list[tuple[str, Any]] = [
+        ("watch", "true"),
+        ("timeoutSeconds", timeout_seconds),
+        ("allowWatchBookmarks", "true"),
+    ]
     if resource_version:
         query.append(("resourceVersion", resource_version))
     if label_selector:
         query.append(("labelSelector", label_selector))
     try:
-        response = api.call_api(path, "GET", query_params=query, header_params={"Accept": "application/json"},
-                                auth_settings=_AUTH, _return_http_data_only=True, _preload_content=False,
-                                _request_timeout=timeout_seconds + 10)
+        response = api.call_api(
+            path,
+            "GET",
+            query_params=query,
+            header_params={"Accept": "application/json"},
+            auth_settings=_AUTH,
+            _return_http_data_only=True,
+            _preload_content=False,
+            _request_timeout=timeout_seconds + 10,
+        )
     except Exception as exc:
         raise kube_errors.from_exception(exc, where=path) from exc
     try:
@@ -47,8 +58,9 @@ def events(api: Any, path: str, *, resource_version: str | None, timeout_seconds
                 kind, obj = item.get("type", ""), item.get("object") or {}
                 if kind == "ERROR":
                     code = int(obj.get("code") or 500)
-                    raise kube_errors.from_status(code, str(obj.get("reason", "")), str(obj.get("message", "")),
-                                                  where=path)
+                    raise kube_errors.from_status(
+                        code, str(obj.get("reason", "")), str(obj.get("message", "")), where=path
+                    )
                 yield kind, obj
     except (OSError, ValueError) as exc:
         if isinstance(exc, json.JSONDecodeError):

@@ -37,26 +37,40 @@ that competes with quarantine for the interpreter."""
 
 DURATION = metrics.REGISTRY.histogram(
     "nvsentinel_validation_duration_seconds",
-    "Cluster seconds from a ValidationRequest's start to its verdict, by phase.", ["phase"],
-    buckets=(60, 300, 600, 1200, 1800, 3600, 7200, 14400))
-VERDICTS = metrics.REGISTRY.counter("nvsentinel_validation_requests_total",
-                                    "ValidationRequests that reached a verdict, by phase.", ["phase"])
-STEP_ERRORS = metrics.REGISTRY.counter("nvsentinel_validation_step_errors_total",
-                                       "ValidationRequest steps that failed and will be retried.")
+    "Cluster seconds from a ValidationRequest's start to its verdict, by phase.",
+    ["phase"],
+    buckets=(60, 300, 600, 1200, 1800, 3600, 7200, 14400),
+)
+VERDICTS = metrics.REGISTRY.counter(
+    "nvsentinel_validation_requests_total", "ValidationRequests that reached a verdict, by phase.", ["phase"]
+)
+STEP_ERRORS = metrics.REGISTRY.counter(
+    "nvsentinel_validation_step_errors_total", "ValidationRequest steps that failed and will be retried."
+)
 
 
 class Controller:
     """One replica of the lifecycle manager; ``reconcile_once`` is one pass."""
 
-    def __init__(self, api: Any, lm: settings.LifecycleManager, *, namespace: str, clk: clock.Clock,
-                 label_prefix: str, source: str = "values", identity: str | None = None) -> None:
+    def __init__(
+        self,
+        api: Any,
+        lm: settings.LifecycleManager,
+        *,
+        namespace: str,
+        clk: clock.Clock,
+        label_prefix: str,
+        source: str = "values",
+        identity: str | None = None,
+    ) -> None:
         self.api = api
         self.lm = lm
         self.cfg = settings.with_catalog(lm.config)
         programs = settings.check(self.cfg, source=source)
         self.readiness = {k.split("/", 1)[1]: v for k, v in programs.items() if k.startswith("readinessCriteria/")}
-        self.new_node = {k.split("/", 1)[1]: v for k, v in programs.items()
-                         if k.startswith("newNodeValidation.criteria/")}
+        self.new_node = {
+            k.split("/", 1)[1]: v for k, v in programs.items() if k.startswith("newNodeValidation.criteria/")
+        }
         self.namespace = namespace
         self.clock = clk
         self.label_prefix = label_prefix
@@ -64,14 +78,17 @@ class Controller:
         self.ctx = reconcile.Context(api, self.cfg, self.readiness, clk)
         self.certifications: Any = None
         if lm.runCertificationController:
-            cert_namespace = next((p.namespace for p in self.cfg.providers.values()
-                                   if p.kind == settings.CERTIFICATION), namespace)
+            cert_namespace = next(
+                (p.namespace for p in self.cfg.providers.values() if p.kind == settings.CERTIFICATION), namespace
+            )
             self.certifications = ccontroller.Controller(api, cert_namespace, f"{self.identity}-certify", clk)
 
     def reconcile_once(self) -> list[str]:
         """One pass; returns one note per request that moved."""
-        notes = [f"created {n}" for n in triggers.post_remediation(self.api, self.cfg, label_prefix=self.label_prefix,
-                                                                    clock=self.clock)]
+        notes = [
+            f"created {n}"
+            for n in triggers.post_remediation(self.api, self.cfg, label_prefix=self.label_prefix, clock=self.clock)
+        ]
         notes += [f"created {n}" for n in triggers.new_nodes(self.api, self.cfg, self.new_node, clock=self.clock)]
         named = self._named_on_nodes()
         for vr in resource.list_all(self.api):
@@ -81,7 +98,7 @@ class Controller:
                 progress = reconcile.step(self.ctx, vr.name)
             except errors.NotFound:
                 continue
-            except errors.ToolError as exc:   # a conflict or a flaky API: the next pass retries
+            except errors.ToolError as exc:  # a conflict or a flaky API: the next pass retries
                 STEP_ERRORS.inc()
                 logger.warning("step failed: %s", exc.line(), extra={"subject": vr.name})
                 continue
@@ -107,8 +124,9 @@ class Controller:
                 named.setdefault(active, []).append((None, True))
         return named
 
-    def _contradicted(self, vr: models.ValidationRequest,
-                      named: dict[str, list[tuple[sessions.Entry | None, bool]]]) -> bool:
+    def _contradicted(
+        self, vr: models.ValidationRequest, named: dict[str, list[tuple[sessions.Entry | None, bool]]]
+    ) -> bool:
         for entry, active in named.get(vr.name, []):
             if active or vr.status.phase is models.Phase.SUCCEEDED or (entry is not None and not entry.failed):
                 return True
@@ -120,8 +138,14 @@ class Controller:
         try:
             while not stop.is_set():
                 try:
-                    leading = leases.try_acquire(self.api, self.namespace, LEASE_NAME, identity=self.identity,
-                                                 duration=LEASE_SECONDS, now=self.clock.now)
+                    leading = leases.try_acquire(
+                        self.api,
+                        self.namespace,
+                        LEASE_NAME,
+                        identity=self.identity,
+                        duration=LEASE_SECONDS,
+                        now=self.clock.now,
+                    )
                     if leading:
                         for note in self.reconcile_once():
                             logger.info("%s", note, extra={"subject": "lifecycle"})
@@ -137,15 +161,24 @@ class Controller:
             with contextlib.suppress(errors.ToolError):
                 if leading:
                     leases.release(self.api, self.namespace, LEASE_NAME, identity=self.identity)
-                if self.certifications is not None:   # the next holder need not wait for them to expire
+                if self.certifications is not None:  # the next holder need not wait for them to expire
                     certs = self.certifications
                     for name in sorted(certs.holding):
                         leases.release(self.api, certs.namespace, name, identity=certs.identity)
                     leases.release(self.api, certs.namespace, ccontroller.LEADER_LEASE, identity=certs.identity)
 
 
-def start(api: Any, lm: settings.LifecycleManager, *, namespace: str, clk: clock.Clock, label_prefix: str,
-          source: str, stop: threading.Event, install: bool = True) -> threading.Thread | None:
+def start(
+    api: Any,
+    lm: settings.LifecycleManager,
+    *,
+    namespace: str,
+    clk: clock.Clock,
+    label_prefix: str,
+    source: str,
+    stop: threading.Event,
+    install: bool = True,
+) -> threading.Thread | None:
     """Install the CRDs (unless ``install`` is False: the chart did) and run a replica on a daemon
     thread until ``stop`` (None when disabled)."""
     if not lm.enabled:

@@ -28,7 +28,7 @@ def _prefix(tests: list[str]) -> str:
     joined = "-".join(sorted(tests))
     if len(joined) <= _MAX_PREFIX:
         return joined
-    return f"{joined[:_MAX_PREFIX - 9].rstrip('-')}-{fnv32(joined):08x}"
+    return f"{joined[: _MAX_PREFIX - 9].rstrip('-')}-{fnv32(joined):08x}"
 
 
 @dataclass
@@ -58,16 +58,34 @@ def build(nodes: list[str], tests: list[str], cfg: settings.Configuration, *, no
             keyed.setdefault(key, []).append(test)
     number = 0
     for (provider_name, node_set, _), names in sorted(keyed.items(), key=lambda kv: (kv[0][1], kv[0][0], kv[1])):
-        plan.groups.append(models.TestGroup(name=f"{_prefix(names)}-group-{number}", provider=provider_name,
-                                            tests=sorted(names), nodes=list(node_set)))
+        plan.groups.append(
+            models.TestGroup(
+                name=f"{_prefix(names)}-group-{number}",
+                provider=provider_name,
+                tests=sorted(names),
+                nodes=list(node_set),
+            )
+        )
         number += 1
     for test, provider_name in failed:
-        attempt = models.Attempt(objectName="", phase=models.Phase.FAILED,
-                                 failureReason=models.FailureReason.BATCH_MINIMUM_NOT_MET, failedNodes=ordered,
-                                 message=f"{test} needs {cfg.tests[test].minimumNodesPerBatch} node(s), "
-                                         f"{len(ordered)} given", startTime=now, endTime=now)
-        plan.groups.append(models.TestGroup(name=f"{_prefix([test])}-group-{number}", provider=provider_name,
-                                            tests=[test], nodes=ordered, phase=models.Phase.FAILED,
-                                            attempts=[attempt]))
+        attempt = models.Attempt(
+            objectName="",
+            phase=models.Phase.FAILED,
+            failureReason=models.FailureReason.BATCH_MINIMUM_NOT_MET,
+            failedNodes=ordered,
+            message=f"{test} needs {cfg.tests[test].minimumNodesPerBatch} node(s), {len(ordered)} given",
+            startTime=now,
+            endTime=now,
+        )
+        plan.groups.append(
+            models.TestGroup(
+                name=f"{_prefix([test])}-group-{number}",
+                provider=provider_name,
+                tests=[test],
+                nodes=ordered,
+                phase=models.Phase.FAILED,
+                attempts=[attempt],
+            )
+        )
         number += 1
     return plan

@@ -118,8 +118,21 @@ class ValidationRequest(BaseModel):
 
     def summary(self) -> dict[str, Any]:
         """The row ``validation list`` prints and ``-o json`` returns per request."""
-        failed = sorted({n for g in self.status.testGroups for a in g.attempts[-1:] if a.phase is Phase.FAILED
-                         for n in a.failedNodes})
-        return {"name": self.name, "phase": self.status.phase.value if self.status.phase else "",
-                "nodes": self.spec.node_names(), "tests": list(self.spec.tests), "failedNodes": failed,
-                "message": self.status.message or "", "created": self.metadata.get("creationTimestamp", "")}
+        failed = sorted(
+            {
+                n
+                for g in self.status.testGroups
+                for a in g.attempts[-1:]
+                if a.phase is Phase.FAILED
+                for n in a.failedNodes
+            }
+        )
+        return {
+            "name": self.name,
+            "phase": self.status.phase.value if self.status.phase else "",
+            "nodes": self.spec.node_names(),
+            "tests": list(self.spec.tests),
+            "failedNodes": failed,
+            "message": self.status.message or "",
+            "created": self.metadata.get("creationTimestamp", ""),
+        }

@@ -71,8 +71,13 @@ def _gate_taints(nodes: list[dict[str, Any]], cfg: settings.Configuration) -> li
     if nodes and all((n.get("spec") or {}).get("unschedulable") for n in nodes):
         found.append((UNSCHEDULABLE, None, "NoSchedule"))
     for t in cfg.schedulingGate.taints:
-        if nodes and all(any(x.get("key") == t.key and (x.get("value") or "") == t.value and x.get("effect") == t.effect
-                             for x in (n.get("spec") or {}).get("taints") or []) for n in nodes):
+        if nodes and all(
+            any(
+                x.get("key") == t.key and (x.get("value") or "") == t.value and x.get("effect") == t.effect
+                for x in (n.get("spec") or {}).get("taints") or []
+            )
+            for n in nodes
+        ):
             found.append((t.key, t.value, t.effect))
     return found
 
@@ -90,13 +95,16 @@ class CertificationProvider:
         for test in attempt.group.tests:
             domain, variant = str(self.cfg.tests[test].category).split("/", 1)
             categories.append(cmodels.Category(domain=domain, variant=variant))
-        selectors = [cmodels.TaintSelector(key=k, value=v, effect=e)
-                     for k, v, e in _gate_taints(attempt.nodes, self.cfg)]
+        selectors = [
+            cmodels.TaintSelector(key=k, value=v, effect=e) for k, v, e in _gate_taints(attempt.nodes, self.cfg)
+        ]
         cert = cmodels.Certification(
             metadata={"name": attempt.name, "labels": {REQUEST_LABEL: attempt.request}},
-            spec=cmodels.CertificationSpec(target=cmodels.TargetSpec(nodeNames=list(attempt.group.nodes),
-                                                                     taintSelectors=selectors),
-                                           categories=categories))
+            spec=cmodels.CertificationSpec(
+                target=cmodels.TargetSpec(nodeNames=list(attempt.group.nodes), taintSelectors=selectors),
+                categories=categories,
+            ),
+        )
         with contextlib.suppress(kube_errors.AlreadyExists):
             store.create(api, cert, self.spec.namespace)
 
@@ -129,29 +137,52 @@ class JobProvider:
     def document(self, attempt: Attempt) -> dict[str, Any]:
         test = self.cfg.tests[attempt.group.tests[0]]
         names = list(attempt.group.nodes)
-        gpus = min(int(((n.get("metadata") or {}).get("labels") or {}).get("nvidia.com/gpu.count") or 0)
-                   for n in attempt.nodes) if attempt.nodes else 0
+        gpus = (
+            min(
+                int(((n.get("metadata") or {}).get("labels") or {}).get("nvidia.com/gpu.count") or 0)
+                for n in attempt.nodes
+            )
+            if attempt.nodes
+            else 0
+        )
         container: dict[str, Any] = {"name": "test", "image": test.image or "busybox", "command": list(test.command)}
         if gpus:
             container["resources"] = {"limits": {"nvidia.com/gpu": str(gpus)}}
         if test.env:
             container["env"] = [{"name": k, "value": v} for k, v in sorted(test.env.items())]
-        tolerations = [{"key": k, "operator": "Exists" if v is None else "Equal", **({"value": v} if v else {}),
-                        "effect": e} for k, v, e in _gate_taints(attempt.nodes, self.cfg)]
+        tolerations = [
+            {"key": k, "operator": "Exists" if v is None else "Equal", **({"value": v} if v else {}), "effect": e}
+            for k, v, e in _gate_taints(attempt.nodes, self.cfg)
+        ]
         pod: dict[str, Any] = {"restartPolicy": "Never", "containers": [container]}
         if tolerations:
             pod["tolerations"] = tolerations
         if len(names) == 1:
             pod["nodeSelector"] = {HOSTNAME: names[0]}
         else:
-            pod["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-                "nodeSelectorTerms": [{"matchExpressions": [{"key": HOSTNAME, "operator": "In", "values": names}]}]}}}
+            pod["affinity"] = {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {"matchExpressions": [{"key": HOSTNAME, "operator": "In", "values": names}]}
+                        ]
+                    }
+                }
+            }
         labels = {REQUEST_LABEL: attempt.request}
-        return {"apiVersion": "batch/v1", "kind": "Job",
-                "metadata": {"name": attempt.name, "namespace": self.spec.namespace, "labels": labels},
-                "spec": {"completionMode": "Indexed", "completions": len(names), "parallelism": len(names),
-                         "backoffLimit": 0, "activeDeadlineSeconds": self.spec.timeoutSeconds,
-                         "template": {"metadata": {"labels": labels}, "spec": pod}}}
+        return {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": attempt.name, "namespace": self.spec.namespace, "labels": labels},
+            "spec": {
+                "completionMode": "Indexed",
+                "completions": len(names),
+                "parallelism": len(names),
+                "backoffLimit": 0,
+                "activeDeadlineSeconds": self.spec.timeoutSeconds,
+                "template": {"metadata": {"labels": labels}, "spec": pod},
+            },
+        }
 
     def start(self, api: Any, attempt: Attempt) -> None:
         with contextlib.suppress(kube_errors.AlreadyExists):
@@ -162,8 +193,9 @@ class JobProvider:
         if _holds(job, self.spec.succeeded()):
             return Outcome(True, [], "")
         if _holds(job, self.spec.failed()):
-            reason = next((c.get("reason", "") for c in _conditions(job)
-                           if c.get("type") == self.spec.failed().type), "")
+            reason = next(
+                (c.get("reason", "") for c in _conditions(job) if c.get("type") == self.spec.failed().type), ""
+            )
             return Outcome(False, [], f"job {name} failed: {reason}".rstrip(": "))
         return None
 
@@ -172,7 +204,9 @@ class JobProvider:
 
 
 KINDS: dict[str, type[CertificationProvider] | type[JobProvider]] = {
-    settings.CERTIFICATION: CertificationProvider, settings.JOB: JobProvider}
+    settings.CERTIFICATION: CertificationProvider,
+    settings.JOB: JobProvider,
+}
 
 
 def for_group(cfg: settings.Configuration, provider: str) -> Provider:

@@ -94,22 +94,29 @@ def step(ctx: Context, name: str) -> Progress:
         _pending(ctx, vr, status, tests, now)
     if status.phase is Phase.RUNNING:
         _running(ctx, vr, status, now)
-    if status != vr.status:   # an unchanged status is not written: no churn for watchers, no needless 409s
+    if status != vr.status:  # an unchanged status is not written: no churn for watchers, no needless 409s
         resource.write_status(ctx.api, name, status, metadata)
     _delete_decided(ctx, vr.status, status)
     if status.phase in models.TERMINAL:
         settle(ctx, vr.model_copy(update={"status": status}))
-        return Progress(status.phase, status.message or "", ended=True,
-                        seconds=_seconds(status.startTime, ctx.clock.now()))
+        return Progress(
+            status.phase, status.message or "", ended=True, seconds=_seconds(status.startTime, ctx.clock.now())
+        )
     return Progress(status.phase, status.message or "")
 
 
 def _end(status: models.Status, phase: Phase, message: str, now: str) -> None:
     status.phase, status.completionTime, status.message = phase, now, message
-    status.conditions = [models.Condition(type=t, status="True" if t == phase.value else "False",
-                                          reason="Validation" + phase.value if t == phase.value else "",
-                                          message=message if t == phase.value else "", lastTransitionTime=now)
-                         for t in (Phase.SUCCEEDED.value, Phase.FAILED.value)]
+    status.conditions = [
+        models.Condition(
+            type=t,
+            status="True" if t == phase.value else "False",
+            reason="Validation" + phase.value if t == phase.value else "",
+            message=message if t == phase.value else "",
+            lastTransitionTime=now,
+        )
+        for t in (Phase.SUCCEEDED.value, Phase.FAILED.value)
+    ]
 
 
 def _node(api: Any, name: str) -> nodes.Node | None:
@@ -127,6 +134,7 @@ def _unready(ctx: Context, node: nodes.Node) -> list[str]:
 def _pending(ctx: Context, vr: models.ValidationRequest, status: models.Status, tests: list[str], now: str) -> None:
     present, waiting = [], []
     for name in vr.spec.node_names():
+
         def join(node: nodes.Node) -> bool:
             entries, active = sessions.read(node)
             gated = sessions.apply_gate(node, ctx.cfg.schedulingGate)
@@ -158,8 +166,12 @@ def _pending(ctx: Context, vr: models.ValidationRequest, status: models.Status, 
         _end(status, Phase.SUCCEEDED, "no test left to run", now)
         return
     if any(g.phase is Phase.FAILED for g in plan.groups):
-        _end(status, Phase.FAILED, "batch minimum not met: " +
-             ", ".join(g.name for g in plan.groups if g.phase is Phase.FAILED), now)
+        _end(
+            status,
+            Phase.FAILED,
+            "batch minimum not met: " + ", ".join(g.name for g in plan.groups if g.phase is Phase.FAILED),
+            now,
+        )
         return
     for name in present:
         nodes.update(ctx.api, name, lambda node: sessions.write(node, sessions.read(node)[0], vr.name))
@@ -187,8 +199,9 @@ def _minimum_lost(ctx: Context, group: models.TestGroup, status: models.Status) 
     return fail
 
 
-def _judge(ctx: Context, group: models.TestGroup, provider: providers.Provider,
-           found: dict[str, nodes.Node | None]) -> tuple[Reason | None, list[str], str] | None:
+def _judge(
+    ctx: Context, group: models.TestGroup, provider: providers.Provider, found: dict[str, nodes.Node | None]
+) -> tuple[Reason | None, list[str], str] | None:
     """The attempt's verdict: None while it runs; (None, [], msg) on a pass; else the failure."""
     attempt = group.attempts[-1]
     gone = [n for n in group.nodes if found.get(n) is None]
@@ -230,8 +243,9 @@ def _running(ctx: Context, vr: models.ValidationRequest, status: models.Status, 
         if reason is None:
             group.phase = Phase.SUCCEEDED
             continue
-        logger.info("%s attempt %d: %s %s", group.name, len(group.attempts), reason.value, message,
-                    extra={"subject": vr.name})
+        logger.info(
+            "%s attempt %d: %s %s", group.name, len(group.attempts), reason.value, message, extra={"subject": vr.name}
+        )
         if reason is Reason.NODE_DELETED and _drop_deleted(ctx, group, status, failed) is not None:
             continue
         retries = ctx.cfg.providers[group.provider].retries
@@ -242,22 +256,37 @@ def _running(ctx: Context, vr: models.ValidationRequest, status: models.Status, 
     failed_groups = [g for g in status.testGroups if g.phase is Phase.FAILED]
     if not running and (not pending or failed_groups):
         if failed_groups and set(status.skipped.nodes) != set(vr.spec.node_names()):
-            _end(status, Phase.FAILED, "failed: " + ", ".join(
-                f"{g.name} ({g.attempts[-1].failureReason or 'failed'}: {', '.join(g.attempts[-1].failedNodes)})"
-                for g in failed_groups), now)
+            _end(
+                status,
+                Phase.FAILED,
+                "failed: "
+                + ", ".join(
+                    f"{g.name} ({g.attempts[-1].failureReason or 'failed'}: {', '.join(g.attempts[-1].failedNodes)})"
+                    for g in failed_groups
+                ),
+                now,
+            )
         else:
-            _end(status, Phase.SUCCEEDED, "every test passed on " + ", ".join(sorted(
-                {n for g in status.testGroups for n in g.nodes} - set(status.skipped.nodes))), now)
+            _end(
+                status,
+                Phase.SUCCEEDED,
+                "every test passed on "
+                + ", ".join(sorted({n for g in status.testGroups for n in g.nodes} - set(status.skipped.nodes))),
+                now,
+            )
         return
-    status.message = "running: " + ", ".join(f"{g.name} (attempt {len(g.attempts)})" for g in running) \
-        if running else "waiting for nodes to be ready"
+    status.message = (
+        "running: " + ", ".join(f"{g.name} (attempt {len(g.attempts)})" for g in running)
+        if running
+        else "waiting for nodes to be ready"
+    )
 
 
 def _drop_deleted(ctx: Context, group: models.TestGroup, status: models.Status, gone: list[str]) -> Phase | None:
     """Skip deleted nodes of ``group``; the phase that decides the group then (set on it), else None."""
     group.nodes = [n for n in group.nodes if n not in gone]
     status.skipped.nodes = sorted({*status.skipped.nodes, *gone})
-    if not group.nodes:   # nothing left to validate (a minimum is about a batch, not an empty one)
+    if not group.nodes:  # nothing left to validate (a minimum is about a batch, not an empty one)
         decided = Phase.SUCCEEDED
     elif _minimum_lost(ctx, group, status):
         decided = Phase.FAILED
@@ -269,8 +298,9 @@ def _drop_deleted(ctx: Context, group: models.TestGroup, status: models.Status, 
     return decided
 
 
-def _start(ctx: Context, vr: models.ValidationRequest, status: models.Status,
-           found: dict[str, nodes.Node | None], now: str) -> None:
+def _start(
+    ctx: Context, vr: models.ValidationRequest, status: models.Status, found: dict[str, nodes.Node | None], now: str
+) -> None:
     if any(g.phase is Phase.FAILED for g in status.testGroups):
         return
     busy = {n for g in status.testGroups if g.phase is Phase.RUNNING for n in g.nodes}
@@ -288,8 +318,10 @@ def _start(ctx: Context, vr: models.ValidationRequest, status: models.Status,
             continue
         name = _attempt_name(vr.name, index, len(group.attempts) + 1)
         provider = providers.for_group(ctx.cfg, group.provider)
-        provider.start(ctx.api, providers.Attempt(name=name, request=vr.name, group=group,
-                                                  nodes=[found[n] or {} for n in group.nodes]))
+        provider.start(
+            ctx.api,
+            providers.Attempt(name=name, request=vr.name, group=group, nodes=[found[n] or {} for n in group.nodes]),
+        )
         group.attempts.append(models.Attempt(objectName=name, startTime=now))
         group.phase = Phase.RUNNING
         busy |= set(group.nodes)
@@ -330,12 +362,14 @@ def settle(ctx: Context, vr: models.ValidationRequest) -> None:
         tests = sorted(set(vr.spec.tests))
     keep = blamed(vr)
     for name in vr.spec.node_names():
+
         def mutate(node: nodes.Node, name: str = name) -> bool:
             entries, active = sessions.read(node)
             if active != vr.name and not any(e.name == vr.name for e in entries):
                 return False
-            entries = (sessions.failed(entries, vr.name, tests) if name in keep
-                       else sessions.passed(entries, vr.name, tests))
+            entries = (
+                sessions.failed(entries, vr.name, tests) if name in keep else sessions.passed(entries, vr.name, tests)
+            )
             active = None if active == vr.name else active
             changed = sessions.write(node, entries, active)
             if not entries and active is None:
@@ -347,12 +381,13 @@ def settle(ctx: Context, vr: models.ValidationRequest) -> None:
 
 
 def _finalize(ctx: Context, vr: models.ValidationRequest) -> Progress:
-    for group in vr.status.testGroups:   # every attempt's: one decided just before a crash may linger
+    for group in vr.status.testGroups:  # every attempt's: one decided just before a crash may linger
         for attempt in group.attempts:
             if attempt.objectName:
                 with contextlib.suppress(errors.NotFound, errors.InvalidInput):
                     providers.for_group(ctx.cfg, group.provider).delete(ctx.api, attempt.objectName)
     for name in vr.spec.node_names():
+
         def mutate(node: nodes.Node) -> bool:
             entries, active = sessions.read(node)
             entries = sessions.left(entries, vr.name)

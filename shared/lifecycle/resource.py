@@ -16,13 +16,23 @@ from shared.kube import crds, rest
 from shared.lifecycle import models
 
 RESOURCE = crds.Resource(
-    group=models.GROUP, version=models.VERSION, kind=models.KIND, plural=models.PLURAL, scope="Cluster",
-    spec=models.Spec, status=models.Status, short_names=("vr",), categories=("nvsentinel",),
-    columns=(crds.PrinterColumn("Phase", ".status.phase"),
-             crds.PrinterColumn("Nodes", ".spec.nodes[*].name"),
-             crds.PrinterColumn("Tests", ".spec.tests[*]"),
-             crds.PrinterColumn("Message", ".status.message", priority=1),
-             crds.PrinterColumn("Age", ".metadata.creationTimestamp", "date")))
+    group=models.GROUP,
+    version=models.VERSION,
+    kind=models.KIND,
+    plural=models.PLURAL,
+    scope="Cluster",
+    spec=models.Spec,
+    status=models.Status,
+    short_names=("vr",),
+    categories=("nvsentinel",),
+    columns=(
+        crds.PrinterColumn("Phase", ".status.phase"),
+        crds.PrinterColumn("Nodes", ".spec.nodes[*].name"),
+        crds.PrinterColumn("Tests", ".spec.tests[*]"),
+        crds.PrinterColumn("Message", ".status.message", priority=1),
+        crds.PrinterColumn("Age", ".metadata.creationTimestamp", "date"),
+    ),
+)
 
 
 def install(api: Any) -> None:
@@ -48,24 +58,32 @@ def get(api: Any, name: str) -> tuple[models.ValidationRequest, dict[str, Any]]:
 
 def list_all(api: Any) -> list[models.ValidationRequest]:
     found = [parse(item) for item in rest.list_items(api, RESOURCE.path())]
-    return sorted((vr for vr in found if vr is not None),
-                  key=lambda vr: (str(vr.metadata.get("creationTimestamp", "")), vr.name))
+    return sorted(
+        (vr for vr in found if vr is not None), key=lambda vr: (str(vr.metadata.get("creationTimestamp", "")), vr.name)
+    )
 
 
 def create(api: Any, name: str, nodes: list[str], tests: list[str], *, source: str) -> dict[str, Any]:
-    body = {"apiVersion": models.API_VERSION, "kind": models.KIND,
-            "metadata": {"name": name, "labels": {models.SOURCE_LABEL: source}},
-            "spec": {"nodes": [{"name": n} for n in nodes], "tests": list(tests)}}
+    body = {
+        "apiVersion": models.API_VERSION,
+        "kind": models.KIND,
+        "metadata": {"name": name, "labels": {models.SOURCE_LABEL: source}},
+        "spec": {"nodes": [{"name": n} for n in nodes], "tests": list(tests)},
+    }
     return rest.create(api, RESOURCE.path(), body, what=f"validationrequest {name}")
 
 
 def write_status(api: Any, name: str, status: models.Status, metadata: dict[str, Any]) -> dict[str, Any]:
     """PUT the status with the resourceVersion read (409 when someone wrote since)."""
-    body = {"apiVersion": models.API_VERSION, "kind": models.KIND,
-            "metadata": {"name": name, "resourceVersion": metadata["resourceVersion"]},
-            "status": status.model_dump(mode="json", exclude_none=True)}
-    result: dict[str, Any] = rest.replace(api, RESOURCE.path(name=name) + "/status", body,
-                                          what=f"validationrequest {name}")
+    body = {
+        "apiVersion": models.API_VERSION,
+        "kind": models.KIND,
+        "metadata": {"name": name, "resourceVersion": metadata["resourceVersion"]},
+        "status": status.model_dump(mode="json", exclude_none=True),
+    }
+    result: dict[str, Any] = rest.replace(
+        api, RESOURCE.path(name=name) + "/status", body, what=f"validationrequest {name}"
+    )
     return result
 
 

@@ -73,18 +73,28 @@ def cordon(api: Any, names: list[str], *, owner: str) -> list[str]:
     return sorted(set(done))
 
 
-def create(*, kubeconfig: Path | None, context: str | None, node_names: list[str], tests: list[str],
-           name: str | None, cordon_owner: str | None, values_file: Path | None, wait: bool,
-           timeout: float | None) -> Created:
+def create(
+    *,
+    kubeconfig: Path | None,
+    context: str | None,
+    node_names: list[str],
+    tests: list[str],
+    name: str | None,
+    cordon_owner: str | None,
+    values_file: Path | None,
+    wait: bool,
+    timeout: float | None,
+) -> Created:
     cfg = configuration(values_file)
     chosen = settings.resolve_tests(cfg, tests, where="--tests") if tests else []
     if not node_names:
-        raise errors.InvalidInput("give the nodes to validate (--nodes a,b or --nodes-from drift.yaml)",
-                                  where="--nodes")
+        raise errors.InvalidInput(
+            "give the nodes to validate (--nodes a,b or --nodes-from drift.yaml)", where="--nodes"
+        )
     with _client(kubeconfig, context) as lazy:
         api = lazy()
         for node in node_names:
-            nodes.get(api, node)   # NotFound before anything is written
+            nodes.get(api, node)  # NotFound before anything is written
         installed(api)
         ticker = clock.for_api_client(api)
         if name is None:
@@ -103,8 +113,9 @@ def installed(api: Any) -> None:
     try:
         resource.list_all(api)
     except errors.NotFound:
-        raise errors.NotFound("the ValidationRequest CRD is not installed; run `nvsentinel crds install`",
-                              where=resource.RESOURCE.name) from None
+        raise errors.NotFound(
+            "the ValidationRequest CRD is not installed; run `nvsentinel crds install`", where=resource.RESOURCE.name
+        ) from None
 
 
 def _wait(api: Any, name: str, ticker: clock.Clock, timeout: float | None) -> tuple[models.ValidationRequest, bool]:

@@ -49,8 +49,11 @@ def read(node: nodes.Node) -> tuple[list[Entry], str | None]:
     entries = []
     for item in raw if isinstance(raw, list) else []:
         if isinstance(item, dict) and item.get("name"):
-            entries.append(Entry(str(item["name"]), tuple(sorted(str(t) for t in item.get("tests") or [])),
-                                 bool(item.get("failed"))))
+            entries.append(
+                Entry(
+                    str(item["name"]), tuple(sorted(str(t) for t in item.get("tests") or [])), bool(item.get("failed"))
+                )
+            )
     return entries, anns.get(ACTIVE) or None
 
 
@@ -66,8 +69,9 @@ def state(entries: Sequence[Entry], active: str | None) -> str | None:
 def write(node: nodes.Node, entries: Sequence[Entry], active: str | None) -> bool:
     """Store the session, the active request and the derived label; True when anything changed."""
     ordered = sorted(set(entries))
-    text = json.dumps([{"name": e.name, "tests": list(e.tests), "failed": e.failed} for e in ordered]) \
-        if ordered else None
+    text = (
+        json.dumps([{"name": e.name, "tests": list(e.tests), "failed": e.failed} for e in ordered]) if ordered else None
+    )
     changed = nodes.set_map(nodes.node_annotations(node), {SESSION: text, ACTIVE: active})
     return nodes.set_map(nodes.labels(node), {STATE_LABEL: state(ordered, active)}) or changed
 

@@ -37,8 +37,9 @@ class Criterion(_Strict):
 class Cordon(_Strict):
     enabled: bool = Field(True, description="Cordon every node of a request while it validates.")
     remove: bool = Field(True, description="Uncordon on a pass, and only a cordon the lifecycle owns.")
-    takeOverFrom: list[str] = Field(default_factory=lambda: ["drift"],
-                                    description="Cordon owners whose cordon a starting request takes over.")
+    takeOverFrom: list[str] = Field(
+        default_factory=lambda: ["drift"], description="Cordon owners whose cordon a starting request takes over."
+    )
 
 
 class GateTaint(_Strict):
@@ -114,7 +115,8 @@ class Configuration(_Strict):
 class LifecycleManager(_Strict):
     enabled: bool = True
     runCertificationController: bool = Field(
-        True, description="Step Certifications in-process; turn off when `nvcrectl controller` runs beside it.")
+        True, description="Step Certifications in-process; turn off when `nvcrectl controller` runs beside it."
+    )
     config: Configuration = Field(default_factory=Configuration)
 
 
@@ -140,27 +142,34 @@ def check(cfg: Configuration, *, source: str) -> dict[str, cel.Program]:
         where = f"{source}: {PREFIX}.tests.{name}"
         provider = cfg.providers.get(test.provider)
         if provider is None:
-            raise errors.InvalidInput(f"provider: unknown provider {test.provider!r}; known: "
-                                      f"{', '.join(sorted(cfg.providers)) or 'none'}", where=where)
+            raise errors.InvalidInput(
+                f"provider: unknown provider {test.provider!r}; known: {', '.join(sorted(cfg.providers)) or 'none'}",
+                where=where,
+            )
         if provider.kind == CERTIFICATION:
             if not test.category or "/" not in test.category:
-                raise errors.InvalidInput("category: give the certification category as domain/variant",
-                                          where=where)
+                raise errors.InvalidInput("category: give the certification category as domain/variant", where=where)
             domain, variant = test.category.split("/", 1)
             entries.find(domain, variant, where=f"{where}.category")
         elif not test.command:
             raise errors.InvalidInput("command: a Job test needs a command", where=where)
-    for field, names in (("defaultTests", cfg.defaultTests), ("newNodeValidation.tests", cfg.newNodeValidation.tests),
-                         ("postRemediation.tests", cfg.postRemediation.tests)):
+    for field, names in (
+        ("defaultTests", cfg.defaultTests),
+        ("newNodeValidation.tests", cfg.newNodeValidation.tests),
+        ("postRemediation.tests", cfg.postRemediation.tests),
+    ):
         for name in names:
             if name not in cfg.tests:
                 raise errors.InvalidInput(f"unknown test {name!r}", where=f"{source}: {PREFIX}.{field}")
     programs = {}
-    for field, criteria in (("readinessCriteria", cfg.readinessCriteria),
-                            ("newNodeValidation.criteria", cfg.newNodeValidation.criteria)):
+    for field, criteria in (
+        ("readinessCriteria", cfg.readinessCriteria),
+        ("newNodeValidation.criteria", cfg.newNodeValidation.criteria),
+    ):
         for i, criterion in enumerate(criteria):
             programs[f"{field}/{criterion.name}"] = cel.compile(
-                criterion.expression, name=criterion.name, where=f"{source}: {PREFIX}.{field}[{i}]")
+                criterion.expression, name=criterion.name, where=f"{source}: {PREFIX}.{field}[{i}]"
+            )
     return programs
 
 

@@ -51,7 +51,7 @@ def post_remediation(api: Any, cfg: settings.Configuration, *, label_prefix: str
     made = []
     for node_name, events in sorted(by_node.items()):
         if not any(_repaired(stored) for stored in events.values()):
-            continue   # nothing repaired there: no need to read the node (750 quarantined nodes, 750 GETs a pass)
+            continue  # nothing repaired there: no need to read the node (750 quarantined nodes, 750 GETs a pass)
         try:
             node = nodes.get(api, node_name)
         except errors.NotFound:
@@ -84,14 +84,16 @@ def _claimed(node: nodes.Node) -> bool:
     return NEW_NODE in anns or sessions.SESSION in anns or nodes.cordon_owner(node) is not None
 
 
-def new_nodes(api: Any, cfg: settings.Configuration, programs: Mapping[str, cel.Program], *,
-              clock: Clock) -> list[str]:
+def new_nodes(api: Any, cfg: settings.Configuration, programs: Mapping[str, cel.Program], *, clock: Clock) -> list[str]:
     """The request created for nodes that joined this pass (empty when none did)."""
     if not cfg.newNodeValidation.enabled or not programs:
         return []
     now = clock.now()
-    joined = sorted(n["metadata"]["name"] for n in rest.iter_items(api, rest.core_path("nodes"))
-                    if not _claimed(n) and not criteria.failing(programs, n, now=now))
+    joined = sorted(
+        n["metadata"]["name"]
+        for n in rest.iter_items(api, rest.core_path("nodes"))
+        if not _claimed(n) and not criteria.failing(programs, n, now=now)
+    )
     if not joined:
         return []
     name = f"validation-new-{_digest(joined, 10)}"
@@ -101,7 +103,7 @@ def new_nodes(api: Any, cfg: settings.Configuration, programs: Mapping[str, cel.
     def mark(node: nodes.Node) -> bool:
         anns = nodes.node_annotations(node)
         if nodes.is_cordoned(node) and nodes.cordon_owner(node) is None:
-            anns[nodes.CORDON_OWNER] = sessions.OWNER   # the join cordon exists for this validation
+            anns[nodes.CORDON_OWNER] = sessions.OWNER  # the join cordon exists for this validation
         return nodes.set_map(anns, {NEW_NODE: name}) or True
 
     for node_name in joined:

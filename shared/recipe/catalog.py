@@ -107,9 +107,7 @@ def _walk(root: Path, *, external: bool) -> list[tuple[str, Path]]:
 
 
 def _is_document(rel: str) -> bool:
-    return rel.endswith((".yaml", ".yml")) and "/manifests/" not in f"/{rel}" and not rel.startswith(
-        _SKIPPED_DIRS
-    )
+    return rel.endswith((".yaml", ".yml")) and "/manifests/" not in f"/{rel}" and not rel.startswith(_SKIPPED_DIRS)
 
 
 def _digest(entries: list[tuple[str, Path]]) -> str:
@@ -171,8 +169,11 @@ def _validate(model: type[BaseModel], data: Any, where: str) -> Any:
 
 def _check_fields(doc: BaseModel, api_version: str, where: str) -> None:
     """Unknown keys: an error in our format, a warning in upstream's (which ignores them)."""
-    unknown = [p for p in models.unknown_fields(doc) if p.split(".")[-1].split("[")[0]
-               not in models.UPSTREAM_IGNORED_KEYS or api_version == models.API_VERSION]
+    unknown = [
+        p
+        for p in models.unknown_fields(doc)
+        if p.split(".")[-1].split("[")[0] not in models.UPSTREAM_IGNORED_KEYS or api_version == models.API_VERSION
+    ]
     if not unknown:
         return
     if api_version == models.API_VERSION:
@@ -227,11 +228,12 @@ def _load_registry(catalog: Catalog, data: Any, where: str) -> None:
     _check_fields(registry, api, where)
     for index, component in enumerate(registry.components):
         if component.name in catalog.registry:
-            raise errors.InvalidInput(f"duplicate component {component.name!r}",
-                                      where=f"{where} components[{index}]")
+            raise errors.InvalidInput(f"duplicate component {component.name!r}", where=f"{where} components[{index}]")
         if component.helm is not None and component.kustomize is not None:
-            raise errors.InvalidInput("a component has either helm or kustomize defaults, not both",
-                                      where=f"{where} components[{index}] ({component.name})")
+            raise errors.InvalidInput(
+                "a component has either helm or kustomize defaults, not both",
+                where=f"{where} components[{index}] ({component.name})",
+            )
         catalog.registry[component.name] = component
         catalog.origin[f"component:{component.name}"] = where
     aliases: dict[str, str] = {}
@@ -275,8 +277,7 @@ def _check_duplicates(overlay: models.RecipeMetadata, where: str) -> None:
     seen: set[str] = set()
     for index, ref in enumerate(overlay.spec.componentRefs or []):
         if ref.name in seen:
-            raise errors.InvalidInput(f"duplicate component {ref.name!r}",
-                                      where=f"{where} spec.componentRefs[{index}]")
+            raise errors.InvalidInput(f"duplicate component {ref.name!r}", where=f"{where} spec.componentRefs[{index}]")
         seen.add(ref.name)
 
 

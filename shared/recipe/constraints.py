@@ -26,7 +26,7 @@ def split_expression(expression: str) -> tuple[str, str]:
     text = expression.strip()
     for op in OPERATORS:
         if text.startswith(op):
-            return op, text[len(op):].strip()
+            return op, text[len(op) :].strip()
     return "==", text
 
 

@@ -69,13 +69,11 @@ class Criteria(BaseModel):
         unknown = sorted(set(raw) - set(FIELDS) - {"nodes"})
         if unknown:
             raise errors.InvalidInput(
-                f"unknown criteria field {unknown[0]!r}: known fields are "
-                f"{', '.join([*FIELDS, 'nodes'])}",
+                f"unknown criteria field {unknown[0]!r}: known fields are {', '.join([*FIELDS, 'nodes'])}",
                 where=where,
             )
         values: dict[str, Any] = {
-            name: parse_value(name, raw.get(name), where=f"{where} {name}" if where else name)
-            for name in FIELDS
+            name: parse_value(name, raw.get(name), where=f"{where} {name}" if where else name) for name in FIELDS
         }
         values["nodes"] = parse_nodes(raw.get("nodes"), where=f"{where} nodes" if where else "nodes")
         return cls(**values)

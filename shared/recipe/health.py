@@ -61,8 +61,9 @@ class PodAssert(_Strict):
 class HealthCheckAsserts(_Strict):
     """Everything a component must show to count as healthy after install."""
 
-    timeout: str | None = Field(default=None, pattern=r"^\d+(s|m|h)$",
-                                description="How long a waiting validation may wait, e.g. 10m.")
+    timeout: str | None = Field(
+        default=None, pattern=r"^\d+(s|m|h)$", description="How long a waiting validation may wait, e.g. 10m."
+    )
     workloads: list[WorkloadAssert] = Field(default_factory=list)
     pods: list[PodAssert] = Field(default_factory=list)
     crds: list[str] = Field(default_factory=list, description="CRD names that must be Established.")

@@ -28,14 +28,22 @@ def recipe_table(doc: dict[str, Any]) -> str:
     rows = []
     for step, name in enumerate(doc["deploymentOrder"], start=1):
         comp = by_name[name]
-        rows.append([step, name, comp.get("version", "-"), comp.get("namespace", "-"),
-                     comp.get("chart", "-") if comp.get("source") else "(manifests)",
-                     ",".join(comp.get("dependencyRefs", [])) or "-"])
+        rows.append(
+            [
+                step,
+                name,
+                comp.get("version", "-"),
+                comp.get("namespace", "-"),
+                comp.get("chart", "-") if comp.get("source") else "(manifests)",
+                ",".join(comp.get("dependencyRefs", [])) or "-",
+            ]
+        )
     headers = ["#", "component", "version", "namespace", "chart", "depends on"]
     text = "\n".join(lines) + "\n" + output.render_table(headers, rows)
     if doc.get("constraints"):
-        text += "\n" + output.render_table(["constraint", "value"],
-                                           [[c["name"], c["value"]] for c in doc["constraints"]])
+        text += "\n" + output.render_table(
+            ["constraint", "value"], [[c["name"], c["value"]] for c in doc["constraints"]]
+        )
     return text
 
 
@@ -50,9 +58,14 @@ def explain_rows(resolution: resolver.Resolution) -> list[dict[str, Any]]:
                 value = value.get(part) if isinstance(value, dict) else None
             rows.append({"component": name, "field": field, "value": value, "setBy": setter})
     for constraint, setter in resolution.constraint_origin.items():
-        rows.append({"component": "(constraint)", "field": constraint,
-                     "value": next(c.value for c in resolution.recipe.constraints if c.name == constraint),
-                     "setBy": setter})
+        rows.append(
+            {
+                "component": "(constraint)",
+                "field": constraint,
+                "value": next(c.value for c in resolution.recipe.constraints if c.name == constraint),
+                "setBy": setter,
+            }
+        )
     return rows
 
 
@@ -62,8 +75,10 @@ def explain_text(resolution: resolver.Resolution, fmt: Format) -> str:
         return output.to_json(rows)
     if fmt is Format.YAML:
         return output.to_yaml(rows)
-    return output.render_table(["component", "field", "value", "set by"],
-                               [[r["component"], r["field"], _short(r["value"]), r["setBy"]] for r in rows])
+    return output.render_table(
+        ["component", "field", "value", "set by"],
+        [[r["component"], r["field"], _short(r["value"]), r["setBy"]] for r in rows],
+    )
 
 
 def _short(value: Any, limit: int = 60) -> str:

@@ -35,8 +35,14 @@ class RecipeRequest(BaseModel):
     context: str | None = None
 
     def flag_values(self) -> dict[str, object]:
-        return {"service": self.service, "accelerator": self.accelerator, "intent": self.intent,
-                "os": self.os, "platform": self.platform, "nodes": self.nodes}
+        return {
+            "service": self.service,
+            "accelerator": self.accelerator,
+            "intent": self.intent,
+            "os": self.os,
+            "platform": self.platform,
+            "nodes": self.nodes,
+        }
 
 
 def _load_snapshot(request: RecipeRequest) -> snapshot_mod.Snapshot:
@@ -60,8 +66,10 @@ def criteria_for(request: RecipeRequest) -> tuple[criteria_mod.Criteria, snapsho
     if snap is not None:
         for name, value in flags.items():
             if value is not None:
-                logger.info("flag overrides a value detected from the snapshot",
-                            extra={"field": name, "detected": getattr(query, name), "flag": value})
+                logger.info(
+                    "flag overrides a value detected from the snapshot",
+                    extra={"field": name, "detected": getattr(query, name), "flag": value},
+                )
     for name, value in flags.items():
         if value is not None and name != "nodes":
             flags[name] = criteria_mod.parse_value(name, value, where=f"--{name}")
@@ -77,6 +85,11 @@ def build(request: RecipeRequest) -> tuple[resolver.Resolution, catalog_mod.Cata
     cat = catalog_mod.select(catalog_dir=request.catalog_dir, data_dir=request.data_dir)
     logger.debug("building recipe", extra={"criteria": query.describe(), "catalog": cat.label})
     resolution = resolver.resolve(query, cat, snapshot=snap)
-    logger.debug("recipe resolved", extra={"components": len(resolution.recipe.componentRefs),
-                                           "overlays": len(resolution.recipe.metadata.appliedOverlays)})
+    logger.debug(
+        "recipe resolved",
+        extra={
+            "components": len(resolution.recipe.componentRefs),
+            "overlays": len(resolution.recipe.metadata.appliedOverlays),
+        },
+    )
     return resolution, cat

@@ -23,9 +23,24 @@ logger = logging.getLogger(__name__)
 REGISTRY = "registry"
 _SCALARS = ("namespace", "chart", "type", "source", "version", "tag", "valuesFile", "path")
 _REPLACED_LISTS = ("patches", "dependencyRefs", "expectedResources")
-_OUTPUT_ORDER = ("name", "namespace", "chart", "type", "source", "version", "tag", "valuesFile",
-                 "overrides", "patches", "dependencyRefs", "manifestFiles", "path", "cleanup",
-                 "expectedResources", "healthCheckAsserts")
+_OUTPUT_ORDER = (
+    "name",
+    "namespace",
+    "chart",
+    "type",
+    "source",
+    "version",
+    "tag",
+    "valuesFile",
+    "overrides",
+    "patches",
+    "dependencyRefs",
+    "manifestFiles",
+    "path",
+    "cleanup",
+    "expectedResources",
+    "healthCheckAsserts",
+)
 _PHASES = ("readiness", "deployment", "performance", "conformance")
 
 
@@ -54,8 +69,13 @@ class _Merge:
     components: dict[str, _Component] = field(default_factory=dict)
     validation: dict[str, models.ValidationPhase] = field(default_factory=dict)
 
-    def apply(self, name: str, constraints: list[models.Constraint] | None,
-              refs: list[models.ComponentRef] | None, validation: models.Validation | None) -> None:
+    def apply(
+        self,
+        name: str,
+        constraints: list[models.Constraint] | None,
+        refs: list[models.ComponentRef] | None,
+        validation: models.Validation | None,
+    ) -> None:
         for constraint in constraints or []:
             self.constraints[constraint.name] = constraint
             self.constraint_origin[constraint.name] = name
@@ -107,20 +127,24 @@ def _chain(cat: catalog_mod.Catalog, name: str) -> list[str]:
     current: str | None = name
     while current and current != catalog_mod.BASE_NAME:
         if current in chain:
-            raise errors.InvalidInput(f"inheritance cycle: {' -> '.join([*chain, current])}",
-                                      where=cat.where(f"overlay:{name}"))
+            raise errors.InvalidInput(
+                f"inheritance cycle: {' -> '.join([*chain, current])}", where=cat.where(f"overlay:{name}")
+            )
         overlay = cat.overlays.get(current)
         if overlay is None:
             child = chain[-1] if chain else name
-            raise errors.InvalidInput(f"overlay {child!r} inherits from {current!r}, which does not exist",
-                                      where=f"{cat.where(f'overlay:{child}')} spec.base")
+            raise errors.InvalidInput(
+                f"overlay {child!r} inherits from {current!r}, which does not exist",
+                where=f"{cat.where(f'overlay:{child}')} spec.base",
+            )
         chain.append(current)
         current = overlay.spec.base
     return list(reversed(chain))
 
 
-def _exclusions(cat: catalog_mod.Catalog, matched: list[str],
-                snapshot: Snapshot) -> tuple[set[str], list[models.ConstraintWarning]]:
+def _exclusions(
+    cat: catalog_mod.Catalog, matched: list[str], snapshot: Snapshot
+) -> tuple[set[str], list[models.ConstraintWarning]]:
     """Overlays whose own constraints the measured cluster does not meet."""
     from shared.recipe import constraints as expr
 
@@ -137,8 +161,11 @@ def _exclusions(cat: catalog_mod.Catalog, matched: list[str],
                 continue
             excluded.add(name)
             reason = outcome.error or f"expected {constraint.value}, got {actual}"
-            warnings.append(models.ConstraintWarning(overlay=name, constraint=constraint.name,
-                                                     expected=constraint.value, actual=actual, reason=reason))
+            warnings.append(
+                models.ConstraintWarning(
+                    overlay=name, constraint=constraint.name, expected=constraint.value, actual=actual, reason=reason
+                )
+            )
             logger.warning("overlay %s excluded: %s %s", name, constraint.name, reason)
     return excluded, warnings
 
@@ -148,19 +175,23 @@ def require_criteria(query: criteria_mod.Criteria) -> None:
     if query.specificity() == 0:
         raise errors.InvalidInput(
             "no criteria given: set at least one of --service, --accelerator, --intent, --os, "
-            "--platform, --nodes, or use --criteria or --snapshot")
+            "--platform, --nodes, or use --criteria or --snapshot"
+        )
 
 
-def resolve(query: criteria_mod.Criteria, cat: catalog_mod.Catalog, *,
-            snapshot: Snapshot | None = None) -> Resolution:
+def resolve(query: criteria_mod.Criteria, cat: catalog_mod.Catalog, *, snapshot: Snapshot | None = None) -> Resolution:
     """Build the recipe for ``query``. Raises InvalidInput for any inconsistency in the catalog."""
     require_criteria(query)
     if cat.base is None:
         raise errors.InvalidInput("the catalog has no overlays/base.yaml", where=cat.label)
-    candidates = [(name, _overlay_criteria(cat, name, overlay)) for name, overlay in cat.overlays.items()
-                  if overlay.spec.criteria is not None]
-    matched = [name for name, crit in sorted(candidates, key=lambda c: (c[1].specificity(), c[0]))
-               if crit.matches(query)]
+    candidates = [
+        (name, _overlay_criteria(cat, name, overlay))
+        for name, overlay in cat.overlays.items()
+        if overlay.spec.criteria is not None
+    ]
+    matched = [
+        name for name, crit in sorted(candidates, key=lambda c: (c[1].specificity(), c[0])) if crit.matches(query)
+    ]
     excluded: set[str] = set()
     warnings: list[models.ConstraintWarning] = []
     if snapshot is not None:
@@ -178,8 +209,9 @@ def resolve(query: criteria_mod.Criteria, cat: catalog_mod.Catalog, *,
     if len(applied) == 1:
         logger.warning("no overlay matched %s: the recipe holds the base components only", query.describe())
     components = _finalise(cat, merge)
-    order = graph.deployment_order({n: c.fields.get("dependencyRefs", []) for n, c in components.items()},
-                                   where=f"recipe for {query.describe()}")
+    order = graph.deployment_order(
+        {n: c.fields.get("dependencyRefs", []) for n, c in components.items()}, where=f"recipe for {query.describe()}"
+    )
     metadata = models.ResultMetadata(version=__version__, appliedOverlays=applied)
     if snapshot is not None and excluded:
         metadata.excludedOverlays = sorted(excluded)
@@ -193,9 +225,11 @@ def resolve(query: criteria_mod.Criteria, cat: catalog_mod.Catalog, *,
         deploymentOrder=order,
         validation=validation,
     )
-    return Resolution(recipe=recipe,
-                      component_origin={k: dict(sorted(components[k].set_by.items())) for k in sorted(components)},
-                      constraint_origin=dict(sorted(merge.constraint_origin.items())))
+    return Resolution(
+        recipe=recipe,
+        component_origin={k: dict(sorted(components[k].set_by.items())) for k in sorted(components)},
+        constraint_origin=dict(sorted(merge.constraint_origin.items())),
+    )
 
 
 def _apply(cat: catalog_mod.Catalog, merge: _Merge, name: str, overlay: models.RecipeMetadata) -> None:
@@ -205,8 +239,9 @@ def _apply(cat: catalog_mod.Catalog, merge: _Merge, name: str, overlay: models.R
     for mixin_name in spec.mixins or []:
         mixin = cat.mixins.get(mixin_name)
         if mixin is None:
-            raise errors.InvalidInput(f"mixin {mixin_name!r} does not exist",
-                                      where=f"{cat.where(f'overlay:{name}')} spec.mixins")
+            raise errors.InvalidInput(
+                f"mixin {mixin_name!r} does not exist", where=f"{cat.where(f'overlay:{name}')} spec.mixins"
+            )
         _check_files(cat, name, mixin.spec.componentRefs)
         merge.apply(f"{name} (mixin {mixin_name})", mixin.spec.constraints, mixin.spec.componentRefs, None)
 
@@ -215,12 +250,14 @@ def _check_files(cat: catalog_mod.Catalog, overlay: str, refs: list[models.Compo
     """Every file an applied overlay names must exist, even when a later overlay replaces it."""
     for index, ref in enumerate(refs or []):
         named = ([("valuesFile", ref.valuesFile)] if ref.valuesFile else []) + [
-            ("manifestFiles", f) for f in ref.manifestFiles or []]
+            ("manifestFiles", f) for f in ref.manifestFiles or []
+        ]
         for key, relpath in named:
             if not cat.has_file(relpath):
                 raise errors.InvalidInput(
                     f"{key} {relpath!r} does not exist in the catalog",
-                    where=f"{cat.where(f'overlay:{overlay}')} spec.componentRefs[{index}] ({ref.name})")
+                    where=f"{cat.where(f'overlay:{overlay}')} spec.componentRefs[{index}] ({ref.name})",
+                )
 
 
 def _finalise(cat: catalog_mod.Catalog, merge: _Merge) -> dict[str, _Component]:
@@ -266,8 +303,7 @@ def _check_component(cat: catalog_mod.Catalog, name: str, component: _Component)
 
     def where(key: str) -> str:
         setter = component.set_by.get(key, REGISTRY)
-        origin = cat.where(f"component:{name}") if setter == REGISTRY else cat.where(
-            f"overlay:{setter.split(' ')[0]}")
+        origin = cat.where(f"component:{name}") if setter == REGISTRY else cat.where(f"overlay:{setter.split(' ')[0]}")
         return f"{origin} ({setter}) component {name} {key}"
 
     if fields["type"] == "Helm" and fields["source"]:
@@ -275,8 +311,9 @@ def _check_component(cat: catalog_mod.Catalog, name: str, component: _Component)
         if not version:
             raise errors.InvalidInput("no version pinned for a Helm chart", where=where("source"))
         if not versions.is_pinned(str(version)):
-            raise errors.InvalidInput(f"version {version!r} is not a pin (a release such as 1.2.3 is required)",
-                                      where=where("version"))
+            raise errors.InvalidInput(
+                f"version {version!r} is not a pin (a release such as 1.2.3 is required)", where=where("version")
+            )
     if fields["type"] == "Kustomize" and fields.get("tag") and not versions.is_pinned(str(fields["tag"])):
         raise errors.InvalidInput(f"tag {fields['tag']!r} is not a pinned release", where=where("tag"))
 

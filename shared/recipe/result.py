@@ -17,11 +17,14 @@ def parse(data: Any, *, where: str) -> models.RecipeResult:
     if not isinstance(data, dict):
         raise errors.InvalidInput("expected a RecipeResult mapping", where=where)
     if data.get("kind") != KIND:
-        raise errors.InvalidInput(f"expected kind {KIND} (from aicr recipe), got {data.get('kind')!r}",
-                                  where=f"{where} kind")
+        raise errors.InvalidInput(
+            f"expected kind {KIND} (from aicr recipe), got {data.get('kind')!r}", where=f"{where} kind"
+        )
     if data.get("apiVersion") not in models.API_VERSIONS:
-        raise errors.InvalidInput(f"unsupported apiVersion {data.get('apiVersion')!r}, expected one of "
-                                  f"{', '.join(models.API_VERSIONS)}", where=f"{where} apiVersion")
+        raise errors.InvalidInput(
+            f"unsupported apiVersion {data.get('apiVersion')!r}, expected one of {', '.join(models.API_VERSIONS)}",
+            where=f"{where} apiVersion",
+        )
     try:
         return models.RecipeResult.model_validate(data)
     except ValidationError as exc:

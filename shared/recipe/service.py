@@ -21,8 +21,12 @@ def recipe_text(*, fmt: Format, explain: bool = False, **fields: object) -> tupl
     memo_key = None
     live = str(fields.get("snapshot_file") or "").startswith("cm://")  # a ConfigMap cannot be hashed unread
     if not explain and not live:
-        memo_key = memo.key(request={k: str(v) for k, v in fields.items()}, fmt=fmt.value,
-                            catalogs=[Path(str(p)) for p in catalogs], inputs=[Path(str(p)) for p in inputs])
+        memo_key = memo.key(
+            request={k: str(v) for k, v in fields.items()},
+            fmt=fmt.value,
+            catalogs=[Path(str(p)) for p in catalogs],
+            inputs=[Path(str(p)) for p in inputs],
+        )
         cached = memo.lookup(memo_key)
         if cached is not None:
             return cached, None

@@ -75,8 +75,12 @@ class Snapshot(BaseModel):
                 if marker in version:
                     values["service"] = name
                     break
-        model = (self.lookup("GPU.smi.gpu.model") or self.lookup("GPU.smi.model")
-                 or self.lookup("GPU.device.gpu.model") or "").lower()
+        model = (
+            self.lookup("GPU.smi.gpu.model")
+            or self.lookup("GPU.smi.model")
+            or self.lookup("GPU.device.gpu.model")
+            or ""
+        ).lower()
         for name in ("gb200", "b200", "h100", "a100", "l40"):
             if name in model:
                 values["accelerator"] = name

@@ -46,9 +46,24 @@ def hydrate(recipe: models.RecipeResult, cat: catalog_mod.Catalog) -> dict[str, 
     criteria.setdefault("nodes", 0)
     components: dict[str, Any] = {}
     for ref in recipe.componentRefs:
-        entry = {k: v for k, v in resolver.component_document(ref).items()
-                 if k in ("name", "type", "source", "namespace", "chart", "version", "tag", "path",
-                          "dependencyRefs", "manifestFiles", "healthCheckAsserts")}
+        entry = {
+            k: v
+            for k, v in resolver.component_document(ref).items()
+            if k
+            in (
+                "name",
+                "type",
+                "source",
+                "namespace",
+                "chart",
+                "version",
+                "tag",
+                "path",
+                "dependencyRefs",
+                "manifestFiles",
+                "healthCheckAsserts",
+            )
+        }
         entry["values"] = component_values(ref, cat)
         components[ref.name] = entry
     return {
@@ -74,16 +89,22 @@ def select(tree: Any, selector: str) -> Any:
         if isinstance(current, dict):
             if part not in current:
                 keys = ", ".join(sorted(str(k) for k in current))
-                raise errors.NotFound(f"key {part!r} not found under {'.'.join(walked) or 'the root'}; "
-                                      f"available keys: {keys}", where=f"selector {selector!r}")
+                raise errors.NotFound(
+                    f"key {part!r} not found under {'.'.join(walked) or 'the root'}; available keys: {keys}",
+                    where=f"selector {selector!r}",
+                )
             current = current[part]
         elif isinstance(current, list):
             if not part.isdigit() or int(part) >= len(current):
-                raise errors.NotFound(f"{part!r} is not an index of the list at {'.'.join(walked)} "
-                                      f"(0..{len(current) - 1})", where=f"selector {selector!r}")
+                raise errors.NotFound(
+                    f"{part!r} is not an index of the list at {'.'.join(walked)} (0..{len(current) - 1})",
+                    where=f"selector {selector!r}",
+                )
             current = current[int(part)]
         else:
-            raise errors.NotFound(f"cannot descend into {part!r}: {'.'.join(walked)} is a {type(current).__name__}",
-                                  where=f"selector {selector!r}")
+            raise errors.NotFound(
+                f"cannot descend into {part!r}: {'.'.join(walked)} is a {type(current).__name__}",
+                where=f"selector {selector!r}",
+            )
         walked.append(part)
     return current

@@ -66,7 +66,6 @@ ALIASES: dict[str, dict[str, str]] = {
 }
 
 
-
 def allowed_values(field: str) -> list[str]:
     """Values a user may give for ``field`` (without the wildcard), sorted, for help and errors."""
     return sorted(v.value for v in FIELDS[field] if v.value != ANY)

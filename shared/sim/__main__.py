@@ -52,13 +52,18 @@ def serve(
     port: int = typer.Option(0, "--port", min=0, max=65535, help="Port on 127.0.0.1; 0 picks a free one."),
     state: Path | None = typer.Option(None, "--state", help="Load objects from FILE and save them on exit."),
     seed: int | None = typer.Option(None, "--seed", help="Seed for uids, generated names and fault dice."),
-    gpu: str | None = typer.Option(None, "--gpu", help="GPU node profile: h100, gb200 or a100 (default: plain "
-                                                       "nodes; h100 when --racks, --fault or --node-root is given)."),
+    gpu: str | None = typer.Option(
+        None,
+        "--gpu",
+        help="GPU node profile: h100, gb200 or a100 (default: plain "
+        "nodes; h100 when --racks, --fault or --node-root is given).",
+    ),
     racks: int = typer.Option(1, "--racks", min=1, help="Racks the nodes spread over (rack-0 ...)."),
     fault: list[str] = typer.Option([], "--fault", help="Hardware fault SPEC, e.g. node-007:nic=0.4 (repeatable)."),
     speed: float = typer.Option(60.0, "--speed", min=0, help="Virtual seconds per real second (0 pauses)."),
-    node_root: Path | None = typer.Option(None, "--node-root", help="Keep each node's kern.log, DCGM health and "
-                                                                     "sysfs under DIR/<node>/."),
+    node_root: Path | None = typer.Option(
+        None, "--node-root", help="Keep each node's kern.log, DCGM health and sysfs under DIR/<node>/."
+    ),
 ) -> None:
     """Run the emulator in the foreground until Ctrl-C or SIGTERM."""
     from shared.sim import fabric, stages
@@ -83,8 +88,16 @@ def serve(
     signal.signal(signal.SIGTERM, _on_signal)
     signal.signal(signal.SIGINT, _on_signal)
     try:
-        server = SimServer(port=port, nodes=nodes, seed=seed, state_file=state, speed=speed, node_root=node_root,
-                           gpus=GpuSettings(gpu=gpu, racks=racks, faults=tuple(fault)), run_kubelet=True)
+        server = SimServer(
+            port=port,
+            nodes=nodes,
+            seed=seed,
+            state_file=state,
+            speed=speed,
+            node_root=node_root,
+            gpus=GpuSettings(gpu=gpu, racks=racks, faults=tuple(fault)),
+            run_kubelet=True,
+        )
     except OSError as exc:
         raise errors.Unavailable(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}") from exc
     except ValueError as exc:
@@ -101,17 +114,20 @@ def serve(
 def api_faults(
     kubeconfig: Path | None = typer.Option(None, "--kubeconfig", help=_KUBECONFIG_HELP),
     latency_ms: float | None = typer.Option(None, "--latency-ms", min=0, help="Delay every API request."),
-    conflict_rate: float | None = typer.Option(None, "--conflict-rate", min=0, max=1,
-                                                  help="Share of updates/patches answered 409."),
-    error_rate: float | None = typer.Option(None, "--error-rate", min=0, max=1,
-                                               help="Share of requests answered 500."),
-    throttle_rate: float | None = typer.Option(None, "--throttle-rate", min=0, max=1,
-                                                  help="Share of requests answered 429."),
+    conflict_rate: float | None = typer.Option(
+        None, "--conflict-rate", min=0, max=1, help="Share of updates/patches answered 409."
+    ),
+    error_rate: float | None = typer.Option(None, "--error-rate", min=0, max=1, help="Share of requests answered 500."),
+    throttle_rate: float | None = typer.Option(
+        None, "--throttle-rate", min=0, max=1, help="Share of requests answered 429."
+    ),
     drop_watches: bool = typer.Option(False, "--drop-watches", help="Cut every open watch now."),
-    down_seconds: float | None = typer.Option(None, "--down-seconds", min=0,
-                                                 help="Cut every API connection for T seconds."),
-    kill_after_writes: int | None = typer.Option(None, "--kill-after-writes", min=0,
-                                                    help="Writes of --identity after the K-th get no answer."),
+    down_seconds: float | None = typer.Option(
+        None, "--down-seconds", min=0, help="Cut every API connection for T seconds."
+    ),
+    kill_after_writes: int | None = typer.Option(
+        None, "--kill-after-writes", min=0, help="Writes of --identity after the K-th get no answer."
+    ),
     identity: str | None = typer.Option(None, "--identity", help="User name for --kill-after-writes."),
     clear: bool = typer.Option(False, "--clear", help="Remove every fault first."),
 ) -> None:
@@ -121,9 +137,17 @@ def api_faults(
     target = _target(kubeconfig)
     if kill_after_writes is not None and not identity:
         raise errors.InvalidInput("--kill-after-writes needs --identity")
-    body = {"latency_ms": latency_ms, "conflict_rate": conflict_rate, "error_rate": error_rate,
-            "throttle_rate": throttle_rate, "drop_watches": drop_watches or None, "down_seconds": down_seconds,
-            "kill_after_writes": kill_after_writes, "kill_identity": identity, "clear": clear}
+    body = {
+        "latency_ms": latency_ms,
+        "conflict_rate": conflict_rate,
+        "error_rate": error_rate,
+        "throttle_rate": throttle_rate,
+        "drop_watches": drop_watches or None,
+        "down_seconds": down_seconds,
+        "kill_after_writes": kill_after_writes,
+        "kill_identity": identity,
+        "clear": clear,
+    }
     result = control.call(target, "PUT", "faults", body)
     sys.stdout.write(json.dumps(result, sort_keys=True) + "\n")
 
@@ -132,8 +156,9 @@ def api_faults(
 def token(
     serviceaccount: str = typer.Option(..., "--serviceaccount", help="NAMESPACE/NAME; created if missing."),
     kubeconfig: Path | None = typer.Option(None, "--kubeconfig", help=_KUBECONFIG_HELP),
-    kubeconfig_out: Path | None = typer.Option(None, "--kubeconfig-out",
-                                                  help="Write a kubeconfig for this identity instead of printing."),
+    kubeconfig_out: Path | None = typer.Option(
+        None, "--kubeconfig-out", help="Write a kubeconfig for this identity instead of printing."
+    ),
 ) -> None:
     """A bearer token for a ServiceAccount; requests with it are checked against RBAC."""
     from shared.sim import control
@@ -147,12 +172,22 @@ def token(
         control.api_request(target, "GET", f"{base}/{name}")
     except errors.NotFound:
         control.api_request(target, "POST", base, {"metadata": {"name": name}})
-    answer = control.api_request(target, "POST", f"{base}/{name}/token",
-                                 {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}})
+    answer = control.api_request(
+        target,
+        "POST",
+        f"{base}/{name}/token",
+        {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}},
+    )
     secret = answer["status"]["token"]
     if kubeconfig_out is not None:
-        kubeconfig_mod.write(kubeconfig_out, target.server, secret,
-                 user=f"system:serviceaccount:{namespace}:{name}", namespace=namespace, ca_pem=target.ca_pem)
+        kubeconfig_mod.write(
+            kubeconfig_out,
+            target.server,
+            secret,
+            user=f"system:serviceaccount:{namespace}:{name}",
+            namespace=namespace,
+            ca_pem=target.ca_pem,
+        )
         sys.stdout.write(f"wrote {kubeconfig_out}\n")
     else:
         sys.stdout.write(secret + "\n")
@@ -179,8 +214,9 @@ def audit(
         return
     for r in records:
         resource = f"{r['group']}/{r['resource']}" if r["group"] else r["resource"]
-        sys.stdout.write(f"{r['identity']} {r['verb']} {resource} {r['namespace'] or '-'} "
-                         f"{r['name'] or '-'} {r['code']}\n")
+        sys.stdout.write(
+            f"{r['identity']} {r['verb']} {resource} {r['namespace'] or '-'} {r['name'] or '-'} {r['code']}\n"
+        )
 
 
 def _print(result: object) -> None:

@@ -47,8 +47,9 @@ def rfc3339(moment: datetime) -> str:
 class Api:
     """The verbs. Each one is atomic under the store lock; none returns stored (shared) data."""
 
-    def __init__(self, *, objects: store.Store, table: resources.ResourceTable,
-                 clock: Callable[[], datetime], rng: random.Random) -> None:
+    def __init__(
+        self, *, objects: store.Store, table: resources.ResourceTable, clock: Callable[[], datetime], rng: random.Random
+    ) -> None:
         self.store = objects
         self.table = table
         self.clock = clock
@@ -76,8 +77,16 @@ class Api:
         obj["apiVersion"] = r.group_version
         return obj
 
-    def list(self, r: resources.Resource, ns: str | None, *, label_selector: str | None = None,
-             field_selector: str | None = None, limit: int = 0, continue_token: str | None = None) -> ListResult:
+    def list(
+        self,
+        r: resources.Resource,
+        ns: str | None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int = 0,
+        continue_token: str | None = None,
+    ) -> ListResult:
         """Matching entries in key order; ``limit`` and ``continue`` page through them."""
         try:
             labels = selectors.parse_labels(label_selector)
@@ -88,16 +97,19 @@ class Api:
         if continue_token:
             after, token_rv = _decode_continue(continue_token)
             if token_rv < self.store.compacted:
-                raise apierrors.gone("The provided continue parameter is too old to display a consistent list "
-                                     "result. You can start a new list without the continue parameter.")
+                raise apierrors.gone(
+                    "The provided continue parameter is too old to display a consistent list "
+                    "result. You can start a new list without the continue parameter."
+                )
         with self.store.lock:
             rv = self.store.resource_version
             scan = self.store.scan(r.group_resource, ns if r.namespaced else None, after)
             items: list[store.Entry] = []
             remaining = 0
             for entry in scan:
-                if (labels and not selectors.match_labels(labels, entry.labels)) or \
-                        (fields and not selectors.match_fields(fields, entry.fields)):
+                if (labels and not selectors.match_labels(labels, entry.labels)) or (
+                    fields and not selectors.match_fields(fields, entry.fields)
+                ):
                     continue
                 if limit and len(items) >= limit:
                     remaining += 1
@@ -114,8 +126,9 @@ class Api:
         md = obj["metadata"]
         if r.namespaced:
             if md.get("namespace") and ns and md["namespace"] != ns:
-                raise apierrors.bad_request("the namespace of the provided object does not match the namespace "
-                                            "sent on the request")
+                raise apierrors.bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request"
+                )
             md["namespace"] = ns or md.get("namespace") or "default"
         else:
             md.pop("namespace", None)
@@ -160,8 +173,9 @@ class Api:
         if entry is None:
             raise apierrors.not_found("namespaces", "", ns)
         if entry.object()["metadata"].get("deletionTimestamp"):
-            raise ApiError(403, "Forbidden", f"unable to create new content in namespace {ns} because it is "
-                                             "being terminated")
+            raise ApiError(
+                403, "Forbidden", f"unable to create new content in namespace {ns} because it is being terminated"
+            )
 
     def _create_default_service_account(self, ns: str) -> None:
         sa = self.table.lookup("", "v1", "serviceaccounts")
@@ -175,30 +189,58 @@ class Api:
         defaults.check_size(r, obj, len(store.encode(obj)))
 
     # ------------------------------------------------------------ update and patch
-    def update(self, r: resources.Resource, ns: str | None, name: str, body: Any, *, sub: str | None = None,
-               dry_run: bool = False) -> dict[str, Any]:
+    def update(
+        self,
+        r: resources.Resource,
+        ns: str | None,
+        name: str,
+        body: Any,
+        *,
+        sub: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
         new = _object_body(body)
         if new["metadata"].get("name", name) != name:
-            raise apierrors.bad_request(f"the name of the object ({new['metadata']['name']}) does not match the "
-                                        f"name on the URL ({name})")
+            raise apierrors.bad_request(
+                f"the name of the object ({new['metadata']['name']}) does not match the name on the URL ({name})"
+            )
         with self.store.lock:
             current = self.entry(r, ns, name)
             wanted = new["metadata"].get("resourceVersion")
             if wanted and wanted != str(current.rv):
                 raise apierrors.conflict(r.plural, r.group, name)
             if not wanted and not r.unconditional_update:
-                raise apierrors.invalid(r.kind, name, [("metadata.resourceVersion",
-                                                        "Invalid value: 0x0: must be specified for an update")])
+                raise apierrors.invalid(
+                    r.kind, name, [("metadata.resourceVersion", "Invalid value: 0x0: must be specified for an update")]
+                )
             return self._commit(r, current.object(), new, sub=sub, dry_run=dry_run)
 
-    def patch(self, r: resources.Resource, ns: str | None, name: str, content_type: str, body: Any, *,
-              sub: str | None = None, dry_run: bool = False, field_manager: str | None = None) -> dict[str, Any]:
+    def patch(
+        self,
+        r: resources.Resource,
+        ns: str | None,
+        name: str,
+        content_type: str,
+        body: Any,
+        *,
+        sub: str | None = None,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+    ) -> dict[str, Any]:
         if content_type not in PATCH_TYPES:
-            raise ApiError(415, "UnsupportedMediaType", f"the body of the request was in an unknown format - "
-                           f"accepted media types include: {', '.join(PATCH_TYPES)}")
+            raise ApiError(
+                415,
+                "UnsupportedMediaType",
+                f"the body of the request was in an unknown format - "
+                f"accepted media types include: {', '.join(PATCH_TYPES)}",
+            )
         if content_type == STRATEGIC and not r.strategic:
-            raise ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - "
-                           f"accepted media types include: {JSON_PATCH}, {MERGE}, {APPLY}")
+            raise ApiError(
+                415,
+                "UnsupportedMediaType",
+                "the body of the request was in an unknown format - "
+                f"accepted media types include: {JSON_PATCH}, {MERGE}, {APPLY}",
+            )
         if content_type == APPLY and not field_manager:
             raise apierrors.bad_request("PATCH: fieldManager must be set for apply")
         with self.store.lock:
@@ -227,14 +269,16 @@ class Api:
                 raise apierrors.bad_request(f"the name of the object does not match the name on the URL ({name})")
             return self._commit(r, current, patched, sub=sub, dry_run=dry_run)
 
-    def _commit(self, r: resources.Resource, old: dict[str, Any], new: dict[str, Any], *, sub: str | None,
-                dry_run: bool) -> dict[str, Any]:
+    def _commit(
+        self, r: resources.Resource, old: dict[str, Any], new: dict[str, Any], *, sub: str | None, dry_run: bool
+    ) -> dict[str, Any]:
         """The common end of update and patch: keep server-owned data, validate, store or not."""
         old_md = old["metadata"]
         new_md = new.setdefault("metadata", {})
         if r.namespaced and new_md.get("namespace", old_md["namespace"]) != old_md["namespace"]:
-            raise apierrors.bad_request("the namespace of the provided object does not match the namespace "
-                                        "sent on the request")
+            raise apierrors.bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request"
+            )
         if sub == "status":
             merged = json.loads(json.dumps(old))
             if "status" in new:
@@ -266,18 +310,25 @@ class Api:
         if old_md.get("deletionTimestamp"):
             added = set(new["metadata"].get("finalizers") or []) - set(old_md.get("finalizers") or [])
             if added:
-                raise apierrors.invalid(r.kind, old_md["name"], [
-                    ("metadata.finalizers", f"Forbidden: no new finalizers can be added if the object is being "
-                                            f"deleted, found new finalizers {sorted(added)}")])
+                raise apierrors.invalid(
+                    r.kind,
+                    old_md["name"],
+                    [
+                        (
+                            "metadata.finalizers",
+                            f"Forbidden: no new finalizers can be added if the object is being "
+                            f"deleted, found new finalizers {sorted(added)}",
+                        )
+                    ],
+                )
         if r.generation and _spec_of(new, r) != _spec_of(old, r):
             new["metadata"]["generation"] = int(old_md.get("generation", 1)) + 1
         self._validate(r, new)
         if new == old:
-            return self.as_version(r, new)   # a no-op write changes nothing, not even resourceVersion
+            return self.as_version(r, new)  # a no-op write changes nothing, not even resourceVersion
         if dry_run:
             return self.as_version(r, new)
-        if new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers") \
-                and r.kind != "Namespace":
+        if new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers") and r.kind != "Namespace":
             return self.as_version(r, self.collector.release(r, new))
         self.store.put(r, new)
         if r.kind == "CustomResourceDefinition":
@@ -287,8 +338,15 @@ class Api:
         return self.as_version(r, new)
 
     # ------------------------------------------------------------ delete
-    def delete(self, r: resources.Resource, ns: str | None, name: str, options: dict[str, Any] | None = None, *,
-               dry_run: bool = False) -> dict[str, Any]:
+    def delete(
+        self,
+        r: resources.Resource,
+        ns: str | None,
+        name: str,
+        options: dict[str, Any] | None = None,
+        *,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
         """Delete one object (see :class:`shared.sim.collector.Collector` for what follows)."""
         options = options or {}
         with self.store.lock:
@@ -296,13 +354,20 @@ class Api:
             obj = current.object()
             pre = options.get("preconditions") or {}
             if pre.get("uid") and pre["uid"] != current.uid:
-                raise apierrors.conflict(r.plural, r.group, name,
-                                         f"Precondition failed: UID in precondition: {pre['uid']}, "
-                                         f"UID in object meta: {current.uid}")
+                raise apierrors.conflict(
+                    r.plural,
+                    r.group,
+                    name,
+                    f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: {current.uid}",
+                )
             if pre.get("resourceVersion") and pre["resourceVersion"] != str(current.rv):
-                raise apierrors.conflict(r.plural, r.group, name,
-                                         f"Precondition failed: ResourceVersion in precondition: "
-                                         f"{pre['resourceVersion']}, ResourceVersion in object meta: {current.rv}")
+                raise apierrors.conflict(
+                    r.plural,
+                    r.group,
+                    name,
+                    f"Precondition failed: ResourceVersion in precondition: "
+                    f"{pre['resourceVersion']}, ResourceVersion in object meta: {current.rv}",
+                )
             if dry_run:
                 return self.as_version(r, obj)
             policy = options.get("propagationPolicy")
@@ -310,9 +375,16 @@ class Api:
                 raise apierrors.bad_request(f"propagationPolicy: Unsupported value: {policy!r}")
             return self.as_version(r, self.collector.delete(r, obj, policy=policy))
 
-    def delete_collection(self, r: resources.Resource, ns: str | None, *, label_selector: str | None,
-                          field_selector: str | None, options: dict[str, Any] | None = None,
-                          dry_run: bool = False) -> builtins.list[dict[str, Any]]:
+    def delete_collection(
+        self,
+        r: resources.Resource,
+        ns: str | None,
+        *,
+        label_selector: str | None,
+        field_selector: str | None,
+        options: dict[str, Any] | None = None,
+        dry_run: bool = False,
+    ) -> builtins.list[dict[str, Any]]:
         with self.store.lock:
             found = self.list(r, ns, label_selector=label_selector, field_selector=field_selector)
             return [self.delete(r, e.namespace or None, e.name, options, dry_run=dry_run) for e in found.items]

@@ -13,8 +13,15 @@ from typing import Any
 class ApiError(Exception):
     """A refusal with an HTTP status, a machine reason and a human message."""
 
-    def __init__(self, code: int, reason: str, message: str, *, details: dict[str, Any] | None = None,
-                 headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        code: int,
+        reason: str,
+        message: str,
+        *,
+        details: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.reason = reason
@@ -24,8 +31,15 @@ class ApiError(Exception):
 
     def status(self) -> dict[str, Any]:
         """The ``Status`` body, shaped as ``metav1.Status``."""
-        body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                                "message": self.message, "reason": self.reason, "code": self.code}
+        body: dict[str, Any] = {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": self.message,
+            "reason": self.reason,
+            "code": self.code,
+        }
         if self.details:
             body["details"] = self.details
         return body
@@ -37,29 +51,46 @@ def qualified(plural: str, group: str) -> str:
 
 
 def not_found(plural: str, group: str, name: str) -> ApiError:
-    return ApiError(404, "NotFound", f'{qualified(plural, group)} "{name}" not found',
-                    details={"name": name, "group": group, "kind": plural})
+    return ApiError(
+        404,
+        "NotFound",
+        f'{qualified(plural, group)} "{name}" not found',
+        details={"name": name, "group": group, "kind": plural},
+    )
 
 
 def already_exists(plural: str, group: str, name: str) -> ApiError:
-    return ApiError(409, "AlreadyExists", f'{qualified(plural, group)} "{name}" already exists',
-                    details={"name": name, "group": group, "kind": plural})
+    return ApiError(
+        409,
+        "AlreadyExists",
+        f'{qualified(plural, group)} "{name}" already exists',
+        details={"name": name, "group": group, "kind": plural},
+    )
 
 
 def conflict(plural: str, group: str, name: str, why: str | None = None) -> ApiError:
-    text = why or ("the object has been modified; please apply your changes to the latest version "
-                   "and try again")
-    return ApiError(409, "Conflict", f'Operation cannot be fulfilled on {qualified(plural, group)} '
-                    f'"{name}": {text}', details={"name": name, "group": group, "kind": plural})
+    text = why or ("the object has been modified; please apply your changes to the latest version and try again")
+    return ApiError(
+        409,
+        "Conflict",
+        f'Operation cannot be fulfilled on {qualified(plural, group)} "{name}": {text}',
+        details={"name": name, "group": group, "kind": plural},
+    )
 
 
 def invalid(kind: str, name: str, causes: list[tuple[str, str]]) -> ApiError:
     """422 with one cause per bad field, as ``field: message`` pairs."""
     text = "; ".join(f"{field}: {why}" for field, why in causes)
-    return ApiError(422, "Invalid", f'{kind} "{name}" is invalid: {text}',
-                    details={"name": name, "kind": kind,
-                             "causes": [{"field": f, "message": m, "reason": "FieldValueInvalid"}
-                                        for f, m in causes]})
+    return ApiError(
+        422,
+        "Invalid",
+        f'{kind} "{name}" is invalid: {text}',
+        details={
+            "name": name,
+            "kind": kind,
+            "causes": [{"field": f, "message": m, "reason": "FieldValueInvalid"} for f, m in causes],
+        },
+    )
 
 
 def bad_request(message: str) -> ApiError:

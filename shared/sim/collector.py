@@ -50,8 +50,9 @@ class Collector:
             return obj
         return self.release(resource, obj, policy=policy)
 
-    def release(self, resource: resources.Resource, obj: dict[str, Any], *,
-                policy: str | None = None) -> dict[str, Any]:
+    def release(
+        self, resource: resources.Resource, obj: dict[str, Any], *, policy: str | None = None
+    ) -> dict[str, Any]:
         """Remove an object whose finalizers are all gone, then collect what hung off it."""
         md = obj["metadata"]
         if resource.group_resource == _CRDS:

@@ -24,18 +24,27 @@ if TYPE_CHECKING:
     from shared.sim.server import SimServer
 
 PREFIX = "/sim/v1/"
-_FAULT_FIELDS = ("latency_ms", "conflict_rate", "error_rate", "throttle_rate", "down_seconds",
-                 "kill_after_writes", "kill_identity", "drop_watches")
+_FAULT_FIELDS = (
+    "latency_ms",
+    "conflict_rate",
+    "error_rate",
+    "throttle_rate",
+    "down_seconds",
+    "kill_after_writes",
+    "kill_identity",
+    "drop_watches",
+)
 
 
-def handle(sim: SimServer, method: str, path: str, query: dict[str, str], raw: bytes,
-           token: str | None) -> tuple[int, Any]:
+def handle(
+    sim: SimServer, method: str, path: str, query: dict[str, str], raw: bytes, token: str | None
+) -> tuple[int, Any]:
     """Serve one control request; only the admin identity may call these."""
     who = sim.identities.who(token)
     if who is None:
         raise ApiError(401, "Unauthorized", "Unauthorized")
-    what = path[len(PREFIX):].strip("/")
-    if what == "clock" and method == "GET":   # any identity may read the time, as any may read /version
+    what = path[len(PREFIX) :].strip("/")
+    if what == "clock" and method == "GET":  # any identity may read the time, as any may read /version
         return 200, fabriccontrol.clock(sim)
     if not who.is_admin:
         raise ApiError(403, "Forbidden", f'User "{who.user}" cannot use the simulator control API')
@@ -62,8 +71,7 @@ def handle(sim: SimServer, method: str, path: str, query: dict[str, str], raw: b
     raise ApiError(404, "NotFound", f"no control endpoint {method} {path}")
 
 
-def call(target: Target, method: str, what: str, body: dict[str, Any] | None = None,
-         query: str = "") -> Any:
+def call(target: Target, method: str, what: str, body: dict[str, Any] | None = None, query: str = "") -> Any:
     """Call a control endpoint of the server ``target`` names; errors become ToolErrors."""
     data = json.dumps(body).encode() if body is not None else None
     url = f"{target.server}{PREFIX}{what}" + (f"?{query}" if query else "")
@@ -76,8 +84,9 @@ def call(target: Target, method: str, what: str, body: dict[str, Any] | None = N
 def api_request(target: Target, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
     """A plain Kubernetes API call (the sim CLI must not import the kubernetes client)."""
     data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(f"{target.server}{path}", data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        f"{target.server}{path}", data=data, method=method, headers={"Content-Type": "application/json"}
+    )
     if target.token:
         request.add_header("Authorization", f"Bearer {target.token}")
     return _send(request, target)

@@ -43,7 +43,7 @@ _RULE = f"+{'-' * (_LEFT + 2)}+{'-' * (_RIGHT + 2)}+"
 class Verdict:
     """One test on one node: failing GPUs with their message (empty: passed everywhere)."""
 
-    failures: dict[int, tuple[int, str]] = field(default_factory=dict)   # gpu -> (DCGM error id, message)
+    failures: dict[int, tuple[int, str]] = field(default_factory=dict)  # gpu -> (DCGM error id, message)
 
 
 def verdicts(model: fabric.Fabric, node: fabric.Node, level: int) -> dict[str, Verdict]:
@@ -59,15 +59,19 @@ def verdicts(model: fabric.Fabric, node: fabric.Node, level: int) -> dict[str, V
         verdict = Verdict()
         if per_gpu:
             for gpu in dead:
-                verdict.failures[gpu] = (81, f"GPU {gpu} is not reachable: it has fallen off the bus. "
-                                             "Reset GPU. Reboot the node if the reset fails.")
+                verdict.failures[gpu] = (
+                    81,
+                    f"GPU {gpu} is not reachable: it has fallen off the bus. "
+                    "Reset GPU. Reboot the node if the reset fails.",
+                )
         if name == "GPU Memory":
             for gpu, code in fatal:
                 verdict.failures.setdefault(gpu, (43, f"GPU {gpu} Detected XID {code} for GPU {gpu}"))
         if name == "Targeted Power":
             for gpu in hot:
-                verdict.failures.setdefault(gpu, (77, f"GPU {gpu} Thermal violations totaling 12.5 seconds "
-                                                      f"for GPU {gpu}"))
+                verdict.failures.setdefault(
+                    gpu, (77, f"GPU {gpu} Thermal violations totaling 12.5 seconds for GPU {gpu}")
+                )
         found[name] = verdict
     return found
 
@@ -78,7 +82,7 @@ def failed(results: dict[str, Verdict]) -> bool:
 
 def _row(left: str, right: str) -> list[str]:
     # DCGM cuts long text every 45 characters, mid-word, and pads the cell by one space.
-    chunks = [right[i:i + _CHUNK] for i in range(0, len(right), _CHUNK)] or [""]
+    chunks = [right[i : i + _CHUNK] for i in range(0, len(right), _CHUNK)] or [""]
     rows = [f"| {left:<{_LEFT}} | {chunks[0]:<{_RIGHT}} |"]
     rows += [f"| {'':<{_LEFT}} | {chunk:<{_RIGHT}} |" for chunk in chunks[1:]]
     return rows
@@ -92,8 +96,13 @@ def _section(name: str, *, first: bool) -> str:
 
 def text(node: fabric.Node, level: int, results: dict[str, Verdict]) -> str:
     gpus = list(range(node.profile.gpu.count))
-    lines = ["Successfully ran diagnostic for group.", _RULE, f"| {'Diagnostic':<{_LEFT}} | {'Result':<{_RIGHT}} |",
-             _RULE.replace("-", "="), _section("Metadata", first=True)]
+    lines = [
+        "Successfully ran diagnostic for group.",
+        _RULE,
+        f"| {'Diagnostic':<{_LEFT}} | {'Result':<{_RIGHT}} |",
+        _RULE.replace("-", "="),
+        _section("Metadata", first=True),
+    ]
     lines += _row("DCGM Version", stages.workloads().dcgm.version)
     lines += _row("Driver Version Detected", node.driver)
     lines += _row("GPU Device IDs Detected", ",".join([node.profile.gpu.deviceId] * len(gpus)))
@@ -137,25 +146,43 @@ def json_text(node: fabric.Node, level: int, results: dict[str, Verdict]) -> str
             per_gpu = []
             for gpu in gpus:
                 reasons = [p.failures[gpu] for p in parts if gpu in p.failures]
-                result: dict[str, object] = {"entity_group": "GPU", "entity_group_id": 1, "entity_id": gpu,
-                                             "status": "Fail" if reasons else "Pass"}
+                result: dict[str, object] = {
+                    "entity_group": "GPU",
+                    "entity_group_id": 1,
+                    "entity_id": gpu,
+                    "status": "Fail" if reasons else "Pass",
+                }
                 if reasons:
-                    result["warnings"] = [{"error_category": 6, "error_id": code, "error_severity": 1,
-                                           "warning": message} for code, message in reasons]
+                    result["warnings"] = [
+                        {"error_category": 6, "error_id": code, "error_severity": 1, "warning": message}
+                        for code, message in reasons
+                    ]
                 per_gpu.append(result)
             summary = "Fail" if any(r["status"] == "Fail" for r in per_gpu) else "Pass"
             entries.append({"name": json_name, "results": per_gpu, "test_summary": {"status": summary}})
         out.append({"category": cat, "tests": entries})
     document = {
         "DCGM Diagnostic": {"test_categories": out},
-        "entity_groups": [{"entity_group": "GPU", "entity_group_id": 1, "entities": [
-            {"device_id": node.profile.gpu.deviceId, "entity_id": g, "serial_num": f"1650{node.index:05d}{g:03d}"}
-            for g in gpus]}],
+        "entity_groups": [
+            {
+                "entity_group": "GPU",
+                "entity_group_id": 1,
+                "entities": [
+                    {
+                        "device_id": node.profile.gpu.deviceId,
+                        "entity_id": g,
+                        "serial_num": f"1650{node.index:05d}{g:03d}",
+                    }
+                    for g in gpus
+                ],
+            }
+        ],
         "metadata": {"Driver Version Detected": node.driver, "version": stages.workloads().dcgm.version},
     }
     return json.dumps(document, indent=4) + "\n"
 
 
 def crash_text() -> str:
-    return ("Error: Unable to complete diagnostic for group 0. Return: (-15) Host engine connection "
-            "invalid/disconnected.\n")
+    return (
+        "Error: Unable to complete diagnostic for group 0. Return: (-15) Host engine connection invalid/disconnected.\n"
+    )

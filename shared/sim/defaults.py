@@ -65,14 +65,21 @@ def check_size(resource: resources.Resource, obj: dict[str, Any], raw_size: int)
     """The real limits: 1 MiB of ConfigMap/Secret data (422), 1.5 MiB per stored object (413)."""
     name = obj["metadata"].get("name", "")
     if resource.kind in ("ConfigMap", "Secret"):
-        total = sum(len(str(k)) + len(str(v)) for part in ("data", "binaryData", "stringData")
-                    for k, v in (obj.get(part) or {}).items())
+        total = sum(
+            len(str(k)) + len(str(v))
+            for part in ("data", "binaryData", "stringData")
+            for k, v in (obj.get(part) or {}).items()
+        )
         if total > MAX_CONFIG_DATA_BYTES:
-            raise apierrors.invalid(resource.kind, name, [("[]", f"Too long: must have at most "
-                                                               f"{MAX_CONFIG_DATA_BYTES} bytes")])
+            raise apierrors.invalid(
+                resource.kind, name, [("[]", f"Too long: must have at most {MAX_CONFIG_DATA_BYTES} bytes")]
+            )
     if raw_size > MAX_OBJECT_BYTES:
-        raise ApiError(413, "RequestEntityTooLarge",
-                       f"etcdserver: request is too large: {resource.kind} {name!r} is {raw_size} bytes")
+        raise ApiError(
+            413,
+            "RequestEntityTooLarge",
+            f"etcdserver: request is too large: {resource.kind} {name!r} is {raw_size} bytes",
+        )
 
 
 def check_spec(resource: resources.Resource, obj: dict[str, Any]) -> None:
@@ -88,7 +95,7 @@ def check_spec(resource: resources.Resource, obj: dict[str, Any]) -> None:
         if not spec.get("versions"):
             causes.append(("spec.versions", "Required value"))
         if not causes and name != f"{names['plural']}.{spec['group']}":
-            causes.append(("metadata.name", f"Invalid value: {name!r}: must be spec.names.plural+\".\"+spec.group"))
+            causes.append(("metadata.name", f'Invalid value: {name!r}: must be spec.names.plural+"."+spec.group'))
         if causes:
             raise apierrors.invalid("CustomResourceDefinition", name, causes)
     if resource.kind in ("Role", "ClusterRole"):
@@ -110,9 +117,14 @@ def on_create(resource: resources.Resource, obj: dict[str, Any], now: str) -> No
         obj["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = obj["metadata"]["name"]
     elif kind == "Pod":
         assert spec is not None
-        for key, value in (("restartPolicy", "Always"), ("schedulerName", "default-scheduler"),
-                           ("serviceAccountName", "default"), ("terminationGracePeriodSeconds", 30),
-                           ("dnsPolicy", "ClusterFirst"), ("priority", 0)):
+        for key, value in (
+            ("restartPolicy", "Always"),
+            ("schedulerName", "default-scheduler"),
+            ("serviceAccountName", "default"),
+            ("terminationGracePeriodSeconds", 30),
+            ("dnsPolicy", "ClusterFirst"),
+            ("priority", 0),
+        ):
             spec.setdefault(key, value)
         obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
     elif kind == "Node":
@@ -133,15 +145,30 @@ def on_create(resource: resources.Resource, obj: dict[str, Any], now: str) -> No
         accepted = crd_spec.get("names") or {}
         obj["status"] = {
             "conditions": [
-                {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts",
-                 "message": "no conflicts found", "lastTransitionTime": now},
-                {"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
-                 "message": "the initial names have been accepted", "lastTransitionTime": now}],
-            "acceptedNames": {"plural": accepted.get("plural"), "kind": accepted.get("kind"),
-                              "singular": accepted.get("singular") or str(accepted.get("kind", "")).lower(),
-                              "listKind": accepted.get("listKind") or f"{accepted.get('kind')}List",
-                              **({"shortNames": accepted["shortNames"]} if accepted.get("shortNames") else {})},
-            "storedVersions": [v["name"] for v in crd_spec.get("versions", []) if v.get("storage")]}
+                {
+                    "type": "NamesAccepted",
+                    "status": "True",
+                    "reason": "NoConflicts",
+                    "message": "no conflicts found",
+                    "lastTransitionTime": now,
+                },
+                {
+                    "type": "Established",
+                    "status": "True",
+                    "reason": "InitialNamesAccepted",
+                    "message": "the initial names have been accepted",
+                    "lastTransitionTime": now,
+                },
+            ],
+            "acceptedNames": {
+                "plural": accepted.get("plural"),
+                "kind": accepted.get("kind"),
+                "singular": accepted.get("singular") or str(accepted.get("kind", "")).lower(),
+                "listKind": accepted.get("listKind") or f"{accepted.get('kind')}List",
+                **({"shortNames": accepted["shortNames"]} if accepted.get("shortNames") else {}),
+            },
+            "storedVersions": [v["name"] for v in crd_spec.get("versions", []) if v.get("storage")],
+        }
 
 
 def on_write(resource: resources.Resource, obj: dict[str, Any]) -> None:

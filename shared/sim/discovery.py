@@ -15,8 +15,17 @@ from typing import Any
 
 from shared.sim import resources
 
-VERSION = {"major": "1", "minor": "34", "gitVersion": "v1.34.2-sim", "gitCommit": "sim", "gitTreeState": "clean",
-           "buildDate": "2025-01-01T00:00:00Z", "goVersion": "go1.23", "compiler": "gc", "platform": "linux/amd64"}
+VERSION = {
+    "major": "1",
+    "minor": "34",
+    "gitVersion": "v1.34.2-sim",
+    "gitCommit": "sim",
+    "gitTreeState": "clean",
+    "buildDate": "2025-01-01T00:00:00Z",
+    "goVersion": "go1.23",
+    "compiler": "gc",
+    "platform": "linux/amd64",
+}
 
 
 def _versions(table: resources.ResourceTable) -> dict[str, list[str]]:
@@ -34,18 +43,27 @@ def _versions(table: resources.ResourceTable) -> dict[str, list[str]]:
 
 
 def _group(name: str, versions: list[str]) -> dict[str, Any]:
-    return {"name": name, "versions": [{"groupVersion": f"{name}/{v}", "version": v} for v in versions],
-            "preferredVersion": {"groupVersion": f"{name}/{versions[0]}", "version": versions[0]}}
+    return {
+        "name": name,
+        "versions": [{"groupVersion": f"{name}/{v}", "version": v} for v in versions],
+        "preferredVersion": {"groupVersion": f"{name}/{versions[0]}", "version": versions[0]},
+    }
 
 
 def api_versions() -> dict[str, Any]:
-    return {"kind": "APIVersions", "versions": ["v1"],
-            "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}]}
+    return {
+        "kind": "APIVersions",
+        "versions": ["v1"],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}],
+    }
 
 
 def group_list(table: resources.ResourceTable) -> dict[str, Any]:
-    return {"kind": "APIGroupList", "apiVersion": "v1",
-            "groups": [_group(g, v) for g, v in sorted(_versions(table).items())]}
+    return {
+        "kind": "APIGroupList",
+        "apiVersion": "v1",
+        "groups": [_group(g, v) for g, v in sorted(_versions(table).items())],
+    }
 
 
 def group(table: resources.ResourceTable, name: str) -> dict[str, Any] | None:
@@ -61,8 +79,13 @@ def resource_list(table: resources.ResourceTable, group_name: str, version: str)
         return None
     out: list[dict[str, Any]] = []
     for r in sorted(rows, key=lambda x: x.plural):
-        entry: dict[str, Any] = {"name": r.plural, "singularName": r.singular, "namespaced": r.namespaced,
-                                 "kind": r.kind, "verbs": list(resources.ALL_VERBS)}
+        entry: dict[str, Any] = {
+            "name": r.plural,
+            "singularName": r.singular,
+            "namespaced": r.namespaced,
+            "kind": r.kind,
+            "verbs": list(resources.ALL_VERBS),
+        }
         if r.short_names:
             entry["shortNames"] = list(r.short_names)
         if r.categories:
@@ -70,8 +93,13 @@ def resource_list(table: resources.ResourceTable, group_name: str, version: str)
         entry["storageVersionHash"] = hashlib.sha256(f"{r.group}/{r.plural}".encode()).hexdigest()[:12]
         out.append(entry)
         for sub in sorted(r.subresources):
-            item: dict[str, Any] = {"name": f"{r.plural}/{sub}", "singularName": "", "namespaced": r.namespaced,
-                                    "kind": r.kind, "verbs": list(resources.SUBRESOURCE_VERBS.get(sub, ("get",)))}
+            item: dict[str, Any] = {
+                "name": f"{r.plural}/{sub}",
+                "singularName": "",
+                "namespaced": r.namespaced,
+                "kind": r.kind,
+                "verbs": list(resources.SUBRESOURCE_VERBS.get(sub, ("get",))),
+            }
             if sub in resources.SUBRESOURCE_KINDS:
                 sub_group, sub_version, sub_kind = resources.SUBRESOURCE_KINDS[sub]
                 item.update(group=sub_group, version=sub_version, kind=sub_kind)
@@ -81,6 +109,7 @@ def resource_list(table: resources.ResourceTable, group_name: str, version: str)
 
 
 # ---------------------------------------------------------------- OpenAPI v3
+
 
 def _gv_path(r: resources.Resource) -> str:
     return f"api/{r.version}" if not r.group else f"apis/{r.group}/{r.version}"
@@ -103,12 +132,24 @@ def openapi_document(table: resources.ResourceTable, gv_path: str) -> dict[str, 
         if _gv_path(r) != gv_path:
             continue
         gvk = {"group": r.group, "version": r.version, "kind": r.kind}
-        params = [{"name": "fieldValidation", "in": "query", "schema": {"type": "string", "uniqueItems": True}},
-                  {"name": "dryRun", "in": "query", "schema": {"type": "string", "uniqueItems": True}},
-                  {"name": "fieldManager", "in": "query", "schema": {"type": "string", "uniqueItems": True}}]
+        params = [
+            {"name": "fieldValidation", "in": "query", "schema": {"type": "string", "uniqueItems": True}},
+            {"name": "dryRun", "in": "query", "schema": {"type": "string", "uniqueItems": True}},
+            {"name": "fieldManager", "in": "query", "schema": {"type": "string", "uniqueItems": True}},
+        ]
         item = "/" + gv_path + ("/namespaces/{namespace}" if r.namespaced else "") + f"/{r.plural}/{{name}}"
-        paths[item] = {"patch": {"operationId": f"patch{r.kind}", "parameters": params,
-                                 "x-kubernetes-action": "patch", "x-kubernetes-group-version-kind": gvk,
-                                 "responses": {"200": {"description": "OK"}}}}
-    return {"openapi": "3.0.0", "info": {"title": "Kubernetes (sim)", "version": "v1.32.0"}, "paths": paths,
-            "components": {"schemas": {}}}
+        paths[item] = {
+            "patch": {
+                "operationId": f"patch{r.kind}",
+                "parameters": params,
+                "x-kubernetes-action": "patch",
+                "x-kubernetes-group-version-kind": gvk,
+                "responses": {"200": {"description": "OK"}},
+            }
+        }
+    return {
+        "openapi": "3.0.0",
+        "info": {"title": "Kubernetes (sim)", "version": "v1.32.0"},
+        "paths": paths,
+        "components": {"schemas": {}},
+    }

@@ -90,8 +90,13 @@ class Fabric:
         with self.lock:
             for i, name in enumerate(names):
                 rack = f"rack-{i * racks // len(names)}"
-                node = Node(name=name, index=len(self.nodes), rack=rack, profile=profile,
-                            gpu_uuids=[gpu_uuid(name, g) for g in range(profile.gpu.count)])
+                node = Node(
+                    name=name,
+                    index=len(self.nodes),
+                    rack=rack,
+                    profile=profile,
+                    gpu_uuids=[gpu_uuid(name, g) for g in range(profile.gpu.count)],
+                )
                 self.nodes[name] = node
                 added.append(node)
         return added
@@ -151,9 +156,17 @@ class Fabric:
         """Remove the ``kinds`` a reboot (``gpu`` None) or one GPU's reset clears."""
         wanted = {Kind(k) for k in kinds}
         with self.lock:
-            gone = [f for f in self.faults if f.node == node and f.kind in wanted
-                    and (gpu is None or (f.index if f.index is not None else _default_index(f)) == gpu
-                         or (f.kind is Kind.THERMAL and f.index is None))]
+            gone = [
+                f
+                for f in self.faults
+                if f.node == node
+                and f.kind in wanted
+                and (
+                    gpu is None
+                    or (f.index if f.index is not None else _default_index(f)) == gpu
+                    or (f.kind is Kind.THERMAL and f.index is None)
+                )
+            ]
             self.faults = [f for f in self.faults if f not in gone]
         self._changed({node})
         return gone
@@ -174,8 +187,7 @@ class Fabric:
 
     # ------------------------------------------------------------ derived hardware state
     def nic_factor(self, name: str, nic: int) -> float:
-        values = [f.value for f in self.of_node(name, Kind.NIC) if f.value is not None
-                  and f.index in (None, nic)]
+        values = [f.value for f in self.of_node(name, Kind.NIC) if f.value is not None and f.index in (None, nic)]
         return min(values, default=1.0)
 
     def dead_gpus(self, name: str) -> list[int]:
@@ -197,8 +209,9 @@ class Fabric:
 
     def link_factor(self, racks: set[str]) -> float:
         with self.lock:
-            values = [f.value for f in self.faults if f.racks is not None and f.value is not None
-                      and set(f.racks) <= racks]
+            values = [
+                f.value for f in self.faults if f.racks is not None and f.value is not None and set(f.racks) <= racks
+            ]
         return min(values, default=1.0)
 
     def thermal_factor(self, name: str, *, compute: bool) -> float:

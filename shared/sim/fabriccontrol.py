@@ -33,8 +33,11 @@ def clock(sim: SimServer) -> dict[str, Any]:
 
 def hardware(sim: SimServer) -> dict[str, Any]:
     with sim.fabric.lock:
-        return {"nodes": len(sim.fabric.nodes), "racks": sim.fabric.racks(),
-                "faults": [str(f) for f in sim.fabric.faults]}
+        return {
+            "nodes": len(sim.fabric.nodes),
+            "racks": sim.fabric.racks(),
+            "faults": [str(f) for f in sim.fabric.faults],
+        }
 
 
 def _bad(exc: Exception) -> ApiError:
@@ -65,8 +68,9 @@ def handle(sim: SimServer, method: str, what: str, body: dict[str, Any]) -> tupl
         if what == "upgrade-driver" and method == "POST":
             return 200, upgrade_driver(sim, str(body.get("version") or ""), body.get("nodes"))
         if what == "seed" and method == "POST":
-            return 200, helmseed.seed(sim, body.get("recipe") or {}, breaks=body.get("breaks") or {},
-                                      kernels=body.get("kernels") or {})
+            return 200, helmseed.seed(
+                sim, body.get("recipe") or {}, breaks=body.get("breaks") or {}, kernels=body.get("kernels") or {}
+            )
     except (ValueError, TypeError) as exc:
         raise _bad(exc) from exc
     raise ApiError(404, "NotFound", f"no control endpoint {method} {what}")
@@ -112,8 +116,13 @@ def _roll_driver_daemonsets(sim: SimServer, version: str) -> list[str]:
         patch = [{"name": c["name"], "image": _retag(c.get("image", ""), version)} for c in containers]
         images += [c["image"] for c in patch]
         try:
-            sim.api.patch(ds_r, entry.namespace, entry.name, api_mod.STRATEGIC,
-                          {"spec": {"template": {"spec": {"containers": patch}}}})
+            sim.api.patch(
+                ds_r,
+                entry.namespace,
+                entry.name,
+                api_mod.STRATEGIC,
+                {"spec": {"template": {"spec": {"containers": patch}}}},
+            )
         except apierrors.ApiError:
             continue
         for pod in list(sim.store.scan(pods_r.group_resource, entry.namespace)):

@@ -26,10 +26,10 @@ class FaultSettings:
     """What is currently injected; every field off by default."""
 
     latency_ms: float = 0.0
-    conflict_rate: float = 0.0      # probability a write answers 409 Conflict
-    error_rate: float = 0.0         # probability a request answers 500
-    throttle_rate: float = 0.0      # probability a request answers 429 with Retry-After
-    down_until: float = 0.0         # time.monotonic() until which connections are cut
+    conflict_rate: float = 0.0  # probability a write answers 409 Conflict
+    error_rate: float = 0.0  # probability a request answers 500
+    throttle_rate: float = 0.0  # probability a request answers 429 with Retry-After
+    down_until: float = 0.0  # time.monotonic() until which connections are cut
     kill_after_writes: int | None = None
     kill_identity: str | None = None
 
@@ -57,16 +57,25 @@ class Decision:
 
     delay: float = 0.0
     error: ApiError | None = None
-    drop: bool = False              # close the connection without an answer
+    drop: bool = False  # close the connection without an answer
 
 
 def error_for(status: int, *, resource: str = "", name: str = "") -> ApiError:
     if status == 409:
-        return ApiError(409, "Conflict", f'Operation cannot be fulfilled on {resource} "{name}": the object has '
-                        "been modified; please apply your changes to the latest version and try again")
+        return ApiError(
+            409,
+            "Conflict",
+            f'Operation cannot be fulfilled on {resource} "{name}": the object has '
+            "been modified; please apply your changes to the latest version and try again",
+        )
     if status == 429:
-        return ApiError(429, "TooManyRequests", "the server has received too many requests and has asked us to "
-                        "try again later", details={"retryAfterSeconds": 1}, headers={"Retry-After": "1"})
+        return ApiError(
+            429,
+            "TooManyRequests",
+            "the server has received too many requests and has asked us to try again later",
+            details={"retryAfterSeconds": 1},
+            headers={"Retry-After": "1"},
+        )
     if status == 503:
         return ApiError(503, "ServiceUnavailable", "the server is currently unable to handle the request")
     if status == 504:
@@ -81,19 +90,31 @@ class Faults:
     rng: random.Random = field(default_factory=random.Random)
     settings: FaultSettings = field(default_factory=FaultSettings)
     rules: list[Rule] = field(default_factory=list)
-    watch_epoch: int = 0            # bumped to cut every open watch
+    watch_epoch: int = 0  # bumped to cut every open watch
     _writes: dict[str, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def configure(self, *, latency_ms: float | None = None, conflict_rate: float | None = None,
-                  error_rate: float | None = None, throttle_rate: float | None = None,
-                  down_seconds: float | None = None, kill_after_writes: int | None = None,
-                  kill_identity: str | None = None, drop_watches: bool = False) -> None:
+    def configure(
+        self,
+        *,
+        latency_ms: float | None = None,
+        conflict_rate: float | None = None,
+        error_rate: float | None = None,
+        throttle_rate: float | None = None,
+        down_seconds: float | None = None,
+        kill_after_writes: int | None = None,
+        kill_identity: str | None = None,
+        drop_watches: bool = False,
+    ) -> None:
         """Change the given settings only; ``down_seconds`` cuts connections from now on."""
         with self._lock:
             s = self.settings
-            for name, value in (("latency_ms", latency_ms), ("conflict_rate", conflict_rate),
-                                ("error_rate", error_rate), ("throttle_rate", throttle_rate)):
+            for name, value in (
+                ("latency_ms", latency_ms),
+                ("conflict_rate", conflict_rate),
+                ("error_rate", error_rate),
+                ("throttle_rate", throttle_rate),
+            ):
                 if value is not None:
                     if value < 0 or (name != "latency_ms" and value > 1):
                         raise ValueError(f"{name} out of range: {value}")
@@ -108,8 +129,15 @@ class Faults:
             if drop_watches:
                 self.watch_epoch += 1
 
-    def inject(self, status: int, *, verb: str | None = None, resource: str | None = None,
-               name: str | None = None, count: int = 1) -> None:
+    def inject(
+        self,
+        status: int,
+        *,
+        verb: str | None = None,
+        resource: str | None = None,
+        name: str | None = None,
+        count: int = 1,
+    ) -> None:
         """Fail the next ``count`` matching requests with ``status``."""
         with self._lock:
             self.rules.append(Rule(status, verb, resource, name, count))
@@ -143,8 +171,12 @@ class Faults:
                     decision.drop = True
                     return decision
             for rule in self.rules:
-                if rule.count > 0 and rule.verb in (None, verb) and rule.resource in (None, resource) \
-                        and rule.name in (None, name):
+                if (
+                    rule.count > 0
+                    and rule.verb in (None, verb)
+                    and rule.resource in (None, resource)
+                    and rule.name in (None, name)
+                ):
                     rule.count -= 1
                     decision.error = error_for(rule.status, resource=resource, name=name)
                     break

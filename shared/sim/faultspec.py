@@ -113,8 +113,9 @@ def _one(spec: str, node: str, racks: tuple[str, str] | None, part: str) -> Faul
     try:
         kind = Kind(match["kind"])
     except ValueError:
-        raise ValueError(f"{spec!r}: unknown fault {match['kind']!r}; known: "
-                         f"{', '.join(k.value for k in Kind)}") from None
+        raise ValueError(
+            f"{spec!r}: unknown fault {match['kind']!r}; known: {', '.join(k.value for k in Kind)}"
+        ) from None
     if (kind is Kind.LINK) != (racks is not None):
         raise ValueError(f"{spec!r}: link faults take RACK/RACK, every other fault a node")
     index = int(match["index"]) if match["index"] is not None else None
@@ -156,5 +157,6 @@ def parse_selector(spec: str) -> Selector:
         kind = Kind(match["kind"])
     except ValueError:
         raise ValueError(f"{spec!r}: unknown fault {match['kind']!r}") from None
-    return Selector(node=node, racks=racks, kind=kind,
-                    index=int(match["index"]) if match["index"] is not None else None)
+    return Selector(
+        node=node, racks=racks, kind=kind, index=int(match["index"]) if match["index"] is not None else None
+    )

@@ -30,20 +30,31 @@ def driver_labels(driver: str, cuda: str = fabric.DEFAULT_CUDA) -> dict[str, str
     """GPU feature discovery's driver and CUDA labels for driver version ``570.158.01``."""
     parts = ([*driver.split("."), "", "", ""])[:3]
     cuda_major, _, cuda_minor = cuda.partition(".")
-    return {"nvidia.com/cuda.driver.major": parts[0], "nvidia.com/cuda.driver.minor": parts[1],
-            "nvidia.com/cuda.driver.rev": parts[2], "nvidia.com/cuda.runtime.major": cuda_major,
-            "nvidia.com/cuda.runtime.minor": cuda_minor or "0"}
+    return {
+        "nvidia.com/cuda.driver.major": parts[0],
+        "nvidia.com/cuda.driver.minor": parts[1],
+        "nvidia.com/cuda.driver.rev": parts[2],
+        "nvidia.com/cuda.runtime.major": cuda_major,
+        "nvidia.com/cuda.runtime.minor": cuda_minor or "0",
+    }
 
 
 def labels(node: fabric.Node) -> dict[str, str]:
     gpu = node.profile.gpu
     return {
-        "kubernetes.io/hostname": node.name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+        "kubernetes.io/hostname": node.name,
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "amd64",
         "node.kubernetes.io/instance-type": node.profile.instanceType,
-        "topology.kubernetes.io/zone": ZONE, "topology.kubernetes.io/region": REGION, RACK_LABEL: node.rack,
-        "nvidia.com/gpu.present": "true", "nvidia.com/gpu.product": gpu.product,
-        "nvidia.com/gpu.count": str(gpu.count), "nvidia.com/gpu.memory": str(gpu.memoryMiB),
-        "nvidia.com/gpu.family": gpu.family, "nvidia.com/gpu.machine": node.profile.instanceType,
+        "topology.kubernetes.io/zone": ZONE,
+        "topology.kubernetes.io/region": REGION,
+        RACK_LABEL: node.rack,
+        "nvidia.com/gpu.present": "true",
+        "nvidia.com/gpu.product": gpu.product,
+        "nvidia.com/gpu.count": str(gpu.count),
+        "nvidia.com/gpu.memory": str(gpu.memoryMiB),
+        "nvidia.com/gpu.family": gpu.family,
+        "nvidia.com/gpu.machine": node.profile.instanceType,
         CLIQUE_LABEL: node.clique,
         **driver_labels(node.driver),
     }
@@ -51,18 +62,34 @@ def labels(node: fabric.Node) -> dict[str, str]:
 
 def ready_condition(now: str, *, ready: bool) -> dict[str, str]:
     if ready:
-        return {"type": "Ready", "status": "True", "reason": "KubeletReady",
-                "message": "kubelet is posting ready status", "lastHeartbeatTime": now, "lastTransitionTime": now}
-    return {"type": "Ready", "status": "False", "reason": "KubeletNotReady",
-            "message": "node is rebooting", "lastHeartbeatTime": now, "lastTransitionTime": now}
+        return {
+            "type": "Ready",
+            "status": "True",
+            "reason": "KubeletReady",
+            "message": "kubelet is posting ready status",
+            "lastHeartbeatTime": now,
+            "lastTransitionTime": now,
+        }
+    return {
+        "type": "Ready",
+        "status": "False",
+        "reason": "KubeletNotReady",
+        "message": "node is rebooting",
+        "lastHeartbeatTime": now,
+        "lastTransitionTime": now,
+    }
 
 
 def conditions(now: str) -> list[dict[str, str]]:
-    quiet = [("MemoryPressure", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
-             ("DiskPressure", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
-             ("PIDPressure", "KubeletHasSufficientPID", "kubelet has sufficient PID available")]
-    found = [{"type": t, "status": "False", "reason": r, "message": m, "lastHeartbeatTime": now,
-              "lastTransitionTime": now} for t, r, m in quiet]
+    quiet = [
+        ("MemoryPressure", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+        ("DiskPressure", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+        ("PIDPressure", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+    ]
+    found = [
+        {"type": t, "status": "False", "reason": r, "message": m, "lastHeartbeatTime": now, "lastTransitionTime": now}
+        for t, r, m in quiet
+    ]
     return [*found, ready_condition(now, ready=True)]
 
 
@@ -71,21 +98,37 @@ def node_object(node: fabric.Node, now: str) -> dict[str, Any]:
     capacity = {**node.profile.capacity, GPU_RESOURCE: str(node.profile.gpu.count)}
     allocatable = dict(capacity)
     return {
-        "apiVersion": "v1", "kind": "Node",
-        "metadata": {"name": node.name, "labels": labels(node),
-                     "annotations": {"node.alpha.kubernetes.io/ttl": "0",
-                                     "volumes.kubernetes.io/controller-managed-attach-detach": "true"}},
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": node.name,
+            "labels": labels(node),
+            "annotations": {
+                "node.alpha.kubernetes.io/ttl": "0",
+                "volumes.kubernetes.io/controller-managed-attach-detach": "true",
+            },
+        },
         "spec": {"providerID": f"sim://{ZONE}/{node.name}"},
         "status": {
-            "capacity": capacity, "allocatable": allocatable, "conditions": conditions(now),
-            "addresses": [{"type": "InternalIP", "address": f"10.1.{node.index // 250}.{node.index % 250 + 1}"},
-                          {"type": "Hostname", "address": node.name}],
-            "nodeInfo": {"kubeletVersion": discovery.VERSION["gitVersion"],
-                         "kubeProxyVersion": discovery.VERSION["gitVersion"],
-                         "osImage": OS_IMAGE, "architecture": "amd64", "operatingSystem": "linux",
-                         "containerRuntimeVersion": RUNTIME, "kernelVersion": KERNEL,
-                         "bootID": boot_id(node), "machineID": f"machine-{node.name}",
-                         "systemUUID": f"uuid-{node.name}"},
+            "capacity": capacity,
+            "allocatable": allocatable,
+            "conditions": conditions(now),
+            "addresses": [
+                {"type": "InternalIP", "address": f"10.1.{node.index // 250}.{node.index % 250 + 1}"},
+                {"type": "Hostname", "address": node.name},
+            ],
+            "nodeInfo": {
+                "kubeletVersion": discovery.VERSION["gitVersion"],
+                "kubeProxyVersion": discovery.VERSION["gitVersion"],
+                "osImage": OS_IMAGE,
+                "architecture": "amd64",
+                "operatingSystem": "linux",
+                "containerRuntimeVersion": RUNTIME,
+                "kernelVersion": KERNEL,
+                "bootID": boot_id(node),
+                "machineID": f"machine-{node.name}",
+                "systemUUID": f"uuid-{node.name}",
+            },
         },
     }
 

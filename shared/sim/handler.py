@@ -120,8 +120,9 @@ class Handler(BaseHTTPRequestHandler):
                 if not chunk:
                     break
                 left -= len(chunk)
-            raise ApiError(413, "RequestEntityTooLarge",
-                           f"Request entity too large: limit is {defaults.MAX_REQUEST_BYTES}")
+            raise ApiError(
+                413, "RequestEntityTooLarge", f"Request entity too large: limit is {defaults.MAX_REQUEST_BYTES}"
+            )
         return self.rfile.read(length) if length else b""
 
     def _handle(self, method: str) -> None:
@@ -132,12 +133,15 @@ class Handler(BaseHTTPRequestHandler):
         try:
             raw = self._read_body()
             if "protobuf" in (self.headers.get("Content-Type") or "") and raw:
-                raise ApiError(415, "UnsupportedMediaType", "the simulated API server reads JSON only, not "
-                               "protobuf (kubectl create <kind> NAME sends protobuf; use kubectl apply -f or "
-                               "create -f with a manifest)")
+                raise ApiError(
+                    415,
+                    "UnsupportedMediaType",
+                    "the simulated API server reads JSON only, not "
+                    "protobuf (kubectl create <kind> NAME sends protobuf; use kubectl apply -f or "
+                    "create -f with a manifest)",
+                )
             if parts.path.startswith(control.PREFIX):
-                code, answer = control.handle(self.sim, method, parts.path, query, raw,
-                                              self._token())
+                code, answer = control.handle(self.sim, method, parts.path, query, raw, self._token())
                 self._send_json(code, answer)
                 return
             who = self.sim.identities.who(self._token())
@@ -151,13 +155,30 @@ class Handler(BaseHTTPRequestHandler):
             watching = _flag(query, "watch")
             verb = route.verb(method, watch=watching)
             r = route.resource
-            req = rbac.Request(verb=verb, group=r.group, resource=r.plural, subresource=route.subresource or "",
-                               namespace=route.namespace or "", name=route.name or "")
-            record = audit.Record(who.user, verb, r.group, f"{r.plural}/{route.subresource}" if route.subresource
-                                  else r.plural, route.namespace or "", route.name or "", 0)
+            req = rbac.Request(
+                verb=verb,
+                group=r.group,
+                resource=r.plural,
+                subresource=route.subresource or "",
+                namespace=route.namespace or "",
+                name=route.name or "",
+            )
+            record = audit.Record(
+                who.user,
+                verb,
+                r.group,
+                f"{r.plural}/{route.subresource}" if route.subresource else r.plural,
+                route.namespace or "",
+                route.name or "",
+                0,
+            )
             if not self.sim.authorizer.allowed(who, req):
-                raise ApiError(403, "Forbidden", rbac.forbidden_message(who, req),
-                               details={"name": route.name or "", "group": r.group, "kind": r.plural})
+                raise ApiError(
+                    403,
+                    "Forbidden",
+                    rbac.forbidden_message(who, req),
+                    details={"name": route.name or "", "group": r.group, "kind": r.plural},
+                )
             decision = self.sim.faults.decide(user=who.user, verb=verb, resource=r.plural, name=route.name or "")
             if decision.delay:
                 time.sleep(decision.delay)
@@ -211,7 +232,7 @@ class Handler(BaseHTTPRequestHandler):
         elif path == "/openapi/v3":
             answer = discovery.openapi_index(table)
         elif path.startswith("/openapi/v3/"):
-            answer = discovery.openapi_document(table, path[len("/openapi/v3/"):])
+            answer = discovery.openapi_document(table, path[len("/openapi/v3/") :])
         else:
             segments = path.strip("/").split("/")
             if segments[0] == "api" and len(segments) == 2:
@@ -243,12 +264,23 @@ class Handler(BaseHTTPRequestHandler):
         if name is None and method == "POST":
             return self._answer(201, sim.api.create(r, ns, self._body(raw), dry_run=dry_run), r)
         if name is None and method == "DELETE":
-            deleted = sim.api.delete_collection(r, ns, label_selector=query.get("labelSelector"),
-                                                field_selector=query.get("fieldSelector"),
-                                                options=self._delete_options(raw, query), dry_run=dry_run)
-            self._send_json(200, {"kind": f"{r.kind}List", "apiVersion": r.group_version,
-                                  "metadata": {"resourceVersion": str(sim.store.resource_version)},
-                                  "items": deleted})
+            deleted = sim.api.delete_collection(
+                r,
+                ns,
+                label_selector=query.get("labelSelector"),
+                field_selector=query.get("fieldSelector"),
+                options=self._delete_options(raw, query),
+                dry_run=dry_run,
+            )
+            self._send_json(
+                200,
+                {
+                    "kind": f"{r.kind}List",
+                    "apiVersion": r.group_version,
+                    "metadata": {"resourceVersion": str(sim.store.resource_version)},
+                    "items": deleted,
+                },
+            )
             return 200
         assert name is not None
         if sub == "log":
@@ -256,14 +288,17 @@ class Handler(BaseHTTPRequestHandler):
             self._send(200, text.encode(), "text/plain")
             return 200
         if sub == "eviction":
-            return self._answer(201, subresources.evict(sim.api, r, ns or "", name, self._body(raw),
-                                                        dry_run=dry_run), None)
+            return self._answer(
+                201, subresources.evict(sim.api, r, ns or "", name, self._body(raw), dry_run=dry_run), None
+            )
         if sub == "binding":
-            return self._answer(201, subresources.bind(sim.api, r, ns or "", name, self._body(raw),
-                                                       dry_run=dry_run), None)
+            return self._answer(
+                201, subresources.bind(sim.api, r, ns or "", name, self._body(raw), dry_run=dry_run), None
+            )
         if sub == "token":
-            return self._answer(201, subresources.request_token(sim.api, sim.identities, r, ns or "", name,
-                                                                self._body(raw)), None)
+            return self._answer(
+                201, subresources.request_token(sim.api, sim.identities, r, ns or "", name, self._body(raw)), None
+            )
         if sub == "scale":
             return self._scale(method, route, raw, dry_run)
         if method == "GET":
@@ -273,11 +308,15 @@ class Handler(BaseHTTPRequestHandler):
         if method == "PATCH":
             content_type = (self.headers.get("Content-Type") or "").split(";")[0].strip()
             body = self._patch_body(content_type, raw)
-            return self._answer(200, sim.api.patch(r, ns, name, content_type, body, sub=sub, dry_run=dry_run,
-                                                   field_manager=query.get("fieldManager")), r)
+            return self._answer(
+                200,
+                sim.api.patch(
+                    r, ns, name, content_type, body, sub=sub, dry_run=dry_run, field_manager=query.get("fieldManager")
+                ),
+                r,
+            )
         if method == "DELETE":
-            return self._answer(200, sim.api.delete(r, ns, name, self._delete_options(raw, query),
-                                                    dry_run=dry_run), r)
+            return self._answer(200, sim.api.delete(r, ns, name, self._delete_options(raw, query), dry_run=dry_run), r)
         raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
 
     def _answer(self, code: int, obj: dict[str, Any], r: Any) -> int:
@@ -299,6 +338,7 @@ class Handler(BaseHTTPRequestHandler):
                 return json.loads(raw)
             except json.JSONDecodeError:
                 from shared import errors, yamlio
+
                 try:
                     return yamlio.loads(raw.decode(), source="apply patch")
                 except errors.InvalidInput as exc:
@@ -320,8 +360,9 @@ class Handler(BaseHTTPRequestHandler):
         if method not in ("PUT", "PATCH"):
             raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on scale")
         content_type = (self.headers.get("Content-Type") or "").split(";")[0].strip() if method == "PATCH" else ""
-        return self._answer(200, subresources.change_scale(sim.api, r, ns, name, self._body(raw), content_type,
-                                                           dry_run=dry_run), None)
+        return self._answer(
+            200, subresources.change_scale(sim.api, r, ns, name, self._body(raw), content_type, dry_run=dry_run), None
+        )
 
     # ------------------------------------------------------------ list and watch
     def _list(self, route: routes.Route, query: dict[str, str]) -> None:
@@ -330,24 +371,32 @@ class Handler(BaseHTTPRequestHandler):
             limit = int(query.get("limit") or 0)
         except ValueError as exc:
             raise apierrors.bad_request(f"invalid limit: {query.get('limit')}") from exc
-        result = self.sim.api.list(r, route.namespace, label_selector=query.get("labelSelector"),
-                                   field_selector=query.get("fieldSelector"), limit=limit,
-                                   continue_token=query.get("continue"))
+        result = self.sim.api.list(
+            r,
+            route.namespace,
+            label_selector=query.get("labelSelector"),
+            field_selector=query.get("fieldSelector"),
+            limit=limit,
+            continue_token=query.get("continue"),
+        )
         meta: dict[str, Any] = {"resourceVersion": str(result.resource_version)}
         if result.continue_token:
             meta["continue"] = result.continue_token
             meta["remainingItemCount"] = result.remaining
         if self._wants_table():
             objects = [self.sim.api.as_version(r, e.object()) for e in result.items]
-            self._send_json(200, tables.table(r, objects, now=self.sim.clock(),
-                                              include_object=self._include_object(), list_meta=meta))
+            self._send_json(
+                200,
+                tables.table(r, objects, now=self.sim.clock(), include_object=self._include_object(), list_meta=meta),
+            )
             return
         if r.storage_version and r.storage_version != r.version:
             raws = [json.dumps(self.sim.api.as_version(r, e.object())).encode() for e in result.items]
         else:
             raws = [e.raw for e in result.items]
-        head = json.dumps({"kind": f"{r.kind}List", "apiVersion": r.group_version, "metadata": meta},
-                          separators=(",", ":")).encode()
+        head = json.dumps(
+            {"kind": f"{r.kind}List", "apiVersion": r.group_version, "metadata": meta}, separators=(",", ":")
+        ).encode()
         self._send(200, head[:-1] + b',"items":[' + b",".join(raws) + b"]}")
 
     def _watch(self, route: routes.Route, query: dict[str, str]) -> None:
@@ -359,13 +408,22 @@ class Handler(BaseHTTPRequestHandler):
         except (selectors.SelectorError, ValueError) as exc:
             raise apierrors.bad_request(str(exc)) from exc
         timeout = min(timeout, self.sim.settings.max_watch_seconds)
-        req = watch.WatchRequest(resource=r, namespace=route.namespace, labels=labels, fields=fields,
-                                 resource_version=query.get("resourceVersion"), timeout=timeout,
-                                 bookmarks=_flag(query, "allowWatchBookmarks"))
+        req = watch.WatchRequest(
+            resource=r,
+            namespace=route.namespace,
+            labels=labels,
+            fields=fields,
+            resource_version=query.get("resourceVersion"),
+            timeout=timeout,
+            bookmarks=_flag(query, "allowWatchBookmarks"),
+        )
         epoch = self.sim.faults.watch_epoch
-        stream = watch.Stream(self.sim.store, req, bookmark_interval=self.sim.settings.bookmark_interval,
-                              should_drop=lambda: self.sim.closing or self.sim.faults.watch_epoch != epoch
-                              or self._client_gone())
+        stream = watch.Stream(
+            self.sim.store,
+            req,
+            bookmark_interval=self.sim.settings.bookmark_interval,
+            should_drop=lambda: self.sim.closing or self.sim.faults.watch_epoch != epoch or self._client_gone(),
+        )
         table = self._wants_table()
         self.send_response(200)
         self.send_header("Content-Type", _JSON)
@@ -393,16 +451,18 @@ class Handler(BaseHTTPRequestHandler):
     def _table_event(self, r: Any, line: bytes) -> bytes:
         event = json.loads(line)
         if event["type"] in ("ADDED", "MODIFIED", "DELETED"):
-            event["object"] = tables.table(r, [event["object"]], now=self.sim.clock(),
-                                           include_object=self._include_object())
+            event["object"] = tables.table(
+                r, [event["object"]], now=self.sim.clock(), include_object=self._include_object()
+            )
         return json.dumps(event, separators=(",", ":")).encode() + b"\n"
 
 
 def _with_code(record: audit.Record | None, code: int) -> audit.Record | None:
     if record is None:
         return None
-    return audit.Record(record.identity, record.verb, record.group, record.resource, record.namespace,
-                        record.name, code)
+    return audit.Record(
+        record.identity, record.verb, record.group, record.resource, record.namespace, record.name, code
+    )
 
 
 def _flag(query: dict[str, str], name: str) -> bool:

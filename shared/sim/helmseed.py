@@ -79,8 +79,14 @@ class _Seeder:
         return self.sim.api.create(r, ns, obj)
 
     def set_status(self, group: str, plural: str, ns: str | None, name: str, status: dict[str, Any]) -> None:
-        self.sim.api.patch(self.r(group, plural), ns, name, api_mod.JSON_PATCH,
-                           [{"op": "add", "path": "/status", "value": status}], sub="status")
+        self.sim.api.patch(
+            self.r(group, plural),
+            ns,
+            name,
+            api_mod.JSON_PATCH,
+            [{"op": "add", "path": "/status", "value": status}],
+            sub="status",
+        )
 
     def namespace(self, name: str) -> None:
         if self.sim.store.get(("", "namespaces"), "", name) is None:
@@ -90,31 +96,71 @@ class _Seeder:
         plural, _, group = name.partition(".")
         singular = plural[:-1] if plural.endswith("s") else plural
         kind = "".join(part.capitalize() for part in singular.split("-"))
-        self.ensure("apiextensions.k8s.io", "customresourcedefinitions", None, {
-            "metadata": {"name": name},
-            "spec": {"group": group, "scope": "Namespaced",
-                     "names": {"plural": plural, "singular": singular, "kind": kind, "listKind": f"{kind}List"},
-                     "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
-                         "type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]}})
+        self.ensure(
+            "apiextensions.k8s.io",
+            "customresourcedefinitions",
+            None,
+            {
+                "metadata": {"name": name},
+                "spec": {
+                    "group": group,
+                    "scope": "Namespaced",
+                    "names": {"plural": plural, "singular": singular, "kind": kind, "listKind": f"{kind}List"},
+                    "versions": [
+                        {
+                            "name": "v1",
+                            "served": True,
+                            "storage": True,
+                            "schema": {
+                                "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+                            },
+                        }
+                    ],
+                },
+            },
+        )
 
-    def pod(self, owner: dict[str, Any], name: str, node: str, labels: dict[str, str], image: str,
-            mode: str | None) -> None:
+    def pod(
+        self, owner: dict[str, Any], name: str, node: str, labels: dict[str, str], image: str, mode: str | None
+    ) -> None:
         ns = owner["metadata"]["namespace"]
         self.sim.kubelet.static.add((ns, name))
-        pod = self.ensure("", "pods", ns, {"metadata": {
-            "name": name, "labels": labels, "ownerReferences": [{
-                "apiVersion": owner["apiVersion"], "kind": owner["kind"], "name": owner["metadata"]["name"],
-                "uid": owner["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}]},
-            "spec": {"nodeName": node, "containers": [{"name": "main", "image": image}]}})
+        pod = self.ensure(
+            "",
+            "pods",
+            ns,
+            {
+                "metadata": {
+                    "name": name,
+                    "labels": labels,
+                    "ownerReferences": [
+                        {
+                            "apiVersion": owner["apiVersion"],
+                            "kind": owner["kind"],
+                            "name": owner["metadata"]["name"],
+                            "uid": owner["metadata"]["uid"],
+                            "controller": True,
+                            "blockOwnerDeletion": True,
+                        }
+                    ],
+                },
+                "spec": {"nodeName": node, "containers": [{"name": "main", "image": image}]},
+            },
+        )
         uid = pod["metadata"]["uid"]
         host, ip = self.sim.kubelet._ips(node, uid) if node else ("", "")
         if mode == "crashloop":
             status = podstatus.crashloop(pod, host_ip=host, pod_ip=ip, now=self.now)
         elif mode == "unavailable":
-            status = podstatus.unschedulable(pod, now=self.now, message=(
-                f"0/{len(self.nodes)} nodes are available: {len(self.nodes)} Insufficient cpu. preemption: "
-                f"0/{len(self.nodes)} nodes are available: {len(self.nodes)} No preemption victims found for "
-                "incoming pod."))
+            status = podstatus.unschedulable(
+                pod,
+                now=self.now,
+                message=(
+                    f"0/{len(self.nodes)} nodes are available: {len(self.nodes)} Insufficient cpu. preemption: "
+                    f"0/{len(self.nodes)} nodes are available: {len(self.nodes)} No preemption victims found for "
+                    "incoming pod."
+                ),
+            )
         else:
             status = podstatus.running(pod, host_ip=host, pod_ip=ip, now=self.now)
         self.set_status("", "pods", ns, name, status)
@@ -124,30 +170,53 @@ def _suffix(*parts: str) -> str:
     return hashlib.sha256("/".join(parts).encode()).hexdigest()[:5]
 
 
-def _workload_object(kind: str, name: str, ns: str, labels: dict[str, str], image: str,
-                     replicas: int) -> dict[str, Any]:
+def _workload_object(
+    kind: str, name: str, ns: str, labels: dict[str, str], image: str, replicas: int
+) -> dict[str, Any]:
     selector = {k: v for k, v in labels.items() if k != "helm.sh/chart"}
-    spec: dict[str, Any] = {"selector": {"matchLabels": selector},
-                            "template": {"metadata": {"labels": labels},
-                                         "spec": {"containers": [{"name": "main", "image": image}]}}}
+    spec: dict[str, Any] = {
+        "selector": {"matchLabels": selector},
+        "template": {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "main", "image": image}]}},
+    }
     if kind != "DaemonSet":
         spec["replicas"] = replicas
     if kind == "StatefulSet":
         spec["serviceName"] = name
-    return {"apiVersion": "apps/v1", "kind": kind,
-            "metadata": {"name": name, "namespace": ns, "labels": labels,
-                         "annotations": {"meta.helm.sh/release-name": labels["app.kubernetes.io/instance"],
-                                         "meta.helm.sh/release-namespace": ns}},
-            "spec": spec}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": kind,
+        "metadata": {
+            "name": name,
+            "namespace": ns,
+            "labels": labels,
+            "annotations": {
+                "meta.helm.sh/release-name": labels["app.kubernetes.io/instance"],
+                "meta.helm.sh/release-namespace": ns,
+            },
+        },
+        "spec": spec,
+    }
 
 
 def _workload_status(kind: str, desired: int, ready: int) -> dict[str, Any]:
     if kind == "DaemonSet":
-        return {"currentNumberScheduled": desired, "desiredNumberScheduled": desired, "numberReady": ready,
-                "numberAvailable": ready, "updatedNumberScheduled": desired, "numberMisscheduled": 0,
-                "observedGeneration": 1, **({"numberUnavailable": desired - ready} if ready < desired else {})}
-    status: dict[str, Any] = {"observedGeneration": 1, "replicas": desired, "updatedReplicas": desired,
-                              "readyReplicas": ready, "availableReplicas": ready}
+        return {
+            "currentNumberScheduled": desired,
+            "desiredNumberScheduled": desired,
+            "numberReady": ready,
+            "numberAvailable": ready,
+            "updatedNumberScheduled": desired,
+            "numberMisscheduled": 0,
+            "observedGeneration": 1,
+            **({"numberUnavailable": desired - ready} if ready < desired else {}),
+        }
+    status: dict[str, Any] = {
+        "observedGeneration": 1,
+        "replicas": desired,
+        "updatedReplicas": desired,
+        "readyReplicas": ready,
+        "availableReplicas": ready,
+    }
     if kind == "StatefulSet":
         status["currentReplicas"] = desired
         return status
@@ -155,12 +224,21 @@ def _workload_status(kind: str, desired: int, ready: int) -> dict[str, Any]:
         status["unavailableReplicas"] = desired - ready
     available = ready >= desired
     status["conditions"] = [
-        {"type": "Available", "status": "True" if available else "False",
-         "reason": "MinimumReplicasAvailable" if available else "MinimumReplicasUnavailable",
-         "message": "Deployment has minimum availability." if available else
-         "Deployment does not have minimum availability."},
-        {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable",
-         "message": "ReplicaSet has successfully progressed."}]
+        {
+            "type": "Available",
+            "status": "True" if available else "False",
+            "reason": "MinimumReplicasAvailable" if available else "MinimumReplicasUnavailable",
+            "message": "Deployment has minimum availability."
+            if available
+            else "Deployment does not have minimum availability.",
+        },
+        {
+            "type": "Progressing",
+            "status": "True",
+            "reason": "NewReplicaSetAvailable",
+            "message": "ReplicaSet has successfully progressed.",
+        },
+    ]
     return status
 
 
@@ -171,13 +249,24 @@ def _install(seeder: _Seeder, comp: models.ComponentRef, mode: str | None, drive
     version = older(pinned) if mode == "old-chart" else pinned
     asserts = comp.healthCheckAsserts
     seeder.namespace(ns)
-    base = {"app.kubernetes.io/instance": comp.name, "app.kubernetes.io/managed-by": "Helm",
-            "app.kubernetes.io/name": comp.name, "helm.sh/chart": f"{chart}-{version}"}
+    base = {
+        "app.kubernetes.io/instance": comp.name,
+        "app.kubernetes.io/managed-by": "Helm",
+        "app.kubernetes.io/name": comp.name,
+        "helm.sh/chart": f"{chart}-{version}",
+    }
     # A workload asserted by selector gets a name of its own (the selector's first value), so two
     # DaemonSets of one component (device plugin, validator) do not collapse into one object.
-    wanted = [(w.kind.value, w.name or next(iter((w.selector or {}).values()), comp.name), w.namespace or ns,
-               dict(w.selector or {}), max(1, w.minReady or 1))
-              for w in (asserts.workloads if asserts else [])] or [("Deployment", comp.name, ns, {}, 1)]
+    wanted = [
+        (
+            w.kind.value,
+            w.name or next(iter((w.selector or {}).values()), comp.name),
+            w.namespace or ns,
+            dict(w.selector or {}),
+            max(1, w.minReady or 1),
+        )
+        for w in (asserts.workloads if asserts else [])
+    ] or [("Deployment", comp.name, ns, {}, 1)]
     selectors = [(p.namespace or ns, dict(p.selector or {})) for p in (asserts.pods if asserts else [])]
     for j in range(len(wanted), len(selectors)):
         wanted.append(("Deployment", f"{comp.name}-{j}", selectors[j][0], {}, 1))
@@ -190,8 +279,11 @@ def _install(seeder: _Seeder, comp: models.ComponentRef, mode: str | None, drive
         image = f"{REGISTRY}/{chart}:{version}"
         obj = seeder.ensure("apps", f"{kind.lower()}s", wns, _workload_object(kind, name, wns, labels, image, replicas))
         manifest.append({k: v for k, v in obj.items() if k != "status"})
-        nodes = seeder.nodes if kind == "DaemonSet" else [seeder.nodes[n % len(seeder.nodes)] if seeder.nodes else ""
-                                                           for n in range(replicas)]
+        nodes = (
+            seeder.nodes
+            if kind == "DaemonSet"
+            else [seeder.nodes[n % len(seeder.nodes)] if seeder.nodes else "" for n in range(replicas)]
+        )
         broken = mode if i == 0 and mode in ("crashloop", "unavailable") else None
         for n, node in enumerate(nodes):
             pod_name = f"{name}-{n}" if kind == "StatefulSet" else f"{name}-{_suffix(name, node, str(n))}"
@@ -202,30 +294,63 @@ def _install(seeder: _Seeder, comp: models.ComponentRef, mode: str | None, drive
     if chart == "gpu-operator" or comp.name == "gpu-operator":
         image = f"{DRIVER_IMAGE}:{driver}-ubuntu24.04"
         labels = {**base, "app": "nvidia-driver-daemonset"}
-        obj = seeder.ensure("apps", "daemonsets", ns, _workload_object("DaemonSet", "nvidia-driver-daemonset", ns,
-                                                                       labels, image, 1))
+        obj = seeder.ensure(
+            "apps", "daemonsets", ns, _workload_object("DaemonSet", "nvidia-driver-daemonset", ns, labels, image, 1)
+        )
         manifest.append({k: v for k, v in obj.items() if k != "status"})
         for node in seeder.nodes:
             seeder.pod(obj, f"nvidia-driver-daemonset-{_suffix(node)}", node, labels, image, None)
-        seeder.set_status("apps", "daemonsets", ns, "nvidia-driver-daemonset",
-                          _workload_status("DaemonSet", len(seeder.nodes), len(seeder.nodes)))
+        seeder.set_status(
+            "apps",
+            "daemonsets",
+            ns,
+            "nvidia-driver-daemonset",
+            _workload_status("DaemonSet", len(seeder.nodes), len(seeder.nodes)),
+        )
     crds = list(asserts.crds if asserts else [])
     for n, crd in enumerate(crds):
         if not (mode == "missing-crd" and n == 0):
             seeder.crd(crd)
-    release = {"name": comp.name, "namespace": ns, "version": 1,
-               "info": {"first_deployed": seeder.now, "last_deployed": seeder.now, "deleted": "",
-                        "description": "Install complete", "status": "deployed"},
-               "chart": {"metadata": {"apiVersion": "v2", "name": chart, "version": version,
-                                      "appVersion": version, "type": "application"},
-                         "templates": [], "values": {}},
-               "config": comp.overrides or {}, "manifest": yamlio.dumps_all(manifest), "hooks": []}
+    release = {
+        "name": comp.name,
+        "namespace": ns,
+        "version": 1,
+        "info": {
+            "first_deployed": seeder.now,
+            "last_deployed": seeder.now,
+            "deleted": "",
+            "description": "Install complete",
+            "status": "deployed",
+        },
+        "chart": {
+            "metadata": {
+                "apiVersion": "v2",
+                "name": chart,
+                "version": version,
+                "appVersion": version,
+                "type": "application",
+            },
+            "templates": [],
+            "values": {},
+        },
+        "config": comp.overrides or {},
+        "manifest": yamlio.dumps_all(manifest),
+        "hooks": [],
+    }
     secret_name = f"sh.helm.release.v1.{comp.name}.v1"
-    seeder.ensure("", "secrets", ns, {
-        "metadata": {"name": secret_name, "labels": {"name": comp.name, "owner": "helm", "status": "deployed",
-                                                     "version": "1"}},
-        "type": "helm.sh/release.v1",
-        "data": {"release": base64.b64encode(release_data(release).encode()).decode()}})
+    seeder.ensure(
+        "",
+        "secrets",
+        ns,
+        {
+            "metadata": {
+                "name": secret_name,
+                "labels": {"name": comp.name, "owner": "helm", "status": "deployed", "version": "1"},
+            },
+            "type": "helm.sh/release.v1",
+            "data": {"release": base64.b64encode(release_data(release).encode()).decode()},
+        },
+    )
     return {"name": comp.name, "namespace": ns, "chart": chart, "version": version, "break": mode}
 
 

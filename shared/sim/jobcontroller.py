@@ -90,11 +90,16 @@ class JobController:
             self._create(job, census, pods_r, key, now)
         status = jobs.status(job, census, now=self.sim.api.now(), decided=decided)
         if status != {k: v for k, v in (job.get("status") or {}).items()}:
-            self.sim.api.patch(job_r, key[0], key[1], api_mod.JSON_PATCH,
-                               [{"op": "add", "path": "/status", "value": status}], sub="status")
+            self.sim.api.patch(
+                job_r,
+                key[0],
+                key[1],
+                api_mod.JSON_PATCH,
+                [{"op": "add", "path": "/status", "value": status}],
+                sub="status",
+            )
 
-    def _create(self, job: dict[str, Any], census: jobs.Census, pods_r: Any, key: tuple[str, str],
-                now: float) -> None:
+    def _create(self, job: dict[str, Any], census: jobs.Census, pods_r: Any, key: tuple[str, str], now: float) -> None:
         indexes = jobs.wanted_indexes(job, census)
         if not indexes:
             return
@@ -114,8 +119,9 @@ class JobController:
 
     def _delete(self, pods_r: Any, pod: dict[str, Any]) -> None:
         with contextlib.suppress(apierrors.ApiError):
-            self.sim.api.delete(pods_r, pod["metadata"]["namespace"], pod["metadata"]["name"],
-                                {"propagationPolicy": "Background"})
+            self.sim.api.delete(
+                pods_r, pod["metadata"]["namespace"], pod["metadata"]["name"], {"propagationPolicy": "Background"}
+            )
 
 
 def _epoch(stamp: str) -> float:

@@ -44,8 +44,14 @@ class Census:
         return census
 
     def ready(self) -> int:
-        return sum(1 for p in self.active if any(c.get("type") == "Ready" and c.get("status") == "True"
-                                                 for c in (p.get("status") or {}).get("conditions") or []))
+        return sum(
+            1
+            for p in self.active
+            if any(
+                c.get("type") == "Ready" and c.get("status") == "True"
+                for c in (p.get("status") or {}).get("conditions") or []
+            )
+        )
 
 
 def index_of(pod: dict[str, Any]) -> int | None:
@@ -102,8 +108,13 @@ def pod_for(job: dict[str, Any], index: int | None, suffix: str) -> dict[str, An
     meta = template.get("metadata") or {}
     spec = template.get("spec") or {}
     name = md["name"]
-    labels = {**(meta.get("labels") or {}), JOB_NAME: name, "job-name": name, CONTROLLER_UID: md["uid"],
-              "controller-uid": md["uid"]}
+    labels = {
+        **(meta.get("labels") or {}),
+        JOB_NAME: name,
+        "job-name": name,
+        CONTROLLER_UID: md["uid"],
+        "controller-uid": md["uid"],
+    }
     annotations = dict(meta.get("annotations") or {})
     pod_name = f"{name}-{suffix}"
     if index is not None:
@@ -113,20 +124,46 @@ def pod_for(job: dict[str, Any], index: int | None, suffix: str) -> dict[str, An
         spec.setdefault("hostname", f"{name}-{index}")
         for container in spec.get("containers") or []:
             env = [e for e in container.get("env") or [] if e.get("name") != "JOB_COMPLETION_INDEX"]
-            env.append({"name": "JOB_COMPLETION_INDEX", "valueFrom": {"fieldRef": {
-                "fieldPath": f"metadata.annotations['{INDEX}']"}}})
+            env.append(
+                {
+                    "name": "JOB_COMPLETION_INDEX",
+                    "valueFrom": {"fieldRef": {"fieldPath": f"metadata.annotations['{INDEX}']"}},
+                }
+            )
             container["env"] = env
     spec.setdefault("restartPolicy", "Never")
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": pod_name, "namespace": md["namespace"], "labels": labels, "annotations": annotations,
-                         "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": name, "uid": md["uid"],
-                                              "controller": True, "blockOwnerDeletion": True}]},
-            "spec": spec}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": pod_name,
+            "namespace": md["namespace"],
+            "labels": labels,
+            "annotations": annotations,
+            "ownerReferences": [
+                {
+                    "apiVersion": "batch/v1",
+                    "kind": "Job",
+                    "name": name,
+                    "uid": md["uid"],
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+        },
+        "spec": spec,
+    }
 
 
 def _condition(kind: str, reason: str, message: str, now: str) -> dict[str, str]:
-    return {"type": kind, "status": "True", "reason": reason, "message": message, "lastProbeTime": now,
-            "lastTransitionTime": now}
+    return {
+        "type": kind,
+        "status": "True",
+        "reason": reason,
+        "message": message,
+        "lastProbeTime": now,
+        "lastTransitionTime": now,
+    }
 
 
 def verdict(job: dict[str, Any], census: Census, *, deadline_passed: bool) -> tuple[str, str, str] | None:
@@ -148,10 +185,15 @@ def verdict(job: dict[str, Any], census: Census, *, deadline_passed: bool) -> tu
 
 def status(job: dict[str, Any], census: Census, *, now: str, decided: tuple[str, str, str] | None) -> dict[str, Any]:
     old = job.get("status") or {}
-    new: dict[str, Any] = {"active": len(census.active), "succeeded": len(census.succeeded),
-                           "failed": len(census.failed), "ready": census.ready(),
-                           "startTime": old.get("startTime") or now, "uncountedTerminatedPods": {},
-                           "terminating": 0}
+    new: dict[str, Any] = {
+        "active": len(census.active),
+        "succeeded": len(census.succeeded),
+        "failed": len(census.failed),
+        "ready": census.ready(),
+        "startTime": old.get("startTime") or now,
+        "uncountedTerminatedPods": {},
+        "terminating": 0,
+    }
     if indexed(job):
         done = ranges([i for i in (index_of(p) for p in census.succeeded) if i is not None])
         if done:

@@ -17,13 +17,16 @@ from shared import errors, files, yamlio
 CONTEXT = "sim"
 
 
-def document(url: str, token: str, *, user: str = "sim-admin", namespace: str = "default",
-             ca_pem: str | None = None) -> dict[str, Any]:
+def document(
+    url: str, token: str, *, user: str = "sim-admin", namespace: str = "default", ca_pem: str | None = None
+) -> dict[str, Any]:
     cluster: dict[str, Any] = {"server": url}
     if ca_pem:
         cluster["certificate-authority-data"] = base64.b64encode(ca_pem.encode()).decode()
     return {
-        "apiVersion": "v1", "kind": "Config", "preferences": {},
+        "apiVersion": "v1",
+        "kind": "Config",
+        "preferences": {},
         "clusters": [{"name": CONTEXT, "cluster": cluster}],
         "users": [{"name": user, "user": {"token": token}}],
         "contexts": [{"name": CONTEXT, "context": {"cluster": CONTEXT, "user": user, "namespace": namespace}}],
@@ -31,8 +34,9 @@ def document(url: str, token: str, *, user: str = "sim-admin", namespace: str = 
     }
 
 
-def write(path: Path, url: str, token: str, *, user: str = "sim-admin", namespace: str = "default",
-          ca_pem: str | None = None) -> None:
+def write(
+    path: Path, url: str, token: str, *, user: str = "sim-admin", namespace: str = "default", ca_pem: str | None = None
+) -> None:
     text = yamlio.dumps(document(url, token, user=user, namespace=namespace, ca_pem=ca_pem))
     files.atomic_write_text(path, text, mode=0o600)
 
@@ -55,11 +59,15 @@ def read(path: Path, *, context: str | None = None) -> Target:
     ctx = next((c.get("context") or {} for c in data.get("contexts") or [] if c.get("name") == name), None)
     if ctx is None:
         raise errors.InvalidInput(f"context {name!r} not found", where=str(path))
-    cluster = next((c.get("cluster") or {} for c in data.get("clusters") or [] if c.get("name") == ctx.get("cluster")),
-                   None)
+    cluster = next(
+        (c.get("cluster") or {} for c in data.get("clusters") or [] if c.get("name") == ctx.get("cluster")), None
+    )
     if not cluster or not cluster.get("server"):
         raise errors.InvalidInput(f"cluster {ctx.get('cluster')!r} has no server", where=str(path))
     user = next((u.get("user") or {} for u in data.get("users") or [] if u.get("name") == ctx.get("user")), {})
     ca = cluster.get("certificate-authority-data")
-    return Target(server=str(cluster["server"]).rstrip("/"), token=user.get("token"),
-                  ca_pem=base64.b64decode(ca).decode() if ca else None)
+    return Target(
+        server=str(cluster["server"]).rstrip("/"),
+        token=user.get("token"),
+        ca_pem=base64.b64decode(ca).decode() if ca else None,
+    )

@@ -37,7 +37,7 @@ _SETTLE_TIMEOUT = 20.0
 class GroupRun:
     """The pods of one Job attempt that run one group workload together."""
 
-    members: dict[int, tuple[PodKey, str, str]] = field(default_factory=dict)   # index -> (key, uid, node)
+    members: dict[int, tuple[PodKey, str, str]] = field(default_factory=dict)  # index -> (key, uid, node)
     timer: Timer | None = None
     done: set[str] = field(default_factory=set)
 
@@ -100,9 +100,16 @@ class Kubelet:
             return
         clock = self.sim.vclock
         with self._idle:
-            ok = self._idle.wait_for(lambda: not self.running or (
-                self._idle_rv == self.sim.store.resource_version
-                and ((due := clock.next_due()) is None or due > clock.time())), timeout)
+            ok = self._idle.wait_for(
+                lambda: (
+                    not self.running
+                    or (
+                        self._idle_rv == self.sim.store.resource_version
+                        and ((due := clock.next_due()) is None or due > clock.time())
+                    )
+                ),
+                timeout,
+            )
         if not ok:
             raise TimeoutError("the simulated kubelet did not settle")
 
@@ -157,8 +164,7 @@ class Kubelet:
         self.sim.repair.relist()
 
     # ------------------------------------------------------------ events
-    def _handle(self, gr: tuple[str, str], kind: str, entry: store.Entry,
-                previous: store.Entry | None = None) -> None:
+    def _handle(self, gr: tuple[str, str], kind: str, entry: store.Entry, previous: store.Entry | None = None) -> None:
         if gr == ("", "nodes"):
             if kind == "DELETED":
                 self.nodes.pop(entry.name, None)
@@ -227,7 +233,7 @@ class Kubelet:
             return False
         pod = found.object()
         pod["status"] = status
-        try:   # a status update of the object just read: cheaper than a JSON patch, same result
+        try:  # a status update of the object just read: cheaper than a JSON patch, same result
             self.sim.api.update(pods, key[0], key[1], pod, sub="status")
         except apierrors.ApiError as exc:
             logger.debug("pod %s/%s status not written: %s", *key, exc)
@@ -242,8 +248,14 @@ class Kubelet:
         view = self.sim.store.get(("", "nodes"), "", node)
         host = "10.0.0.1"
         if view is not None:
-            host = next((a["address"] for a in (view.object().get("status") or {}).get("addresses") or []
-                         if a.get("type") == "InternalIP"), host)
+            host = next(
+                (
+                    a["address"]
+                    for a in (view.object().get("status") or {}).get("addresses") or []
+                    if a.get("type") == "InternalIP"
+                ),
+                host,
+            )
         n = int(uid.replace("-", "")[:6], 16)
         return host, f"10.244.{n % 250}.{(n >> 8) % 250 + 2}"
 
@@ -254,10 +266,17 @@ class Kubelet:
         view = self.nodes.get(node)
         want = scheduler.gpu_request(pod)
         if view is not None and want and self.used.get(node, 0) > view.gpus:
-            self.write_pod_status(key, uid, podstatus.rejected(
-                pod, reason=f"OutOf{scheduler.GPU}", now=now,
-                message=f"Pod was rejected: Node didn't have enough resource: {scheduler.GPU}, requested: {want}, "
-                        f"used: {self.used.get(node, 0) - want}, capacity: {view.gpus}"))
+            self.write_pod_status(
+                key,
+                uid,
+                podstatus.rejected(
+                    pod,
+                    reason=f"OutOf{scheduler.GPU}",
+                    now=now,
+                    message=f"Pod was rejected: Node didn't have enough resource: {scheduler.GPU}, requested: {want}, "
+                    f"used: {self.used.get(node, 0) - want}, capacity: {view.gpus}",
+                ),
+            )
             return
         host, _ = self._ips(node, uid)
         self.write_pod_status(key, uid, podstatus.creating(pod, host_ip=host, now=now))
@@ -291,20 +310,25 @@ class Kubelet:
             result = workloads.Result(f"{workload.binary}: no NVIDIA GPU found on this node\n", 1.0, 1)
         self.sim.vclock.call_later(result.seconds, lambda: self._finish(key, uid, result.exit_code, result.log))
 
-    def _finish(self, key: PodKey, uid: str, exit_code: int, log: str, *, reason: str | None = None,
-                message: str | None = None) -> None:
+    def _finish(
+        self, key: PodKey, uid: str, exit_code: int, log: str, *, reason: str | None = None, message: str | None = None
+    ) -> None:
         pod = self._pod(key, uid)
         if pod is None or (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
             return
         if log:
             name = ((pod.get("spec") or {}).get("containers") or [{}])[0].get("name", "")
             self.sim.logs.append(key[0], key[1], name, log)
-        self.write_pod_status(key, uid, podstatus.terminated(pod, exit_code=exit_code, now=self.sim.api.now(),
-                                                             reason=reason, message=message))
+        self.write_pod_status(
+            key,
+            uid,
+            podstatus.terminated(pod, exit_code=exit_code, now=self.sim.api.now(), reason=reason, message=message),
+        )
 
     # ------------------------------------------------------------ group runs
-    def _join_run(self, owner: dict[str, Any], index: int, key: PodKey, uid: str, node: str,
-                  workload: workloads.Workload) -> None:
+    def _join_run(
+        self, owner: dict[str, Any], index: int, key: PodKey, uid: str, node: str, workload: workloads.Workload
+    ) -> None:
         job_found = self.sim.store.get(("batch", "jobs"), key[0], owner.get("name", ""))
         if job_found is None:
             return
@@ -342,8 +366,14 @@ class Kubelet:
             if key is None or key in self.static:
                 continue
             self._abort_member(uid)
-            self._finish(key, uid, 137, "", reason="Terminated",
-                         message="Pod was terminated in response to imminent node shutdown.")
+            self._finish(
+                key,
+                uid,
+                137,
+                "",
+                reason="Terminated",
+                message="Pod was terminated in response to imminent node shutdown.",
+            )
 
     # ------------------------------------------------------------ scheduling and jobs
     def _schedule(self) -> None:
@@ -358,12 +388,13 @@ class Kubelet:
             if pod is None:
                 self.pending.pop(key, None)
                 continue
-            self.started.add(uid or "")   # marks "tried once"; retried on the next change
+            self.started.add(uid or "")  # marks "tried once"; retried on the next change
             decision = scheduler.place(pod, self.nodes, self.used, len(self.nodes))
             if decision.node is not None:
                 try:
-                    subresources.bind(self.sim.api, pods, key[0], key[1], {"target": {"name": decision.node}},
-                                      dry_run=False)
+                    subresources.bind(
+                        self.sim.api, pods, key[0], key[1], {"target": {"name": decision.node}}, dry_run=False
+                    )
                 except apierrors.ApiError:
                     continue
                 self.started.discard(uid or "")
@@ -372,11 +403,13 @@ class Kubelet:
                 self.pod_gpus[uid or ""] = (decision.node, gpus)
                 self.used[decision.node] = self.used.get(decision.node, 0) + gpus
                 continue
-            current: dict[str, Any] = next((c for c in (pod.get("status") or {}).get("conditions") or []
-                            if c.get("type") == "PodScheduled"), {})
+            current: dict[str, Any] = next(
+                (c for c in (pod.get("status") or {}).get("conditions") or [] if c.get("type") == "PodScheduled"), {}
+            )
             if current.get("message") != decision.message:
-                self.write_pod_status(key, uid or "", podstatus.unschedulable(pod, message=decision.message,
-                                                                              now=self.sim.api.now()))
+                self.write_pod_status(
+                    key, uid or "", podstatus.unschedulable(pod, message=decision.message, now=self.sim.api.now())
+                )
 
     def _reconcile_jobs(self) -> None:
         while self.dirty_jobs:

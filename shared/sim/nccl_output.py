@@ -19,8 +19,23 @@ from dataclasses import dataclass
 from shared.sim import fabric, stages
 from shared.sim.faultspec import Kind
 
-TYPE_SIZES = {"int8": 1, "uint8": 1, "char": 1, "half": 2, "float16": 2, "bfloat16": 2, "float": 4,
-              "float32": 4, "int32": 4, "int": 4, "uint32": 4, "double": 8, "float64": 8, "int64": 8, "uint64": 8}
+TYPE_SIZES = {
+    "int8": 1,
+    "uint8": 1,
+    "char": 1,
+    "half": 2,
+    "float16": 2,
+    "bfloat16": 2,
+    "float": 4,
+    "float32": 4,
+    "int32": 4,
+    "int": 4,
+    "uint32": 4,
+    "double": 8,
+    "float64": 8,
+    "int64": 8,
+    "uint64": 8,
+}
 _SUFFIX = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 
@@ -49,10 +64,26 @@ def _bytes(text: str) -> int:
 def parse_args(binary: str, argv: list[str]) -> Args:
     """Read -b/-e/-f/-n/-w/-g/-c/-d (and their long forms); unknown flags are ignored, as harmless."""
     stage = stages.workloads().nccl
-    values = {"b": str(stage.defaultMinBytes), "e": str(stage.defaultMaxBytes), "f": str(stage.defaultStepFactor),
-              "n": str(stage.defaultIters), "w": str(stage.defaultWarmup), "g": "1", "c": "1", "d": "float"}
-    long = {"--minbytes": "b", "--maxbytes": "e", "--stepfactor": "f", "--iters": "n", "--warmup_iters": "w",
-            "--ngpus": "g", "--check": "c", "--datatype": "d"}
+    values = {
+        "b": str(stage.defaultMinBytes),
+        "e": str(stage.defaultMaxBytes),
+        "f": str(stage.defaultStepFactor),
+        "n": str(stage.defaultIters),
+        "w": str(stage.defaultWarmup),
+        "g": "1",
+        "c": "1",
+        "d": "float",
+    }
+    long = {
+        "--minbytes": "b",
+        "--maxbytes": "e",
+        "--stepfactor": "f",
+        "--iters": "n",
+        "--warmup_iters": "w",
+        "--ngpus": "g",
+        "--check": "c",
+        "--datatype": "d",
+    }
     i = 0
     while i < len(argv):
         token = argv[i]
@@ -67,9 +98,17 @@ def parse_args(binary: str, argv: list[str]) -> Args:
                 i += 1
         i += 1
     try:
-        args = Args(binary=binary, min_bytes=_bytes(values["b"]), max_bytes=_bytes(values["e"]),
-                    factor=max(int(values["f"]), 1), iters=int(values["n"]), warmup=int(values["w"]),
-                    gpus_per_proc=max(int(values["g"]), 1), check=int(values["c"]), dtype=values["d"])
+        args = Args(
+            binary=binary,
+            min_bytes=_bytes(values["b"]),
+            max_bytes=_bytes(values["e"]),
+            factor=max(int(values["f"]), 1),
+            iters=int(values["n"]),
+            warmup=int(values["w"]),
+            gpus_per_proc=max(int(values["g"]), 1),
+            check=int(values["c"]),
+            dtype=values["d"],
+        )
     except ValueError as exc:
         raise ValueError(f"{binary}: bad argument ({exc})") from None
     if args.dtype not in TYPE_SIZES:
@@ -110,8 +149,7 @@ class Run:
     exit_code: int
 
 
-def render(args: Args, nodes: list[fabric.Node], *, peak: float, crash: fabric.Crash | None,
-           half_bytes: int) -> Run:
+def render(args: Args, nodes: list[fabric.Node], *, peak: float, crash: fabric.Crash | None, half_bytes: int) -> Run:
     """The rank-0 log of one run on ``nodes`` whose plateau busbw is ``peak``."""
     stage = stages.workloads().nccl
     collective = stage.collectives[args.binary]
@@ -120,25 +158,33 @@ def render(args: Args, nodes: list[fabric.Node], *, peak: float, crash: fabric.C
     bf = bus_factor(collective.busFactor, ranks)
     tsize = TYPE_SIZES[args.dtype]
     per_rank = collective.busFactor != "allreduce"
-    lines = [f"# nThread 1 nGpus {args.gpus_per_proc} minBytes {args.min_bytes} maxBytes {args.max_bytes} "
-             f"step: {args.factor}(factor) warmup iters: {args.warmup} iters: {args.iters} agg iters: 1 "
-             f"validation: {args.check} graph: 0", "#", "# Using devices"]
+    lines = [
+        f"# nThread 1 nGpus {args.gpus_per_proc} minBytes {args.min_bytes} maxBytes {args.max_bytes} "
+        f"step: {args.factor}(factor) warmup iters: {args.warmup} iters: {args.iters} agg iters: 1 "
+        f"validation: {args.check} graph: 0",
+        "#",
+        "# Using devices",
+    ]
     pids: dict[str, int] = {}
     for n, node in enumerate(nodes):
         for g in range(gpn):
             pid = 6000 + 37 * n + g
             pids.setdefault(node.name, pid)
-            lines.append(f"#  Rank {n * gpn + g:2d} Group  0 Pid {pid:6d} on {node.name} device {g:2d} "
-                         f"[{node.profile.gpu.pciBusIds[g]}] {node.profile.gpu.displayName}")
+            lines.append(
+                f"#  Rank {n * gpn + g:2d} Group  0 Pid {pid:6d} on {node.name} device {g:2d} "
+                f"[{node.profile.gpu.pciBusIds[g]}] {node.profile.gpu.displayName}"
+            )
     first = nodes[0].name
     lines.append("#")
     lines.append(f"{first}:{pids[first]}:{pids[first]} [0] NCCL INFO Launch mode Parallel")
-    lines += ["#                                                              out-of-place                       "
-              "in-place          ",
-              "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw"
-              "   busbw #wrong",
-              "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)"
-              "  (GB/s)       "]
+    lines += [
+        "#                                                              out-of-place                       "
+        "in-place          ",
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw"
+        "   busbw #wrong",
+        "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)"
+        "  (GB/s)       ",
+    ]
     counts = [s // (tsize * ranks) if per_rank else s // tsize for s in sizes(args)]
     printed = [c * tsize * ranks if per_rank else c * tsize for c in counts]
     smax = max(printed) if printed else 0
@@ -174,15 +220,22 @@ def _crash_lines(crash: fabric.Crash, nodes: list[fabric.Node], pids: dict[str, 
     host = crash.node
     pid = pids.get(host, 6000) + (crash.gpu or 0)
     if crash.kind is Kind.GPU_DEAD:
-        cause = [f"{host}:{pid}:{pid + 90} [{crash.gpu}] NCCL WARN Cuda failure 'unspecified launch failure'",
-                 f"{host}: Test CUDA failure common.cu:1279 'unspecified launch failure'"]
+        cause = [
+            f"{host}:{pid}:{pid + 90} [{crash.gpu}] NCCL WARN Cuda failure 'unspecified launch failure'",
+            f"{host}: Test CUDA failure common.cu:1279 'unspecified launch failure'",
+        ]
     else:
         peer = next((n.name for n in nodes if n.name != host), host)
-        cause = [f"{host}:{pid}:{pid + 90} [0] NCCL WARN NET/IB : Got completion from peer {peer} with status=12 "
-                 "opcode=0 len=0 vendor err 129 (Recv)",
-                 f"{host}: Test NCCL failure common.cu:1279 'remote process exited or there was a network error / '"]
-    return [*cause, f" .. {host} pid {pid}: Test failure common.cu:1105",
-            "--------------------------------------------------------------------------",
-            "Primary job  terminated normally, but 1 process returned",
-            "a non-zero exit code. Per user-direction, the job has been aborted.",
-            "--------------------------------------------------------------------------"]
+        cause = [
+            f"{host}:{pid}:{pid + 90} [0] NCCL WARN NET/IB : Got completion from peer {peer} with status=12 "
+            "opcode=0 len=0 vendor err 129 (Recv)",
+            f"{host}: Test NCCL failure common.cu:1279 'remote process exited or there was a network error / '",
+        ]
+    return [
+        *cause,
+        f" .. {host} pid {pid}: Test failure common.cu:1105",
+        "--------------------------------------------------------------------------",
+        "Primary job  terminated normally, but 1 process returned",
+        "a non-zero exit code. Per user-direction, the job has been aborted.",
+        "--------------------------------------------------------------------------",
+    ]

@@ -29,10 +29,21 @@ from shared.sim import fabric, stages
 
 logger = logging.getLogger(__name__)
 
-COUNTERS = ("link_downed", "symbol_error", "link_error_recovery", "port_rcv_errors", "port_xmit_discards",
-            "excessive_buffer_overrun_errors", "local_link_integrity_errors", "port_rcv_data", "port_xmit_data")
-_MODULE = ("NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  {v}  Release Build  "
-           "(dvs-builder@U22-I3-B10-02-5)  Mon Jun  2 13:13:04 UTC 2025")
+COUNTERS = (
+    "link_downed",
+    "symbol_error",
+    "link_error_recovery",
+    "port_rcv_errors",
+    "port_xmit_discards",
+    "excessive_buffer_overrun_errors",
+    "local_link_integrity_errors",
+    "port_rcv_data",
+    "port_xmit_data",
+)
+_MODULE = (
+    "NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  {v}  Release Build  "
+    "(dvs-builder@U22-I3-B10-02-5)  Mon Jun  2 13:13:04 UTC 2025"
+)
 
 
 def stamp(epoch: float) -> str:
@@ -54,7 +65,7 @@ class NodeRoot:
         self.now = now
         self._lock = threading.Lock()
         self._counters: dict[tuple[str, int], dict[str, int]] = {}
-        self._announced: set[tuple[str, int, int]] = set()   # (node, boot, gpu) "GPU at" printed
+        self._announced: set[tuple[str, int, int]] = set()  # (node, boot, gpu) "GPU at" printed
         self._nic_seen: dict[tuple[str, int], float] = {}
 
     def folder(self, node: str) -> Path:
@@ -136,8 +147,13 @@ class NodeRoot:
             level = "Failure" if code in effects.fatalXids else "Warning"
             add(gpu, "Driver system", level, "DCGM_FR_XID_ERROR", f"Detected XID {code} for GPU {gpu}")
         for gpu in self.fabric.hot_gpus(name):
-            add(gpu, "Thermal system", "Warning", "DCGM_FR_THERMAL_VIOLATIONS",
-                f"Thermal violations totaling 12.5 seconds for GPU {gpu}")
+            add(
+                gpu,
+                "Thermal system",
+                "Warning",
+                "DCGM_FR_THERMAL_VIOLATIONS",
+                f"Thermal violations totaling 12.5 seconds for GPU {gpu}",
+            )
         gpus: dict[str, Any] = {}
         worst_overall = "Healthy"
         for gpu in range(node.profile.gpu.count):
@@ -146,23 +162,28 @@ class NodeRoot:
             worst_overall = _worst([worst_overall, worst])
             children: dict[str, Any] = {"Overall Health": {"value": worst}}
             for system, entries in sorted(systems.items()):
-                children[system] = {"children": {
-                    level: {"value": message, "error_code": code} for level, code, message in entries}}
+                children[system] = {
+                    "children": {level: {"value": message, "error_code": code} for level, code, message in entries}
+                }
             gpus[f"GPU ID: {gpu}"] = {"children": children}
-        return {"header": ["Health Monitor Report"],
-                "body": {"Overall Health": {"value": worst_overall}, "GPU": {"children": gpus}}}
+        return {
+            "header": ["Health Monitor Report"],
+            "body": {"Overall Health": {"value": worst_overall}, "GPU": {"children": gpus}},
+        }
 
     def _version_text(self, node: fabric.Node) -> str:
-        return (f"NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  {node.driver}  Release Build  "
-                "(dvs-builder@U22-I3-B10-02-5)  Mon Jun  2 13:13:04 UTC 2025\n"
-                "GCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04)\n")
+        return (
+            f"NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  {node.driver}  Release Build  "
+            "(dvs-builder@U22-I3-B10-02-5)  Mon Jun  2 13:13:04 UTC 2025\n"
+            "GCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04)\n"
+        )
 
     def _write_port(self, folder: Path, node: fabric.Node, nic: int) -> None:
         factor = 0.0 if node.rebooting else self.fabric.nic_factor(node.name, nic)
         with self._lock:
             counters = self._counters.setdefault((node.name, nic), dict.fromkeys(COUNTERS, 0))
             before = self._nic_seen.get((node.name, nic), 1.0)
-            if factor < before:   # a degradation that just arrived leaves its marks in the counters
+            if factor < before:  # a degradation that just arrived leaves its marks in the counters
                 counters["symbol_error"] += int(1000 * (before - factor))
                 counters["link_error_recovery"] += 1
                 if factor == 0.0:
@@ -173,8 +194,10 @@ class NodeRoot:
         rate = node.profile.nic.rateGbps
         self._write(folder / "state", "4: ACTIVE\n" if up else "1: DOWN\n")
         self._write(folder / "phys_state", "5: LinkUp\n" if up else "3: Disabled\n")
-        self._write(folder / "rate", f"{node.profile.nic.rateText}\n" if factor >= 1 or not up
-                    else f"{rate * factor:g} Gb/sec (degraded)\n")
+        self._write(
+            folder / "rate",
+            f"{node.profile.nic.rateText}\n" if factor >= 1 or not up else f"{rate * factor:g} Gb/sec (degraded)\n",
+        )
         self._write(folder / "link_layer", f"{node.profile.nic.linkLayer}\n")
         for counter, value in snapshot.items():
             self._write(folder / "counters" / counter, f"{value}\n")

@@ -19,11 +19,24 @@ from typing import Any
 
 # Lists that merge by a key (from the patchMergeKey tags of the Kubernetes API types).
 MERGE_KEYS: dict[str, str] = {
-    "conditions": "type", "containers": "name", "initContainers": "name", "ephemeralContainers": "name",
-    "volumes": "name", "env": "name", "volumeMounts": "mountPath", "volumeDevices": "devicePath",
-    "imagePullSecrets": "name", "ownerReferences": "uid", "addresses": "type", "hostAliases": "ip",
-    "podIPs": "ip", "hostIPs": "ip", "resourceClaims": "name", "topologySpreadConstraints": "topologyKey",
-    "containerStatuses": "name", "initContainerStatuses": "name",
+    "conditions": "type",
+    "containers": "name",
+    "initContainers": "name",
+    "ephemeralContainers": "name",
+    "volumes": "name",
+    "env": "name",
+    "volumeMounts": "mountPath",
+    "volumeDevices": "devicePath",
+    "imagePullSecrets": "name",
+    "ownerReferences": "uid",
+    "addresses": "type",
+    "hostAliases": "ip",
+    "podIPs": "ip",
+    "hostIPs": "ip",
+    "resourceClaims": "name",
+    "topologySpreadConstraints": "topologyKey",
+    "containerStatuses": "name",
+    "initContainerStatuses": "name",
 }
 # Lists of scalars that merge as sets.
 SET_LISTS = frozenset({"finalizers"})
@@ -105,7 +118,7 @@ def strategic_merge(target: Any, patch: Any) -> Any:
     out = copy.deepcopy(target)
     for key, value in patch.items():
         if key.startswith(_DELETE_PRIMITIVE):
-            name = key[len(_DELETE_PRIMITIVE):]
+            name = key[len(_DELETE_PRIMITIVE) :]
             if isinstance(out.get(name), list) and isinstance(value, list):
                 out[name] = [v for v in out[name] if v not in value]
             continue
@@ -131,6 +144,7 @@ def strategic_merge(target: Any, patch: Any) -> Any:
 
 
 # ---------------------------------------------------------------- JSON patch (RFC 6902)
+
 
 def _pointer(path: str) -> list[str]:
     if path == "":
@@ -213,7 +227,7 @@ def json_patch(doc: Any, operations: Any) -> Any:
             doc = _add(doc, tokens, copy.deepcopy(op["value"]))
         elif name in ("move", "copy"):
             source = _pointer(op.get("from", ""))
-            if name == "move" and tokens[:len(source)] == source and tokens != source:
+            if name == "move" and tokens[: len(source)] == source and tokens != source:
                 raise PatchError("cannot move a value into one of its children")
             value = copy.deepcopy(_resolve(doc, source))
             if name == "move":

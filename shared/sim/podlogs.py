@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 
-LogKey = tuple[str, str, str]   # namespace, pod, container
+LogKey = tuple[str, str, str]  # namespace, pod, container
 
 
 class PodLogs:
@@ -25,8 +25,9 @@ class PodLogs:
             self._text[key] = self._text.get(key, "") + text
             self.changed.notify_all()
 
-    def read(self, namespace: str, pod: str, container: str, *, tail_lines: int | None = None,
-             limit_bytes: int | None = None) -> str:
+    def read(
+        self, namespace: str, pod: str, container: str, *, tail_lines: int | None = None, limit_bytes: int | None = None
+    ) -> str:
         with self._lock:
             text = self._text.get((namespace, pod, container), "")
         if tail_lines is not None:

@@ -20,19 +20,35 @@ def _image_id(image: str) -> str:
     return f"{image.split(':')[0]}@sha256:" + hashlib.sha256(image.encode()).hexdigest()
 
 
-def _conditions(now: str, *, ready: bool, scheduled: bool = True, started: bool = True,
-                reason: str = "ContainersNotReady", message: str | None = None) -> list[dict[str, Any]]:
+def _conditions(
+    now: str,
+    *,
+    ready: bool,
+    scheduled: bool = True,
+    started: bool = True,
+    reason: str = "ContainersNotReady",
+    message: str | None = None,
+) -> list[dict[str, Any]]:
     def one(kind: str, ok: bool, why: str | None = None) -> dict[str, Any]:
-        c: dict[str, Any] = {"type": kind, "status": "True" if ok else "False", "lastProbeTime": None,
-                             "lastTransitionTime": now}
+        c: dict[str, Any] = {
+            "type": kind,
+            "status": "True" if ok else "False",
+            "lastProbeTime": None,
+            "lastTransitionTime": now,
+        }
         if not ok and why:
             c["reason"] = why
             if message:
                 c["message"] = message
         return c
 
-    return [one("PodReadyToStartContainers", started), one("Initialized", True),
-            one("Ready", ready, reason), one("ContainersReady", ready, reason), one("PodScheduled", scheduled)]
+    return [
+        one("PodReadyToStartContainers", started),
+        one("Initialized", True),
+        one("Ready", ready, reason),
+        one("ContainersReady", ready, reason),
+        one("PodScheduled", scheduled),
+    ]
 
 
 def _containers(pod: dict[str, Any]) -> list[dict[str, Any]]:
@@ -40,45 +56,98 @@ def _containers(pod: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def creating(pod: dict[str, Any], *, host_ip: str, now: str) -> dict[str, Any]:
-    statuses = [{"name": c.get("name", ""), "image": c.get("image", ""), "imageID": "", "ready": False,
-                 "restartCount": 0, "started": False, "state": {"waiting": {"reason": "ContainerCreating"}}}
-                for c in _containers(pod)]
-    return {"phase": "Pending", "hostIP": host_ip, "hostIPs": [{"ip": host_ip}], "startTime": now,
-            "qosClass": "BestEffort", "conditions": _conditions(now, ready=False, started=False),
-            "containerStatuses": statuses}
+    statuses = [
+        {
+            "name": c.get("name", ""),
+            "image": c.get("image", ""),
+            "imageID": "",
+            "ready": False,
+            "restartCount": 0,
+            "started": False,
+            "state": {"waiting": {"reason": "ContainerCreating"}},
+        }
+        for c in _containers(pod)
+    ]
+    return {
+        "phase": "Pending",
+        "hostIP": host_ip,
+        "hostIPs": [{"ip": host_ip}],
+        "startTime": now,
+        "qosClass": "BestEffort",
+        "conditions": _conditions(now, ready=False, started=False),
+        "containerStatuses": statuses,
+    }
 
 
 def running(pod: dict[str, Any], *, host_ip: str, pod_ip: str, now: str) -> dict[str, Any]:
     uid = pod["metadata"].get("uid", "")
     started = (pod.get("status") or {}).get("startTime") or now
-    statuses = [{"name": c.get("name", ""), "image": c.get("image", ""), "imageID": _image_id(c.get("image", "")),
-                 "containerID": _cid(uid, c.get("name", "")), "ready": True, "restartCount": 0, "started": True,
-                 "state": {"running": {"startedAt": now}}} for c in _containers(pod)]
-    return {"phase": "Running", "hostIP": host_ip, "hostIPs": [{"ip": host_ip}], "podIP": pod_ip,
-            "podIPs": [{"ip": pod_ip}], "startTime": started, "qosClass": "BestEffort",
-            "conditions": _conditions(now, ready=True), "containerStatuses": statuses}
+    statuses = [
+        {
+            "name": c.get("name", ""),
+            "image": c.get("image", ""),
+            "imageID": _image_id(c.get("image", "")),
+            "containerID": _cid(uid, c.get("name", "")),
+            "ready": True,
+            "restartCount": 0,
+            "started": True,
+            "state": {"running": {"startedAt": now}},
+        }
+        for c in _containers(pod)
+    ]
+    return {
+        "phase": "Running",
+        "hostIP": host_ip,
+        "hostIPs": [{"ip": host_ip}],
+        "podIP": pod_ip,
+        "podIPs": [{"ip": pod_ip}],
+        "startTime": started,
+        "qosClass": "BestEffort",
+        "conditions": _conditions(now, ready=True),
+        "containerStatuses": statuses,
+    }
 
 
-def terminated(pod: dict[str, Any], *, exit_code: int, now: str, reason: str | None = None,
-               message: str | None = None) -> dict[str, Any]:
+def terminated(
+    pod: dict[str, Any], *, exit_code: int, now: str, reason: str | None = None, message: str | None = None
+) -> dict[str, Any]:
     status = dict(pod.get("status") or {})
     uid = pod["metadata"].get("uid", "")
     why = reason or ("Completed" if exit_code == 0 else "Error")
     statuses = []
     for c in _containers(pod):
-        previous: dict[str, Any] = next((s for s in status.get("containerStatuses") or []
-                                         if s.get("name") == c.get("name")), {})
+        previous: dict[str, Any] = next(
+            (s for s in status.get("containerStatuses") or [] if s.get("name") == c.get("name")), {}
+        )
         started_at = ((previous.get("state") or {}).get("running") or {}).get("startedAt") or now
-        state: dict[str, Any] = {"exitCode": exit_code, "reason": why, "startedAt": started_at, "finishedAt": now,
-                                 "containerID": _cid(uid, c.get("name", ""))}
+        state: dict[str, Any] = {
+            "exitCode": exit_code,
+            "reason": why,
+            "startedAt": started_at,
+            "finishedAt": now,
+            "containerID": _cid(uid, c.get("name", "")),
+        }
         if message:
             state["message"] = message
-        statuses.append({"name": c.get("name", ""), "image": c.get("image", ""),
-                         "imageID": _image_id(c.get("image", "")), "containerID": _cid(uid, c.get("name", "")),
-                         "ready": False, "restartCount": 0, "started": False, "state": {"terminated": state}})
-    status.update({"phase": "Succeeded" if exit_code == 0 else "Failed", "containerStatuses": statuses,
-                   "conditions": _conditions(now, ready=False, reason="PodCompleted" if exit_code == 0
-                                             else "PodFailed")})
+        statuses.append(
+            {
+                "name": c.get("name", ""),
+                "image": c.get("image", ""),
+                "imageID": _image_id(c.get("image", "")),
+                "containerID": _cid(uid, c.get("name", "")),
+                "ready": False,
+                "restartCount": 0,
+                "started": False,
+                "state": {"terminated": state},
+            }
+        )
+    status.update(
+        {
+            "phase": "Succeeded" if exit_code == 0 else "Failed",
+            "containerStatuses": statuses,
+            "conditions": _conditions(now, ready=False, reason="PodCompleted" if exit_code == 0 else "PodFailed"),
+        }
+    )
     if reason and exit_code != 0:
         status["reason"] = reason
         if message:
@@ -88,15 +157,28 @@ def terminated(pod: dict[str, Any], *, exit_code: int, now: str, reason: str | N
 
 def rejected(pod: dict[str, Any], *, reason: str, message: str, now: str) -> dict[str, Any]:
     """The kubelet refused the pod at admission (e.g. ``OutOfnvidia.com/gpu``)."""
-    return {"phase": "Failed", "reason": reason, "message": message, "startTime": now,
-            "conditions": _conditions(now, ready=False, reason="PodFailed")}
+    return {
+        "phase": "Failed",
+        "reason": reason,
+        "message": message,
+        "startTime": now,
+        "conditions": _conditions(now, ready=False, reason="PodFailed"),
+    }
 
 
 def unschedulable(pod: dict[str, Any], *, message: str, now: str) -> dict[str, Any]:
     status = dict(pod.get("status") or {})
     status["phase"] = "Pending"
-    status["conditions"] = [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
-                             "message": message, "lastProbeTime": None, "lastTransitionTime": now}]
+    status["conditions"] = [
+        {
+            "type": "PodScheduled",
+            "status": "False",
+            "reason": "Unschedulable",
+            "message": message,
+            "lastProbeTime": None,
+            "lastTransitionTime": now,
+        }
+    ]
     return status
 
 
@@ -105,11 +187,28 @@ def crashloop(pod: dict[str, Any], *, host_ip: str, pod_ip: str, now: str, resta
     status = running(pod, host_ip=host_ip, pod_ip=pod_ip, now=now)
     status["conditions"] = _conditions(now, ready=False)
     for s in status["containerStatuses"]:
-        s.update({"ready": False, "started": False, "restartCount": restarts,
-                  "state": {"waiting": {"reason": "CrashLoopBackOff",
-                                        "message": f"back-off 5m0s restarting failed container={s['name']} "
-                                                   f"pod={pod['metadata']['name']}_{pod['metadata'].get('namespace')}"
-                                                   f"({pod['metadata'].get('uid', '')})"}},
-                  "lastState": {"terminated": {"exitCode": 1, "reason": "Error", "startedAt": now,
-                                               "finishedAt": now, "containerID": s["containerID"]}}})
+        s.update(
+            {
+                "ready": False,
+                "started": False,
+                "restartCount": restarts,
+                "state": {
+                    "waiting": {
+                        "reason": "CrashLoopBackOff",
+                        "message": f"back-off 5m0s restarting failed container={s['name']} "
+                        f"pod={pod['metadata']['name']}_{pod['metadata'].get('namespace')}"
+                        f"({pod['metadata'].get('uid', '')})",
+                    }
+                },
+                "lastState": {
+                    "terminated": {
+                        "exitCode": 1,
+                        "reason": "Error",
+                        "startedAt": now,
+                        "finishedAt": now,
+                        "containerID": s["containerID"],
+                    }
+                },
+            }
+        )
     return status

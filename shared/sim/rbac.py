@@ -132,11 +132,13 @@ class Authorizer:
         aggregation = role.get("aggregationRule") or {}
         if aggregation.get("clusterRoleSelectors"):
             from shared.sim import selectors
+
             for selector in aggregation["clusterRoleSelectors"]:
                 reqs = selectors.labels_of_selector(selector) or ()
                 for other in self._objects("clusterroles"):
-                    if other["metadata"]["name"] != name and \
-                            selectors.match_labels(reqs, other["metadata"].get("labels") or {}):
+                    if other["metadata"]["name"] != name and selectors.match_labels(
+                        reqs, other["metadata"].get("labels") or {}
+                    ):
                         rules.extend(other.get("rules") or [])
         return rules
 
@@ -151,14 +153,15 @@ class Authorizer:
             return True
         with self.store.lock:
             for binding in self._objects("clusterrolebindings"):
-                if any(_subject_matches(s, who, "") for s in binding.get("subjects") or []) and \
-                        any(_allows(rule, req) for rule in self._role_rules(binding.get("roleRef") or {}, "")):
+                if any(_subject_matches(s, who, "") for s in binding.get("subjects") or []) and any(
+                    _allows(rule, req) for rule in self._role_rules(binding.get("roleRef") or {}, "")
+                ):
                     return True
             if req.namespace:
                 for binding in self._objects("rolebindings", req.namespace):
-                    if any(_subject_matches(s, who, req.namespace) for s in binding.get("subjects") or []) and \
-                            any(_allows(rule, req)
-                                for rule in self._role_rules(binding.get("roleRef") or {}, req.namespace)):
+                    if any(_subject_matches(s, who, req.namespace) for s in binding.get("subjects") or []) and any(
+                        _allows(rule, req) for rule in self._role_rules(binding.get("roleRef") or {}, req.namespace)
+                    ):
                         return True
         return False
 
@@ -166,9 +169,11 @@ class Authorizer:
 def forbidden_message(who: Identity, req: Request) -> str:
     """The real server's wording, which kubectl prints after ``Error from server (Forbidden):``."""
     resource = f"{req.resource}/{req.subresource}" if req.subresource else req.resource
-    subject = f'{req.resource}{"." + req.group if req.group else ""}'
+    subject = f"{req.resource}{'.' + req.group if req.group else ''}"
     if req.name:
         subject += f' "{req.name}"'
     scope = f'in the namespace "{req.namespace}"' if req.namespace else "at the cluster scope"
-    return (f'{subject} is forbidden: User "{who.user}" cannot {req.verb} resource "{resource}" '
-            f'in API group "{req.group}" {scope}')
+    return (
+        f'{subject} is forbidden: User "{who.user}" cannot {req.verb} resource "{resource}" '
+        f'in API group "{req.group}" {scope}'
+    )

@@ -27,8 +27,10 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 GROUP = "janitor.dgxc.nvidia.com"
-NOT_READY_TAINTS = [{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"},
-                    {"key": "node.kubernetes.io/not-ready", "effect": "NoExecute"}]
+NOT_READY_TAINTS = [
+    {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"},
+    {"key": "node.kubernetes.io/not-ready", "effect": "NoExecute"},
+]
 _KINDS = (("RebootNode", "rebootnodes"), ("GPUReset", "gpuresets"), ("TerminateNode", "terminatenodes"))
 
 
@@ -36,17 +38,34 @@ def crds() -> list[dict[str, Any]]:
     """The janitor's CRDs, as the janitor chart would install them."""
     found = []
     for kind, plural in _KINDS:
-        columns = [{"name": "Node", "type": "string", "jsonPath": ".spec.nodeName"},
-                   {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}]
-        found.append({
-            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": f"{plural}.{GROUP}"},
-            "spec": {"group": GROUP, "scope": "Cluster",
-                     "names": {"kind": kind, "plural": plural, "singular": kind.lower(), "listKind": f"{kind}List"},
-                     "versions": [{"name": "v1alpha1", "served": True, "storage": True,
-                                   "subresources": {"status": {}}, "additionalPrinterColumns": columns,
-                                   "schema": {"openAPIV3Schema": {"type": "object",
-                                                                  "x-kubernetes-preserve-unknown-fields": True}}}]}})
+        columns = [
+            {"name": "Node", "type": "string", "jsonPath": ".spec.nodeName"},
+            {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+        ]
+        found.append(
+            {
+                "apiVersion": "apiextensions.k8s.io/v1",
+                "kind": "CustomResourceDefinition",
+                "metadata": {"name": f"{plural}.{GROUP}"},
+                "spec": {
+                    "group": GROUP,
+                    "scope": "Cluster",
+                    "names": {"kind": kind, "plural": plural, "singular": kind.lower(), "listKind": f"{kind}List"},
+                    "versions": [
+                        {
+                            "name": "v1alpha1",
+                            "served": True,
+                            "storage": True,
+                            "subresources": {"status": {}},
+                            "additionalPrinterColumns": columns,
+                            "schema": {
+                                "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+                            },
+                        }
+                    ],
+                },
+            }
+        )
     return found
 
 
@@ -75,7 +94,7 @@ class Janitor:
             return
         obj = entry.object()
         if (obj.get("status") or {}).get("conditions"):
-            self.seen.add(entry.uid)   # already handled (before a restart): nothing to redo
+            self.seen.add(entry.uid)  # already handled (before a restart): nothing to redo
             return
         self.seen.add(entry.uid)
         if gr[1] == "rebootnodes":
@@ -85,8 +104,9 @@ class Janitor:
             self._reset(entry.name, entry.uid, str(spec.get("nodeName", "")), str(spec.get("gpuUUID", "")))
 
     # ------------------------------------------------------------ status of the CRs
-    def _status(self, plural: str, name: str, uid: str, conditions: list[dict[str, str]], *,
-                done: bool = False) -> None:
+    def _status(
+        self, plural: str, name: str, uid: str, conditions: list[dict[str, str]], *, done: bool = False
+    ) -> None:
         r = self.sim.table.by_group_resource(GROUP, plural)
         found = self.sim.store.get((GROUP, plural), "", name)
         if r is None or found is None or found.uid != uid:
@@ -107,20 +127,47 @@ class Janitor:
     def _reboot(self, name: str, uid: str, node_name: str) -> None:
         node = self.sim.fabric.node(node_name)
         if node is None:
-            self._status("rebootnodes", name, uid, [{"type": "NodeReady", "status": "False", "reason": "NodeNotFound",
-                                                     "message": f"node {node_name!r} does not exist"}], done=True)
+            self._status(
+                "rebootnodes",
+                name,
+                uid,
+                [
+                    {
+                        "type": "NodeReady",
+                        "status": "False",
+                        "reason": "NodeNotFound",
+                        "message": f"node {node_name!r} does not exist",
+                    }
+                ],
+                done=True,
+            )
             return
         timings = stages.repair().reboot
-        self._status("rebootnodes", name, uid, [{"type": "NodeReady", "status": "Unknown", "reason": "Pending",
-                                                 "message": "reboot requested"}])
+        self._status(
+            "rebootnodes",
+            name,
+            uid,
+            [{"type": "NodeReady", "status": "Unknown", "reason": "Pending", "message": "reboot requested"}],
+        )
 
         def going_down() -> None:
             node.rebooting = True
             self._node_ready(node_name, ready=False)
             self.sim.kubelet.node_down(node_name)
             self.sim.noderoot.refresh({node_name})
-            self._status("rebootnodes", name, uid, [{"type": "SignalSent", "status": "True", "reason": "RebootSent",
-                                                     "message": "reboot signal sent to the node"}])
+            self._status(
+                "rebootnodes",
+                name,
+                uid,
+                [
+                    {
+                        "type": "SignalSent",
+                        "status": "True",
+                        "reason": "RebootSent",
+                        "message": "reboot signal sent to the node",
+                    }
+                ],
+            )
             self.sim.vclock.call_later(timings.downSeconds, coming_up)
 
         def coming_up() -> None:
@@ -129,8 +176,20 @@ class Janitor:
             self.sim.fabric.clear_for_repair(node_name, stages.faults().rebootClears)
             self.sim.noderoot.boot(node)
             self._node_ready(node_name, ready=True)
-            self._status("rebootnodes", name, uid, [{"type": "NodeReady", "status": "True", "reason": "NodeReady",
-                                                     "message": "node is Ready after the reboot"}], done=True)
+            self._status(
+                "rebootnodes",
+                name,
+                uid,
+                [
+                    {
+                        "type": "NodeReady",
+                        "status": "True",
+                        "reason": "NodeReady",
+                        "message": "node is Ready after the reboot",
+                    }
+                ],
+                done=True,
+            )
 
         self.sim.vclock.call_later(timings.signalSeconds, going_down)
 
@@ -145,8 +204,9 @@ class Janitor:
                 return
             obj = found.object()
             now = self.sim.api.now()
-            taints = [t for t in (obj.get("spec") or {}).get("taints") or []
-                      if t.get("key") != "node.kubernetes.io/not-ready"]
+            taints = [
+                t for t in (obj.get("spec") or {}).get("taints") or [] if t.get("key") != "node.kubernetes.io/not-ready"
+            ]
             if not ready:
                 taints += [{**t, "timeAdded": now} for t in NOT_READY_TAINTS]
             if taints:
@@ -154,11 +214,12 @@ class Janitor:
             else:
                 obj.setdefault("spec", {}).pop("taints", None)
             status = obj.setdefault("status", {})
-            status["conditions"] = [c for c in status.get("conditions") or [] if c.get("type") != "Ready"] + \
-                [gpunodes.ready_condition(now, ready=ready)]
+            status["conditions"] = [c for c in status.get("conditions") or [] if c.get("type") != "Ready"] + [
+                gpunodes.ready_condition(now, ready=ready)
+            ]
             if ready and hw is not None:
                 status.setdefault("nodeInfo", {})["bootID"] = gpunodes.boot_id(hw)
-            updated = self.sim.api.update(nodes, None, node_name, obj)   # spec (taints); status is kept
+            updated = self.sim.api.update(nodes, None, node_name, obj)  # spec (taints); status is kept
             self.sim.api.update(nodes, None, node_name, {**updated, "status": status}, sub="status")
 
     # ------------------------------------------------------------ GPU reset
@@ -166,16 +227,43 @@ class Janitor:
         node = self.sim.fabric.node(node_name)
         gpu = node.gpu_uuids.index(gpu_uuid) if node is not None and gpu_uuid in node.gpu_uuids else None
         if node is None or gpu is None:
-            self._status("gpuresets", name, uid, [{"type": "Complete", "status": "False", "reason": "GPUNotFound",
-                                                   "message": f"no GPU {gpu_uuid!r} on node {node_name!r}"}],
-                         done=True)
+            self._status(
+                "gpuresets",
+                name,
+                uid,
+                [
+                    {
+                        "type": "Complete",
+                        "status": "False",
+                        "reason": "GPUNotFound",
+                        "message": f"no GPU {gpu_uuid!r} on node {node_name!r}",
+                    }
+                ],
+                done=True,
+            )
             return
 
         def done() -> None:
             self.sim.fabric.clear_for_repair(node_name, stages.faults().resetClears, gpu=gpu)
-            self._status("gpuresets", name, uid, [{"type": "Complete", "status": "True", "reason": "GPUResetSucceeded",
-                                                   "message": f"GPU {gpu_uuid} on {node_name} was reset"}], done=True)
+            self._status(
+                "gpuresets",
+                name,
+                uid,
+                [
+                    {
+                        "type": "Complete",
+                        "status": "True",
+                        "reason": "GPUResetSucceeded",
+                        "message": f"GPU {gpu_uuid} on {node_name} was reset",
+                    }
+                ],
+                done=True,
+            )
 
-        self._status("gpuresets", name, uid, [{"type": "Complete", "status": "Unknown", "reason": "InProgress",
-                                               "message": "GPU reset in progress"}])
+        self._status(
+            "gpuresets",
+            name,
+            uid,
+            [{"type": "Complete", "status": "Unknown", "reason": "InProgress", "message": "GPU reset in progress"}],
+        )
         self.sim.vclock.call_later(stages.repair().gpuReset.seconds, done)

@@ -41,15 +41,15 @@ class Resource:
     namespaced: bool
     short_names: tuple[str, ...] = ()
     subresources: frozenset[str] = frozenset({"status"})
-    fields: tuple[str, ...] = ()          # selectable fields beyond metadata.name/namespace
+    fields: tuple[str, ...] = ()  # selectable fields beyond metadata.name/namespace
     categories: tuple[str, ...] = ()
-    keep_status_on_create: bool = False   # nodes register with a status; most kinds start empty
-    generation: bool = False              # kinds whose spec changes bump metadata.generation
-    strategic: bool = True                # custom resources refuse strategic-merge patches
-    unconditional_update: bool = True     # custom resources require resourceVersion on PUT
-    crd: str = ""                         # name of the CRD serving it, "" for built-ins
+    keep_status_on_create: bool = False  # nodes register with a status; most kinds start empty
+    generation: bool = False  # kinds whose spec changes bump metadata.generation
+    strategic: bool = True  # custom resources refuse strategic-merge patches
+    unconditional_update: bool = True  # custom resources require resourceVersion on PUT
+    crd: str = ""  # name of the CRD serving it, "" for built-ins
     columns: tuple[PrinterColumn, ...] = ()
-    storage_version: str = ""             # for CRs with several versions: where objects live
+    storage_version: str = ""  # for CRs with several versions: where objects live
 
     @property
     def group_version(self) -> str:
@@ -80,42 +80,102 @@ _STATUS = frozenset({"status"})
 _NONE: frozenset[str] = frozenset()
 _ALL = ("all",)
 
-_POD_FIELDS = ("spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
-               "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName")
-_EVENT_FIELDS = ("involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
-                 "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
-                 "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type")
+_POD_FIELDS = (
+    "spec.nodeName",
+    "spec.restartPolicy",
+    "spec.schedulerName",
+    "spec.serviceAccountName",
+    "spec.hostNetwork",
+    "status.phase",
+    "status.podIP",
+    "status.nominatedNodeName",
+)
+_EVENT_FIELDS = (
+    "involvedObject.kind",
+    "involvedObject.namespace",
+    "involvedObject.name",
+    "involvedObject.uid",
+    "involvedObject.apiVersion",
+    "involvedObject.resourceVersion",
+    "involvedObject.fieldPath",
+    "reason",
+    "reportingComponent",
+    "source",
+    "type",
+)
 
 BUILTINS: tuple[Resource, ...] = (
-    Resource("", "v1", "namespaces", "Namespace", False, ("ns",), frozenset({"status", "finalize"}),
-             fields=("status.phase",)),
-    Resource("", "v1", "nodes", "Node", False, ("no",), fields=("spec.unschedulable",),
-             keep_status_on_create=True),
-    Resource("", "v1", "pods", "Pod", True, ("po",),
-             frozenset({"status", "log", "eviction", "binding"}), fields=_POD_FIELDS, categories=("all",)),
+    Resource(
+        "", "v1", "namespaces", "Namespace", False, ("ns",), frozenset({"status", "finalize"}), fields=("status.phase",)
+    ),
+    Resource("", "v1", "nodes", "Node", False, ("no",), fields=("spec.unschedulable",), keep_status_on_create=True),
+    Resource(
+        "",
+        "v1",
+        "pods",
+        "Pod",
+        True,
+        ("po",),
+        frozenset({"status", "log", "eviction", "binding"}),
+        fields=_POD_FIELDS,
+        categories=("all",),
+    ),
     Resource("", "v1", "configmaps", "ConfigMap", True, ("cm",), _NONE),
     Resource("", "v1", "secrets", "Secret", True, (), _NONE, fields=("type",)),
     Resource("", "v1", "events", "Event", True, ("ev",), _NONE, fields=_EVENT_FIELDS),
     Resource("", "v1", "services", "Service", True, ("svc",), categories=("all",)),
     Resource("", "v1", "serviceaccounts", "ServiceAccount", True, ("sa",), frozenset({"token"})),
-    Resource("apps", "v1", "deployments", "Deployment", True, ("deploy",),
-             frozenset({"status", "scale"}), generation=True, categories=_ALL),
+    Resource(
+        "apps",
+        "v1",
+        "deployments",
+        "Deployment",
+        True,
+        ("deploy",),
+        frozenset({"status", "scale"}),
+        generation=True,
+        categories=_ALL,
+    ),
     Resource("apps", "v1", "daemonsets", "DaemonSet", True, ("ds",), generation=True, categories=_ALL),
-    Resource("apps", "v1", "statefulsets", "StatefulSet", True, ("sts",),
-             frozenset({"status", "scale"}), generation=True, categories=_ALL),
-    Resource("apps", "v1", "replicasets", "ReplicaSet", True, ("rs",),
-             frozenset({"status", "scale"}), fields=("status.replicas",), generation=True, categories=_ALL),
-    Resource("batch", "v1", "jobs", "Job", True, (), fields=("status.successful",),
-             generation=True, categories=_ALL),
+    Resource(
+        "apps",
+        "v1",
+        "statefulsets",
+        "StatefulSet",
+        True,
+        ("sts",),
+        frozenset({"status", "scale"}),
+        generation=True,
+        categories=_ALL,
+    ),
+    Resource(
+        "apps",
+        "v1",
+        "replicasets",
+        "ReplicaSet",
+        True,
+        ("rs",),
+        frozenset({"status", "scale"}),
+        fields=("status.replicas",),
+        generation=True,
+        categories=_ALL,
+    ),
+    Resource("batch", "v1", "jobs", "Job", True, (), fields=("status.successful",), generation=True, categories=_ALL),
     Resource("coordination.k8s.io", "v1", "leases", "Lease", True, (), _NONE),
-    Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, ("pdb",),
-             generation=True),
+    Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, ("pdb",), generation=True),
     Resource("rbac.authorization.k8s.io", "v1", "roles", "Role", True, (), _NONE),
     Resource("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", False, (), _NONE),
     Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True, (), _NONE),
     Resource("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False, (), _NONE),
-    Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False,
-             ("crd", "crds"), generation=True),
+    Resource(
+        "apiextensions.k8s.io",
+        "v1",
+        "customresourcedefinitions",
+        "CustomResourceDefinition",
+        False,
+        ("crd", "crds"),
+        generation=True,
+    ),
 )
 
 # Subresources that answer with another kind, as discovery reports them.
@@ -141,23 +201,41 @@ def from_crd(crd: dict[str, Any]) -> list[Resource]:
     spec = crd.get("spec") or {}
     names = spec.get("names") or {}
     versions = [v for v in spec.get("versions") or [] if v.get("served", True)]
-    storage = next((v["name"] for v in spec.get("versions") or [] if v.get("storage")),
-                   versions[0]["name"] if versions else "")
+    storage = next(
+        (v["name"] for v in spec.get("versions") or [] if v.get("storage")), versions[0]["name"] if versions else ""
+    )
     rows = []
     for version in versions:
         columns = tuple(
-            PrinterColumn(name=c.get("name", ""), type=c.get("type", "string"), json_path=c.get("jsonPath", ""),
-                          priority=int(c.get("priority", 0)), description=c.get("description", ""))
-            for c in version.get("additionalPrinterColumns") or [])
+            PrinterColumn(
+                name=c.get("name", ""),
+                type=c.get("type", "string"),
+                json_path=c.get("jsonPath", ""),
+                priority=int(c.get("priority", 0)),
+                description=c.get("description", ""),
+            )
+            for c in version.get("additionalPrinterColumns") or []
+        )
         selectable = tuple(f.get("jsonPath", "").lstrip(".") for f in version.get("selectableFields") or [])
-        rows.append(Resource(
-            group=spec.get("group", ""), version=version["name"], plural=names.get("plural", ""),
-            kind=names.get("kind", ""), namespaced=spec.get("scope") == "Namespaced",
-            short_names=tuple(names.get("shortNames") or ()),
-            subresources=_STATUS if "status" in (version.get("subresources") or {}) else _NONE,
-            fields=selectable, categories=tuple(names.get("categories") or ()),
-            generation=True, strategic=False, unconditional_update=False,
-            crd=(crd.get("metadata") or {}).get("name", ""), columns=columns, storage_version=storage))
+        rows.append(
+            Resource(
+                group=spec.get("group", ""),
+                version=version["name"],
+                plural=names.get("plural", ""),
+                kind=names.get("kind", ""),
+                namespaced=spec.get("scope") == "Namespaced",
+                short_names=tuple(names.get("shortNames") or ()),
+                subresources=_STATUS if "status" in (version.get("subresources") or {}) else _NONE,
+                fields=selectable,
+                categories=tuple(names.get("categories") or ()),
+                generation=True,
+                strategic=False,
+                unconditional_update=False,
+                crd=(crd.get("metadata") or {}).get("name", ""),
+                columns=columns,
+                storage_version=storage,
+            )
+        )
     return rows
 
 
@@ -167,7 +245,7 @@ class ResourceTable:
 
     _rows: dict[tuple[str, str, str], Resource] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
-    revision: int = 0   # bumped on every change, so discovery caches know when to rebuild
+    revision: int = 0  # bumped on every change, so discovery caches know when to rebuild
 
     @classmethod
     def with_builtins(cls) -> ResourceTable:

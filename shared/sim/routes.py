@@ -47,8 +47,11 @@ def parse(table: resources.ResourceTable, path: str) -> Route | None:
         return None
     namespace = None
     # /namespaces/NS/PLURAL/... is namespaced; /namespaces/NAME[/status|finalize] is the namespace itself.
-    if rest[0] == "namespaces" and len(rest) >= 3 and not (len(rest) == 3 and rest[2] in ("status", "finalize")
-                                                           and not group):
+    if (
+        rest[0] == "namespaces"
+        and len(rest) >= 3
+        and not (len(rest) == 3 and rest[2] in ("status", "finalize") and not group)
+    ):
         namespace, rest = rest[1], rest[2:]
     if len(rest) > 3:
         raise apierrors.ApiError(404, "NotFound", f"the server could not find the requested resource ({path})")

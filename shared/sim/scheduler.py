@@ -39,10 +39,14 @@ class NodeView:
         status = node.get("status") or {}
         ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
         alloc = (status.get("allocatable") or {}).get(GPU, "0")
-        return cls(name=node["metadata"]["name"], labels=dict(node["metadata"].get("labels") or {}),
-                   taints=list((node.get("spec") or {}).get("taints") or []),
-                   unschedulable=bool((node.get("spec") or {}).get("unschedulable")), ready=ready,
-                   gpus=_quantity(alloc))
+        return cls(
+            name=node["metadata"]["name"],
+            labels=dict(node["metadata"].get("labels") or {}),
+            taints=list((node.get("spec") or {}).get("taints") or []),
+            unschedulable=bool((node.get("spec") or {}).get("unschedulable")),
+            ready=ready,
+            gpus=_quantity(alloc),
+        )
 
 
 @dataclass
@@ -89,8 +93,9 @@ def _expression(expr: dict[str, Any], value: str | None) -> bool:
 
 def _term(term: dict[str, Any], node: NodeView) -> bool:
     labels_ok = all(_expression(e, node.labels.get(e.get("key", ""))) for e in term.get("matchExpressions") or [])
-    fields_ok = all(_expression(e, node.name if e.get("key") == "metadata.name" else None)
-                    for e in term.get("matchFields") or [])
+    fields_ok = all(
+        _expression(e, node.name if e.get("key") == "metadata.name" else None) for e in term.get("matchFields") or []
+    )
     return labels_ok and fields_ok
 
 
@@ -99,8 +104,9 @@ def matches_affinity(pod: dict[str, Any], node: NodeView) -> bool:
     selector = spec.get("nodeSelector") or {}
     if any(node.labels.get(k) != v for k, v in selector.items()):
         return False
-    required = (((spec.get("affinity") or {}).get("nodeAffinity") or {})
-                .get("requiredDuringSchedulingIgnoredDuringExecution") or {})
+    required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ) or {}
     terms = required.get("nodeSelectorTerms") or []
     return not terms or any(_term(t, node) for t in terms)
 
@@ -111,12 +117,16 @@ def pinned_hosts(pod: dict[str, Any]) -> set[str] | None:
     host = (spec.get("nodeSelector") or {}).get("kubernetes.io/hostname")
     if host:
         return {host}
-    required = (((spec.get("affinity") or {}).get("nodeAffinity") or {})
-                .get("requiredDuringSchedulingIgnoredDuringExecution") or {})
+    required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ) or {}
     found: set[str] = set()
     for term in required.get("nodeSelectorTerms") or []:
-        names = [e for e in [*(term.get("matchExpressions") or []), *(term.get("matchFields") or [])]
-                 if e.get("key") in ("kubernetes.io/hostname", "metadata.name") and e.get("operator") == "In"]
+        names = [
+            e
+            for e in [*(term.get("matchExpressions") or []), *(term.get("matchFields") or [])]
+            if e.get("key") in ("kubernetes.io/hostname", "metadata.name") and e.get("operator") == "In"
+        ]
         if not names:
             return None
         found.update(str(v) for e in names for v in e.get("values") or [])
@@ -155,7 +165,7 @@ def place(pod: dict[str, Any], nodes: dict[str, NodeView], used: dict[str, int],
             reasons[AFFINITY] += 1
             continue
         if node.unschedulable and not tolerated(UNSCHEDULABLE_TAINT, (pod.get("spec") or {}).get("tolerations") or []):
-            reasons[UNSCHEDULABLE] += 1   # kube-scheduler's NodeUnschedulable: a cordon is tolerable
+            reasons[UNSCHEDULABLE] += 1  # kube-scheduler's NodeUnschedulable: a cordon is tolerable
             continue
         taint = untolerated(pod, node)
         if taint is not None:
@@ -176,5 +186,7 @@ def message(reasons: Counter[str], total: int) -> str:
     preemption = [f"{total - helpful} Preemption is not helpful for scheduling"] if total - helpful else []
     if helpful:
         preemption.append(f"{helpful} No preemption victims found for incoming pod")
-    return (f"0/{total} nodes are available: {', '.join(parts)}. preemption: 0/{total} nodes are available: "
-            f"{', '.join(sorted(preemption))}.")
+    return (
+        f"0/{total} nodes are available: {', '.join(parts)}. preemption: 0/{total} nodes are available: "
+        f"{', '.join(sorted(preemption))}."
+    )

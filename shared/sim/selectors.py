@@ -30,7 +30,7 @@ class Requirement:
     """One label requirement: ``key op values``."""
 
     key: str
-    op: str                         # "=", "!=", "in", "notin", "exists", "!exists", "gt", "lt"
+    op: str  # "=", "!=", "in", "notin", "exists", "!exists", "gt", "lt"
     values: frozenset[str] = frozenset()
 
     def matches(self, labels: Mapping[str, str]) -> bool:
@@ -152,6 +152,7 @@ def labels_of_selector(selector: Mapping[str, Any] | None) -> tuple[Requirement,
 
 # ---------------------------------------------------------------- fields
 
+
 @dataclass(frozen=True)
 class FieldTerm:
     path: str
@@ -192,7 +193,7 @@ def parse_fields(text: str | None, resource: resources.Resource) -> tuple[FieldT
             raise SelectorError(f"invalid selector: {text!r}; can't understand {part!r}")
         path, op, value = m[1], m[2], m[3].strip()
         if path not in allowed:
-            raise SelectorError(f'field label not supported: {path}')
+            raise SelectorError(f"field label not supported: {path}")
         out.append(FieldTerm(path, op != "!=", value))
     return tuple(out)
 

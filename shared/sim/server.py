@@ -87,23 +87,43 @@ def node_names(count: int) -> list[str]:
 def plain_node(name: str, index: int, now: str) -> dict[str, Any]:
     """A ready, schedulable, GPU-less node, as a kubelet would register it."""
     return {
-        "apiVersion": "v1", "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
-                                              "kubernetes.io/arch": "amd64"}},
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"},
+        },
         "spec": {},
         "status": {
             "capacity": {"cpu": "64", "memory": "512Gi", "pods": "110"},
             "allocatable": {"cpu": "63", "memory": "500Gi", "pods": "110"},
-            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
-                            "message": "kubelet is posting ready status", "lastHeartbeatTime": now,
-                            "lastTransitionTime": now}],
-            "addresses": [{"type": "InternalIP", "address": f"10.0.{index // 250}.{index % 250 + 1}"},
-                          {"type": "Hostname", "address": name}],
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": "True",
+                    "reason": "KubeletReady",
+                    "message": "kubelet is posting ready status",
+                    "lastHeartbeatTime": now,
+                    "lastTransitionTime": now,
+                }
+            ],
+            "addresses": [
+                {"type": "InternalIP", "address": f"10.0.{index // 250}.{index % 250 + 1}"},
+                {"type": "Hostname", "address": name},
+            ],
             # Every field the official client's V1NodeSystemInfo requires, or it refuses the node.
-            "nodeInfo": {"kubeletVersion": "v1.34.2-sim", "kubeProxyVersion": "v1.34.2-sim",
-                         "osImage": "Simulated Linux", "architecture": "amd64", "operatingSystem": "linux",
-                         "containerRuntimeVersion": "sim://1", "kernelVersion": "6.1.0-sim",
-                         "bootID": f"boot-{name}", "machineID": f"machine-{name}", "systemUUID": f"uuid-{name}"},
+            "nodeInfo": {
+                "kubeletVersion": "v1.34.2-sim",
+                "kubeProxyVersion": "v1.34.2-sim",
+                "osImage": "Simulated Linux",
+                "architecture": "amd64",
+                "operatingSystem": "linux",
+                "containerRuntimeVersion": "sim://1",
+                "kernelVersion": "6.1.0-sim",
+                "bootID": f"boot-{name}",
+                "machineID": f"machine-{name}",
+                "systemUUID": f"uuid-{name}",
+            },
         },
     }
 
@@ -130,10 +150,22 @@ class _HTTPServer(ThreadingHTTPServer):
 class SimServer:
     """One emulated API server on 127.0.0.1. Use as a context manager or call start()/stop()."""
 
-    def __init__(self, *, port: int = 0, host: str = "127.0.0.1", nodes: int = 0, seed: int | None = None,
-                 state_file: Path | None = None, clock: Callable[[], datetime] | None = None,
-                 history: int = store.DEFAULT_HISTORY, use_tls: bool = True, gpus: GpuSettings | None = None,
-                 speed: float = 1.0, node_root: Path | None = None, run_kubelet: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        port: int = 0,
+        host: str = "127.0.0.1",
+        nodes: int = 0,
+        seed: int | None = None,
+        state_file: Path | None = None,
+        clock: Callable[[], datetime] | None = None,
+        history: int = store.DEFAULT_HISTORY,
+        use_tls: bool = True,
+        gpus: GpuSettings | None = None,
+        speed: float = 1.0,
+        node_root: Path | None = None,
+        run_kubelet: bool = False,
+    ) -> None:
         self.vclock = vclock.VirtualClock(speed=speed)
         self.clock = clock or self.vclock.now
         self.nodes = nodes
@@ -179,9 +211,14 @@ class SimServer:
         ns = self._resource("", "namespaces")
         for name in DEFAULT_NAMESPACES:
             self.api.create(ns, None, {"metadata": {"name": name}})
-        self.api.create(self._resource("rbac.authorization.k8s.io", "clusterroles"), None, {
-            "metadata": {"name": "cluster-admin"},
-            "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]})
+        self.api.create(
+            self._resource("rbac.authorization.k8s.io", "clusterroles"),
+            None,
+            {
+                "metadata": {"name": "cluster-admin"},
+                "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}],
+            },
+        )
         if self.gpus.gpu is None:
             self.add_nodes(self.nodes)
             return
@@ -197,10 +234,19 @@ class SimServer:
         renew = self.clock().strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         for index, name in enumerate(names):
             node = self.api.create(nodes, None, plain_node(name, index, now))
-            self.api.create(leases, "kube-node-lease", {"metadata": {
-                "name": name, "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": name,
-                                                   "uid": node["metadata"]["uid"]}]},
-                "spec": {"holderIdentity": name, "leaseDurationSeconds": 40, "renewTime": renew}})
+            self.api.create(
+                leases,
+                "kube-node-lease",
+                {
+                    "metadata": {
+                        "name": name,
+                        "ownerReferences": [
+                            {"apiVersion": "v1", "kind": "Node", "name": name, "uid": node["metadata"]["uid"]}
+                        ],
+                    },
+                    "spec": {"holderIdentity": name, "leaseDurationSeconds": 40, "renewTime": renew},
+                },
+            )
         return names
 
     def add_gpu_nodes(self, count: int, *, racks: int = 1, gpu: str = "h100") -> list[str]:
@@ -213,10 +259,19 @@ class SimServer:
         renew = self.clock().strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         for hw in self.fabric.add_nodes(names, racks=racks, profile=profile):
             node = self.api.create(nodes, None, gpunodes.node_object(hw, now))
-            self.api.create(leases, "kube-node-lease", {"metadata": {
-                "name": hw.name, "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": hw.name,
-                                                      "uid": node["metadata"]["uid"]}]},
-                "spec": {"holderIdentity": hw.name, "leaseDurationSeconds": 40, "renewTime": renew}})
+            self.api.create(
+                leases,
+                "kube-node-lease",
+                {
+                    "metadata": {
+                        "name": hw.name,
+                        "ownerReferences": [
+                            {"apiVersion": "v1", "kind": "Node", "name": hw.name, "uid": node["metadata"]["uid"]}
+                        ],
+                    },
+                    "spec": {"holderIdentity": hw.name, "leaseDurationSeconds": 40, "renewTime": renew},
+                },
+            )
             self.noderoot.boot(hw)
         return names
 
@@ -272,8 +327,12 @@ class SimServer:
 
     # ------------------------------------------------------------ lifecycle
     def start(self) -> SimServer:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name=f"sim-apiserver:{self.port}", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"sim-apiserver:{self.port}",
+            daemon=True,
+        )
         self._thread.start()
         if self.run_kubelet:
             self.kubelet.start()
@@ -310,13 +369,19 @@ class SimServer:
                 self._connections.pop(conn, None)
 
     def write_kubeconfig(self, path: Path, *, namespace: str = "default") -> Path:
-        kubeconfig.write(path, self.url, self.identities.admin_token, namespace=namespace,
-                         ca_pem=self.tls.cert_pem if self.tls else None)
+        kubeconfig.write(
+            path,
+            self.url,
+            self.identities.admin_token,
+            namespace=namespace,
+            ca_pem=self.tls.cert_pem if self.tls else None,
+        )
         return path
 
     def __enter__(self) -> SimServer:
         return self.start()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.stop()

@@ -22,7 +22,7 @@ from typing import Any
 from shared.sim import resources, selectors
 
 GroupResource = tuple[str, str]
-Key = tuple[str, str]          # (namespace or "", name)
+Key = tuple[str, str]  # (namespace or "", name)
 
 DEFAULT_HISTORY = 20_000
 """Events kept for watches; a watch older than this window gets 410 (etcd compacts similarly)."""
@@ -56,7 +56,7 @@ class Event:
     """One change, as a watch sees it; ``previous`` lets a selector watch see objects leave it."""
 
     rv: int
-    type: str                  # ADDED, MODIFIED, DELETED
+    type: str  # ADDED, MODIFIED, DELETED
     group_resource: GroupResource
     entry: Entry
     previous: Entry | None
@@ -138,9 +138,16 @@ class Store:
         md = obj["metadata"]
         md["resourceVersion"] = str(rv)
         owners = tuple(ref.get("uid", "") for ref in md.get("ownerReferences") or ())
-        return Entry(raw=encode(obj), rv=rv, uid=md.get("uid", ""), namespace=md.get("namespace", ""),
-                     name=md["name"], labels=dict(md.get("labels") or {}),
-                     fields=selectors.field_values(resource, obj), owners=owners)
+        return Entry(
+            raw=encode(obj),
+            rv=rv,
+            uid=md.get("uid", ""),
+            namespace=md.get("namespace", ""),
+            name=md["name"],
+            labels=dict(md.get("labels") or {}),
+            fields=selectors.field_values(resource, obj),
+            owners=owners,
+        )
 
     def _link(self, gr: GroupResource, entry: Entry, *, add: bool) -> None:
         key = (gr, (entry.namespace, entry.name))
@@ -254,8 +261,10 @@ class Store:
     def dump(self) -> dict[str, Any]:
         """Everything needed to restart with the same objects and resourceVersions."""
         with self.lock:
-            return {"resourceVersion": self._rv,
-                    "objects": [[list(gr), e.object()] for gr, b in self._buckets.items() for e in b.values()]}
+            return {
+                "resourceVersion": self._rv,
+                "objects": [[list(gr), e.object()] for gr, b in self._buckets.items() for e in b.values()],
+            }
 
     def load(self, state: Mapping[str, Any], table: resources.ResourceTable) -> None:
         """Restore a :meth:`dump`; objects keep their resourceVersions, no events are replayed."""

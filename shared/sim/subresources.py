@@ -42,8 +42,9 @@ def _scaled(value: Any, total: int, *, round_up: bool) -> int:
     return int(value)
 
 
-def evict(api: api_mod.Api, pods: resources.Resource, namespace: str, name: str, body: Any, *,
-          dry_run: bool) -> dict[str, Any]:
+def evict(
+    api: api_mod.Api, pods: resources.Resource, namespace: str, name: str, body: Any, *, dry_run: bool
+) -> dict[str, Any]:
     """Evict one pod, honouring its PodDisruptionBudget; raises 429 when the budget forbids it."""
     options = (body or {}).get("deleteOptions") if isinstance(body, dict) else None
     with api.store.lock:
@@ -67,8 +68,11 @@ def _check_budget(api: api_mod.Api, namespace: str, pod: dict[str, Any], *, dry_
     if not budgets:
         return
     if len(budgets) > 1:
-        raise ApiError(500, "InternalError", "This pod has more than one PodDisruptionBudget, which the eviction "
-                                             "subresource does not support.")
+        raise ApiError(
+            500,
+            "InternalError",
+            "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.",
+        )
     pdb = budgets[0]
     spec = pdb.get("spec") or {}
     reqs = selectors.labels_of_selector(spec.get("selector")) or ()
@@ -93,23 +97,38 @@ def _check_budget(api: api_mod.Api, namespace: str, pod: dict[str, Any], *, dry_
     if not pod_ready and (spec.get("unhealthyPodEvictionPolicy") == "AlwaysAllow" or healthy >= desired):
         return
     if allowed <= 0:
-        raise ApiError(429, "TooManyRequests", "Cannot evict pod as it would violate the pod's disruption budget.",
-                       details={"causes": [{"reason": "DisruptionBudget", "message":
-                                            f"The disruption budget {name} needs {desired} healthy pods and has "
-                                            f"{healthy} currently"}]})
+        raise ApiError(
+            429,
+            "TooManyRequests",
+            "Cannot evict pod as it would violate the pod's disruption budget.",
+            details={
+                "causes": [
+                    {
+                        "reason": "DisruptionBudget",
+                        "message": f"The disruption budget {name} needs {desired} healthy pods and has "
+                        f"{healthy} currently",
+                    }
+                ]
+            },
+        )
     if dry_run:
         return
     pdb_resource = api.table.by_group_resource(*_PDB)
     assert pdb_resource is not None
-    pdb["status"] = {"observedGeneration": pdb["metadata"].get("generation", 1),
-                     "disruptionsAllowed": allowed - 1, "currentHealthy": healthy, "desiredHealthy": desired,
-                     "expectedPods": expected,
-                     "disruptedPods": {**disrupted, pod["metadata"]["name"]: api.now()}}
+    pdb["status"] = {
+        "observedGeneration": pdb["metadata"].get("generation", 1),
+        "disruptionsAllowed": allowed - 1,
+        "currentHealthy": healthy,
+        "desiredHealthy": desired,
+        "expectedPods": expected,
+        "disruptedPods": {**disrupted, pod["metadata"]["name"]: api.now()},
+    }
     api.store.put(pdb_resource, pdb)
 
 
-def bind(api: api_mod.Api, pods: resources.Resource, namespace: str, name: str, body: Any, *,
-         dry_run: bool) -> dict[str, Any]:
+def bind(
+    api: api_mod.Api, pods: resources.Resource, namespace: str, name: str, body: Any, *, dry_run: bool
+) -> dict[str, Any]:
     """Assign a pod to a node, once (the scheduler's write)."""
     target = (body or {}).get("target") or {} if isinstance(body, dict) else {}
     node = target.get("name")
@@ -118,8 +137,9 @@ def bind(api: api_mod.Api, pods: resources.Resource, namespace: str, name: str, 
     with api.store.lock:
         pod = api.entry(pods, namespace, name).object()
         if pod["spec"].get("nodeName"):
-            raise apierrors.conflict("pods", "", name, f'pod {name} is already assigned to node '
-                                                       f'"{pod["spec"]["nodeName"]}"')
+            raise apierrors.conflict(
+                "pods", "", name, f'pod {name} is already assigned to node "{pod["spec"]["nodeName"]}"'
+            )
         pod["spec"]["nodeName"] = node
         conditions = [c for c in (pod.get("status") or {}).get("conditions") or [] if c.get("type") != "PodScheduled"]
         conditions.append({"type": "PodScheduled", "status": "True", "lastTransitionTime": api.now()})
@@ -136,16 +156,18 @@ def log_container(pod: dict[str, Any], container: str | None) -> str:
     pod_name = pod["metadata"]["name"]
     if container is None:
         if len(names) != 1:
-            raise apierrors.bad_request(f"a container name must be specified for pod {pod_name}, choose one of: "
-                                        f"[{' '.join(names)}]")
+            raise apierrors.bad_request(
+                f"a container name must be specified for pod {pod_name}, choose one of: [{' '.join(names)}]"
+            )
         return names[0]
     if container not in names:
         raise apierrors.bad_request(f"container {container} is not valid for pod {pod_name}")
     return container
 
 
-def read_log(api: api_mod.Api, logs: podlogs.PodLogs, pods: resources.Resource, namespace: str, name: str,
-             query: dict[str, str]) -> str:
+def read_log(
+    api: api_mod.Api, logs: podlogs.PodLogs, pods: resources.Resource, namespace: str, name: str, query: dict[str, str]
+) -> str:
     pod = api.entry(pods, namespace, name).object()
     container = log_container(pod, query.get("container"))
     try:
@@ -161,23 +183,31 @@ def scale_of(api: api_mod.Api, r: resources.Resource, namespace: str, name: str)
     obj = api.entry(r, namespace, name).object()
     md = obj["metadata"]
     selector = ((obj.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
-    return {"kind": "Scale", "apiVersion": "autoscaling/v1",
-            "metadata": {k: md[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
-                         if k in md},
-            "spec": {"replicas": (obj.get("spec") or {}).get("replicas", 0)},
-            "status": {"replicas": (obj.get("status") or {}).get("replicas", 0),
-                       "selector": ",".join(f"{k}={v}" for k, v in sorted(selector.items()))}}
+    return {
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": {k: md[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp") if k in md},
+        "spec": {"replicas": (obj.get("spec") or {}).get("replicas", 0)},
+        "status": {
+            "replicas": (obj.get("status") or {}).get("replicas", 0),
+            "selector": ",".join(f"{k}={v}" for k, v in sorted(selector.items())),
+        },
+    }
 
 
-def change_scale(api: api_mod.Api, r: resources.Resource, namespace: str, name: str, body: Any,
-                 patch_type: str, *, dry_run: bool) -> dict[str, Any]:
+def change_scale(
+    api: api_mod.Api, r: resources.Resource, namespace: str, name: str, body: Any, patch_type: str, *, dry_run: bool
+) -> dict[str, Any]:
     """PUT (no ``patch_type``) or PATCH of the Scale subresource."""
     scale = body
     if patch_type:
         current = scale_of(api, r, namespace, name)
         try:
-            scale = (patches.json_patch(current, body) if patch_type == api_mod.JSON_PATCH
-                     else patches.merge_patch(current, body))
+            scale = (
+                patches.json_patch(current, body)
+                if patch_type == api_mod.JSON_PATCH
+                else patches.merge_patch(current, body)
+            )
         except patches.PatchError as exc:
             raise ApiError(422, "Invalid", str(exc)) from exc
     if not isinstance(scale, dict):
@@ -185,8 +215,9 @@ def change_scale(api: api_mod.Api, r: resources.Resource, namespace: str, name: 
     return write_scale(api, r, namespace, name, scale, dry_run=dry_run)
 
 
-def write_scale(api: api_mod.Api, r: resources.Resource, namespace: str, name: str, scale: dict[str, Any], *,
-                dry_run: bool) -> dict[str, Any]:
+def write_scale(
+    api: api_mod.Api, r: resources.Resource, namespace: str, name: str, scale: dict[str, Any], *, dry_run: bool
+) -> dict[str, Any]:
     with api.store.lock:
         current = api.entry(r, namespace, name)
         wanted = (scale.get("metadata") or {}).get("resourceVersion")
@@ -201,16 +232,22 @@ def write_scale(api: api_mod.Api, r: resources.Resource, namespace: str, name: s
         return scale_of(api, r, namespace, name)
 
 
-def request_token(api: api_mod.Api, identities: rbac.Identities, r: resources.Resource, namespace: str,
-                  name: str, body: Any) -> dict[str, Any]:
+def request_token(
+    api: api_mod.Api, identities: rbac.Identities, r: resources.Resource, namespace: str, name: str, body: Any
+) -> dict[str, Any]:
     """TokenRequest: a bearer token for an existing ServiceAccount (``kubectl create token``)."""
     api.entry(r, namespace, name)
     spec = (body or {}).get("spec") or {} if isinstance(body, dict) else {}
     seconds = int(spec.get("expirationSeconds") or 3600)
     token = identities.for_service_account(namespace, name)
     expires = api_mod.rfc3339(api.clock() + timedelta(seconds=seconds))
-    return {"kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1",
-            "metadata": {"name": name, "namespace": namespace, "creationTimestamp": None},
-            "spec": {"audiences": spec.get("audiences") or ["https://kubernetes.default.svc"],
-                     "expirationSeconds": seconds},
-            "status": {"token": token, "expirationTimestamp": expires}}
+    return {
+        "kind": "TokenRequest",
+        "apiVersion": "authentication.k8s.io/v1",
+        "metadata": {"name": name, "namespace": namespace, "creationTimestamp": None},
+        "spec": {
+            "audiences": spec.get("audiences") or ["https://kubernetes.default.svc"],
+            "expirationSeconds": seconds,
+        },
+        "status": {"token": token, "expirationTimestamp": expires},
+    }

@@ -45,8 +45,9 @@ def _node(obj: dict[str, Any]) -> list[Any]:
     status = "Ready" if ready == "True" else ("NotReady" if ready is not None else "Unknown")
     if (obj.get("spec") or {}).get("unschedulable"):
         status += ",SchedulingDisabled"
-    roles = sorted(k.split("/", 1)[1] for k in (obj["metadata"].get("labels") or {})
-                   if k.startswith("node-role.kubernetes.io/"))
+    roles = sorted(
+        k.split("/", 1)[1] for k in (obj["metadata"].get("labels") or {}) if k.startswith("node-role.kubernetes.io/")
+    )
     version = ((obj.get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion", "")
     return [status, ",".join(roles) or "<none>", version]
 
@@ -57,7 +58,7 @@ def _pod(obj: dict[str, Any]) -> list[Any]:
     ready = sum(1 for s in statuses if s.get("ready"))
     restarts = sum(int(s.get("restartCount", 0)) for s in statuses)
     phase = status.get("reason") or status.get("phase") or "Unknown"
-    for s in statuses:   # as kubectl prints it: a container's waiting/terminated reason wins over the phase
+    for s in statuses:  # as kubectl prints it: a container's waiting/terminated reason wins over the phase
         state = s.get("state") or {}
         why = (state.get("waiting") or {}).get("reason") or (state.get("terminated") or {}).get("reason")
         if why:
@@ -65,26 +66,43 @@ def _pod(obj: dict[str, Any]) -> list[Any]:
             break
     if obj["metadata"].get("deletionTimestamp"):
         phase = "Terminating"
-    return [f"{ready}/{len(spec.get('containers') or [])}", phase, restarts,
-            status.get("podIP") or "<none>", spec.get("nodeName") or "<none>"]
+    return [
+        f"{ready}/{len(spec.get('containers') or [])}",
+        phase,
+        restarts,
+        status.get("podIP") or "<none>",
+        spec.get("nodeName") or "<none>",
+    ]
 
 
 def _replicated(obj: dict[str, Any]) -> list[Any]:
     spec, status = obj.get("spec") or {}, obj.get("status") or {}
-    return [f"{status.get('readyReplicas', 0)}/{spec.get('replicas', 0)}", status.get("updatedReplicas", 0),
-            status.get("availableReplicas", 0)]
+    return [
+        f"{status.get('readyReplicas', 0)}/{spec.get('replicas', 0)}",
+        status.get("updatedReplicas", 0),
+        status.get("availableReplicas", 0),
+    ]
 
 
 def _daemonset(obj: dict[str, Any]) -> list[Any]:
     status = obj.get("status") or {}
-    return [status.get(k, 0) for k in ("desiredNumberScheduled", "currentNumberScheduled", "numberReady",
-                                       "updatedNumberScheduled", "numberAvailable")]
+    return [
+        status.get(k, 0)
+        for k in (
+            "desiredNumberScheduled",
+            "currentNumberScheduled",
+            "numberReady",
+            "updatedNumberScheduled",
+            "numberAvailable",
+        )
+    ]
 
 
 def _job(obj: dict[str, Any]) -> list[Any]:
     spec, status = obj.get("spec") or {}, obj.get("status") or {}
-    done = "Complete" if _cond(obj, "Complete") == "True" else ("Failed" if _cond(obj, "Failed") == "True"
-                                                                 else "Running")
+    done = (
+        "Complete" if _cond(obj, "Complete") == "True" else ("Failed" if _cond(obj, "Failed") == "True" else "Running")
+    )
     return [done, f"{status.get('succeeded', 0)}/{spec.get('completions', 1)}"]
 
 
@@ -94,8 +112,11 @@ def _lease(obj: dict[str, Any]) -> list[Any]:
 
 def _pdb(obj: dict[str, Any]) -> list[Any]:
     spec = obj.get("spec") or {}
-    return [spec.get("minAvailable", "N/A"), spec.get("maxUnavailable", "N/A"),
-            (obj.get("status") or {}).get("disruptionsAllowed", 0)]
+    return [
+        spec.get("minAvailable", "N/A"),
+        spec.get("maxUnavailable", "N/A"),
+        (obj.get("status") or {}).get("disruptionsAllowed", 0),
+    ]
 
 
 def _configmap(obj: dict[str, Any]) -> list[Any]:
@@ -108,16 +129,33 @@ def _namespace(obj: dict[str, Any]) -> list[Any]:
 
 _BUILTIN: dict[str, tuple[list[tuple[str, str, int]], Row]] = {
     "Node": ([("Status", "string", 0), ("Roles", "string", 0), ("Version", "string", 0)], _node),
-    "Pod": ([("Ready", "string", 0), ("Status", "string", 0), ("Restarts", "integer", 0),
-             ("IP", "string", 1), ("Node", "string", 1)], _pod),
-    "Deployment": ([("Ready", "string", 0), ("Up-to-date", "integer", 0), ("Available", "integer", 0)],
-                   _replicated),
-    "DaemonSet": ([("Desired", "integer", 0), ("Current", "integer", 0), ("Ready", "integer", 0),
-                   ("Up-to-date", "integer", 0), ("Available", "integer", 0)], _daemonset),
+    "Pod": (
+        [
+            ("Ready", "string", 0),
+            ("Status", "string", 0),
+            ("Restarts", "integer", 0),
+            ("IP", "string", 1),
+            ("Node", "string", 1),
+        ],
+        _pod,
+    ),
+    "Deployment": ([("Ready", "string", 0), ("Up-to-date", "integer", 0), ("Available", "integer", 0)], _replicated),
+    "DaemonSet": (
+        [
+            ("Desired", "integer", 0),
+            ("Current", "integer", 0),
+            ("Ready", "integer", 0),
+            ("Up-to-date", "integer", 0),
+            ("Available", "integer", 0),
+        ],
+        _daemonset,
+    ),
     "Job": ([("Status", "string", 0), ("Completions", "string", 0)], _job),
     "Lease": ([("Holder", "string", 0)], _lease),
-    "PodDisruptionBudget": ([("Min Available", "string", 0), ("Max Unavailable", "string", 0),
-                             ("Allowed Disruptions", "integer", 0)], _pdb),
+    "PodDisruptionBudget": (
+        [("Min Available", "string", 0), ("Max Unavailable", "string", 0), ("Allowed Disruptions", "integer", 0)],
+        _pdb,
+    ),
     "ConfigMap": ([("Data", "integer", 0)], _configmap),
     "Namespace": ([("Status", "string", 0)], _namespace),
 }
@@ -161,11 +199,24 @@ def _custom(columns: tuple[resources.PrinterColumn, ...], obj: dict[str, Any], n
     return cells
 
 
-def table(r: resources.Resource, objects: list[dict[str, Any]], *, now: datetime, include_object: str,
-          list_meta: dict[str, Any] | None = None) -> dict[str, Any]:
+def table(
+    r: resources.Resource,
+    objects: list[dict[str, Any]],
+    *,
+    now: datetime,
+    include_object: str,
+    list_meta: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """A ``meta.k8s.io/v1`` Table of ``objects``."""
-    definitions: list[dict[str, Any]] = [{"name": "Name", "type": "string", "format": "name", "priority": 0,
-                                          "description": "Name must be unique within a namespace."}]
+    definitions: list[dict[str, Any]] = [
+        {
+            "name": "Name",
+            "type": "string",
+            "format": "name",
+            "priority": 0,
+            "description": "Name must be unique within a namespace.",
+        }
+    ]
     if r.crd:
         extra = [(c.name, c.type, c.priority) for c in r.columns]
         has_age = any(c.name.lower() == "age" for c in r.columns)
@@ -182,14 +233,24 @@ def table(r: resources.Resource, objects: list[dict[str, Any]], *, now: datetime
             if not any(c.name.lower() == "age" for c in r.columns):
                 cells.append(age(obj["metadata"].get("creationTimestamp"), now))
         else:
-            cells = [*_BUILTIN.get(r.kind, ([], lambda _o: []))[1](obj),
-                     age(obj["metadata"].get("creationTimestamp"), now)]
+            cells = [
+                *_BUILTIN.get(r.kind, ([], lambda _o: []))[1](obj),
+                age(obj["metadata"].get("creationTimestamp"), now),
+            ]
         row: dict[str, Any] = {"cells": [obj["metadata"]["name"], *cells]}
         if include_object == "Object":
             row["object"] = obj
         elif include_object != "None":
-            row["object"] = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
-                             "metadata": obj["metadata"]}
+            row["object"] = {
+                "kind": "PartialObjectMetadata",
+                "apiVersion": "meta.k8s.io/v1",
+                "metadata": obj["metadata"],
+            }
         rows.append(row)
-    return {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": list_meta or {},
-            "columnDefinitions": definitions, "rows": rows}
+    return {
+        "kind": "Table",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": list_meta or {},
+        "columnDefinitions": definitions,
+        "rows": rows,
+    }

@@ -26,8 +26,10 @@ from pathlib import Path
 _P = 0xFFFFFFFF00000001000000000000000000000000FFFFFFFFFFFFFFFFFFFFFFFF
 _A = _P - 3
 _N = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
-_G = (0x6B17D1F2E12C4247F8BCE6E563A440F277037D812DEB33A0F4A13945D898C296,
-      0x4FE342E2FE1A7F9B8EE7EB4A7C0F9E162BCE33576B315ECECBB6406837BF51F5)
+_G = (
+    0x6B17D1F2E12C4247F8BCE6E563A440F277037D812DEB33A0F4A13945D898C296,
+    0x4FE342E2FE1A7F9B8EE7EB4A7C0F9E162BCE33576B315ECECBB6406837BF51F5,
+)
 
 Point = tuple[int, int] | None
 
@@ -101,7 +103,7 @@ def _name(common_name: str) -> bytes:
 
 def _pem(label: str, der: bytes) -> str:
     text = base64.b64encode(der).decode()
-    lines = [text[i:i + 64] for i in range(0, len(text), 64)]
+    lines = [text[i : i + 64] for i in range(0, len(text), 64)]
     return f"-----BEGIN {label}-----\n" + "\n".join(lines) + f"\n-----END {label}-----\n"
 
 
@@ -131,9 +133,16 @@ def identity() -> Identity:
         _seq(_oid("2.5.29.14"), _der(0x04, _der(0x04, key_id))),
         _seq(_oid("2.5.29.17"), _der(0x04, _seq(_der(0x87, bytes([127, 0, 0, 1])), _der(0x82, b"localhost")))),
     )
-    tbs = _seq(_der(0xA0, _int(2)), _int(secrets.randbits(63)), sig_alg, _name("sim-apiserver"),
-               _seq(_time(now - timedelta(hours=1)), _time(now + timedelta(days=3650))),
-               _name("sim-apiserver"), _seq(ec_alg, _bits(point)), _der(0xA3, extensions))
+    tbs = _seq(
+        _der(0xA0, _int(2)),
+        _int(secrets.randbits(63)),
+        sig_alg,
+        _name("sim-apiserver"),
+        _seq(_time(now - timedelta(hours=1)), _time(now + timedelta(days=3650))),
+        _name("sim-apiserver"),
+        _seq(ec_alg, _bits(point)),
+        _der(0xA3, extensions),
+    )
     digest = int.from_bytes(hashlib.sha256(tbs).digest(), "big")
     while True:
         nonce = secrets.randbelow(_N - 1) + 1
@@ -144,8 +153,12 @@ def identity() -> Identity:
         if r and s:
             break
     cert = _seq(tbs, sig_alg, _bits(_seq(_int(r), _int(s))))
-    key = _seq(_int(1), _der(0x04, secret.to_bytes(32, "big")), _der(0xA0, _oid("1.2.840.10045.3.1.7")),
-               _der(0xA1, _bits(point)))
+    key = _seq(
+        _int(1),
+        _der(0x04, secret.to_bytes(32, "big")),
+        _der(0xA0, _oid("1.2.840.10045.3.1.7")),
+        _der(0xA1, _bits(point)),
+    )
     return Identity(cert_pem=_pem("CERTIFICATE", cert), key_pem=_pem("EC PRIVATE KEY", key))
 
 

@@ -31,8 +31,12 @@ class Args:
 
 def parse_args(argv: list[str]) -> Args:
     stage = stages.workloads().training
-    values = {"--model": "nemotron5-8b", "--steps": str(stage.defaultSteps),
-              "--global-batch-size": str(stage.defaultGlobalBatch), "--seq-length": str(stage.defaultSeqLength)}
+    values = {
+        "--model": "nemotron5-8b",
+        "--steps": str(stage.defaultSteps),
+        "--global-batch-size": str(stage.defaultGlobalBatch),
+        "--seq-length": str(stage.defaultSeqLength),
+    }
     i = 0
     while i < len(argv):
         key, _, inline = argv[i].partition("=")
@@ -46,8 +50,9 @@ def parse_args(argv: list[str]) -> Args:
     if values["--model"] not in stage.models:
         raise ValueError(f"train-bench: unknown model {values['--model']!r}; known: {', '.join(stage.models)}")
     try:
-        return Args(values["--model"], int(values["--steps"]), int(values["--global-batch-size"]),
-                    int(values["--seq-length"]))
+        return Args(
+            values["--model"], int(values["--steps"]), int(values["--global-batch-size"]), int(values["--seq-length"])
+        )
     except ValueError as exc:
         raise ValueError(f"train-bench: bad argument ({exc})") from None
 
@@ -75,16 +80,17 @@ def step_seconds(model: fabric.Fabric, names: list[str], args: Args) -> tuple[fl
     return ideal / compute * stretch, ideal
 
 
-def render(model: fabric.Fabric, names: list[str], args: Args, *, crash: fabric.Crash | None,
-           started: float) -> Run:
+def render(model: fabric.Fabric, names: list[str], args: Args, *, crash: fabric.Crash | None, started: float) -> Run:
     stage = stages.workloads().training
     node = model.nodes[names[0]]
     gpn = node.profile.gpu.count
     world = len(names) * gpn
     step, ideal = step_seconds(model, names, args)
     flops = 6 * stage.models[args.model].parameters * args.global_batch * args.seq_length
-    lines = [f"[train-bench] model={args.model} nodes={len(names)} gpus_per_node={gpn} world_size={world} "
-             f"global_batch_size={args.global_batch} seq_length={args.seq_length} steps={args.steps}"]
+    lines = [
+        f"[train-bench] model={args.model} nodes={len(names)} gpus_per_node={gpn} world_size={world} "
+        f"global_batch_size={args.global_batch} seq_length={args.seq_length} steps={args.steps}"
+    ]
     clock = started + stage.startupSeconds
     steps_run = args.steps if crash is None else max(args.steps // 2, 1)
     spent = stage.startupSeconds
@@ -93,24 +99,31 @@ def render(model: fabric.Fabric, names: list[str], args: Args, *, crash: fabric.
         clock += seconds
         spent += seconds
         tflops = flops / seconds / world / 1e12
-        loss = 11.0 * (0.97 ** n) + 1.5
+        loss = 11.0 * (0.97**n) + 1.5
         moment = datetime.fromtimestamp(clock, UTC)
-        lines.append(f" [{moment:%Y-%m-%d %H:%M:%S}] iteration {n:8d}/{args.steps:8d} | consumed samples: "
-                     f"{n * args.global_batch:12d} | elapsed time per iteration (ms): {seconds * 1000:.1f} | "
-                     f"throughput per GPU (TFLOP/s/GPU): {tflops:.1f} | learning rate: 1.000000E-04 | "
-                     f"global batch size: {args.global_batch:5d} | lm loss: {loss:.6E} | loss scale: 1.0 | "
-                     "number of skipped iterations:   0 | number of nan iterations:   0 |")
+        lines.append(
+            f" [{moment:%Y-%m-%d %H:%M:%S}] iteration {n:8d}/{args.steps:8d} | consumed samples: "
+            f"{n * args.global_batch:12d} | elapsed time per iteration (ms): {seconds * 1000:.1f} | "
+            f"throughput per GPU (TFLOP/s/GPU): {tflops:.1f} | learning rate: 1.000000E-04 | "
+            f"global batch size: {args.global_batch:5d} | lm loss: {loss:.6E} | loss scale: 1.0 | "
+            "number of skipped iterations:   0 | number of nan iterations:   0 |"
+        )
     if crash is not None:
         rank = names.index(crash.node) * gpn + (crash.gpu or 0) if crash.node in names else 0
-        reason = "CUDA error: unspecified launch failure" if crash.gpu is not None else \
-            "NCCL error: remote process exited or there was a network error"
+        reason = (
+            "CUDA error: unspecified launch failure"
+            if crash.gpu is not None
+            else "NCCL error: remote process exited or there was a network error"
+        )
         lines.append(f"[train-bench] error: rank {rank} on {crash.node} failed: {reason}")
         return Run("\n".join(lines) + "\n", spent, 1, step)
     goodput = ideal * args.steps / spent
     average = step  # iterations after the first all take ``step``
-    lines.append(f"[train-bench] done: steps={args.steps} avg_step_time_s={average:.4f} "
-                 f"avg_tflops_per_gpu={flops / average / world / 1e12:.1f} goodput={goodput:.4f} "
-                 f"elapsed_s={spent:.1f}")
+    lines.append(
+        f"[train-bench] done: steps={args.steps} avg_step_time_s={average:.4f} "
+        f"avg_tflops_per_gpu={flops / average / world / 1e12:.1f} goodput={goodput:.4f} "
+        f"elapsed_s={spent:.1f}"
+    )
     return Run("\n".join(lines) + "\n", spent, 0, step)
 
 

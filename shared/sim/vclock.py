@@ -40,8 +40,14 @@ class Timer:
 class VirtualClock:
     """Epoch seconds that run ``speed`` times real time; thread-safe."""
 
-    def __init__(self, *, speed: float = 1.0, start: float | None = None,
-                 real: Callable[[], float] = time.monotonic, wall: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        *,
+        speed: float = 1.0,
+        start: float | None = None,
+        real: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
         self._real = real
         self._wall = wall
         self._lock = threading.Lock()

@@ -43,16 +43,29 @@ def _line(kind: str, raw: bytes) -> bytes:
 
 
 def _gone(rv: int) -> bytes:
-    status = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-              "message": f"too old resource version: {rv}", "reason": "Expired", "code": 410}
+    status = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": f"too old resource version: {rv}",
+        "reason": "Expired",
+        "code": 410,
+    }
     return _line("ERROR", json.dumps(status).encode())
 
 
 class Stream:
     """One watch; iterate it to get the encoded event lines."""
 
-    def __init__(self, objects: store.Store, req: WatchRequest, *, should_drop: Callable[[], bool],
-                 bookmark_interval: float = BOOKMARK_INTERVAL) -> None:
+    def __init__(
+        self,
+        objects: store.Store,
+        req: WatchRequest,
+        *,
+        should_drop: Callable[[], bool],
+        bookmark_interval: float = BOOKMARK_INTERVAL,
+    ) -> None:
         self.store = objects
         self.req = req
         self.should_drop = should_drop
@@ -63,8 +76,9 @@ class Stream:
             return False
         if self.req.namespace is not None and entry.namespace != self.req.namespace:
             return False
-        return selectors.match_labels(self.req.labels, entry.labels) and \
-            selectors.match_fields(self.req.fields, entry.fields)
+        return selectors.match_labels(self.req.labels, entry.labels) and selectors.match_fields(
+            self.req.fields, entry.fields
+        )
 
     def _raw(self, entry: store.Entry) -> bytes:
         r = self.req.resource

@@ -67,11 +67,11 @@ def classify(container: dict[str, Any]) -> Workload:
             env.setdefault(key, value)
         base = token.rsplit("/", 1)[-1].removesuffix("_mpi")
         if base in nccl:
-            return Workload(Kind.NCCL, base, tuple(tokens[i + 1:]), env)
+            return Workload(Kind.NCCL, base, tuple(tokens[i + 1 :]), env)
         if base == trainer:
-            return Workload(Kind.TRAINING, base, tuple(tokens[i + 1:]), env)
+            return Workload(Kind.TRAINING, base, tuple(tokens[i + 1 :]), env)
         if base == "dcgmi" and i + 1 < len(tokens) and tokens[i + 1] == "diag":
-            return Workload(Kind.DCGM, base, tuple(tokens[i + 2:]), env)
+            return Workload(Kind.DCGM, base, tuple(tokens[i + 2 :]), env)
     if tokens and tokens[0].rsplit("/", 1)[-1] == "sleep" and len(tokens) > 1:
         return Workload(Kind.SLEEP, "sleep", tuple(tokens[1:2]), env)
     return Workload(Kind.OTHER)

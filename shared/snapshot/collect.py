@@ -19,8 +19,11 @@ from shared.snapshot import helm, nodes
 
 logger = logging.getLogger(__name__)
 
-WORKLOADS = (("apps", "v1", "deployments", "Deployment"), ("apps", "v1", "daemonsets", "DaemonSet"),
-             ("apps", "v1", "statefulsets", "StatefulSet"))
+WORKLOADS = (
+    ("apps", "v1", "deployments", "Deployment"),
+    ("apps", "v1", "daemonsets", "DaemonSet"),
+    ("apps", "v1", "statefulsets", "StatefulSet"),
+)
 _DRIVER_DAEMONSET = "nvidia-driver"
 
 
@@ -43,18 +46,32 @@ def _crd_state(crd: dict[str, Any]) -> dict[str, str]:
     return {name: "established" if established else "not-established", f"{name}.versions": ",".join(served)}
 
 
-def measure(*, version: dict[str, Any], node_list: list[dict[str, Any]], secrets: list[dict[str, Any]],
-            workloads: dict[str, list[dict[str, Any]]], crds: list[dict[str, Any]]) -> Snapshot:
+def measure(
+    *,
+    version: dict[str, Any],
+    node_list: list[dict[str, Any]],
+    secrets: list[dict[str, Any]],
+    workloads: dict[str, list[dict[str, Any]]],
+    crds: list[dict[str, Any]],
+) -> Snapshot:
     """The snapshot of already-fetched objects (pure, so it is tested without a cluster)."""
     data: dict[tuple[str, str], dict[str, str]] = {
-        ("K8s", "server"): {"version": str(version.get("gitVersion", "")),
-                            "platform": str(version.get("platform", ""))},
+        ("K8s", "server"): {
+            "version": str(version.get("gitVersion", "")),
+            "platform": str(version.get("platform", "")),
+        },
     }
     releases: dict[str, str] = {}
     for release in helm.current(secrets):
         key = f"{release.namespace}/{release.name}"
-        releases.update({f"{key}.chart": release.chart, f"{key}.version": release.version,
-                         f"{key}.app-version": release.app_version, f"{key}.status": release.status})
+        releases.update(
+            {
+                f"{key}.chart": release.chart,
+                f"{key}.version": release.version,
+                f"{key}.app-version": release.app_version,
+                f"{key}.status": release.status,
+            }
+        )
     data[("K8s", "helm")] = releases
     images: dict[str, str] = {}
     driver_images: list[str] = []
@@ -81,8 +98,11 @@ def measure(*, version: dict[str, Any], node_list: list[dict[str, Any]], secrets
 def _assemble(data: dict[tuple[str, str], dict[str, str]]) -> Snapshot:
     measurements = []
     for kind in MEASUREMENT_TYPES:
-        subtypes = [Subtype(subtype=sub, data=dict(sorted(values.items())))
-                    for (k, sub), values in sorted(data.items()) if k == kind and values]
+        subtypes = [
+            Subtype(subtype=sub, data=dict(sorted(values.items())))
+            for (k, sub), values in sorted(data.items())
+            if k == kind and values
+        ]
         if subtypes:
             measurements.append(Measurement(type=kind, subtypes=subtypes))
     return Snapshot(metadata={"version": __version__}, measurements=measurements)
@@ -90,8 +110,9 @@ def _assemble(data: dict[tuple[str, str], dict[str, str]]) -> Snapshot:
 
 def collect(api: Any) -> Snapshot:
     """Read the cluster behind ``api`` and measure it."""
-    workloads = {kind: rest.list_items(api, rest.group_path(group, ver, plural))
-                 for group, ver, plural, kind in WORKLOADS}
+    workloads = {
+        kind: rest.list_items(api, rest.group_path(group, ver, plural)) for group, ver, plural, kind in WORKLOADS
+    }
     snapshot = measure(
         version=rest.get(api, "/version"),
         node_list=rest.list_items(api, rest.core_path("nodes")),

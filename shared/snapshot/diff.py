@@ -98,8 +98,14 @@ def compare_recipe(recipe: models.RecipeResult, target: Snapshot) -> list[Change
     for constraint in recipe.constraints:
         outcome = constraints.evaluate(constraint.value, target.lookup(constraint.name))
         if not outcome.passed:
-            changes.append(Change(kind="modified" if outcome.actual is not None else "removed",
-                                  path=constraint.name, baseline=constraint.value, target=outcome.actual))
+            changes.append(
+                Change(
+                    kind="modified" if outcome.actual is not None else "removed",
+                    path=constraint.name,
+                    baseline=constraint.value,
+                    target=outcome.actual,
+                )
+            )
     return sorted(changes, key=lambda c: c.path)
 
 

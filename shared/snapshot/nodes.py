@@ -112,7 +112,8 @@ def _facts(node: dict[str, Any]) -> dict[str, str]:
     if is_gpu_node(node):
         facts["gpu-product"] = labels.get(_GPU_PRODUCT, "")
         facts["gpus-per-node"] = labels.get(_GPU_COUNT) or str(
-            ((node.get("status") or {}).get("capacity") or {}).get("nvidia.com/gpu", ""))
+            ((node.get("status") or {}).get("capacity") or {}).get("nvidia.com/gpu", "")
+        )
         facts["driver"] = driver_version(labels) or ""
         facts["cuda"] = cuda_version(labels) or ""
     return facts
@@ -130,19 +131,27 @@ def aggregates(nodes: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, s
     out: dict[tuple[str, str], dict[str, str]] = {
         ("OS", "release"): {"ID": pick(facts, "os-id"), "VERSION_ID": pick(facts, "os-version")},
         ("OS", "sysctl"): {"/proc/sys/kernel/osrelease": pick(facts, "kernel")},
-        ("K8s", "node"): {"kernel-version": pick(all_facts, "kernel"), "os-image": pick(all_facts, "os-image"),
-                          "container-runtime-version": pick(all_facts, "container-runtime"),
-                          "kubelet-version": pick(all_facts, "kubelet")},
+        ("K8s", "node"): {
+            "kernel-version": pick(all_facts, "kernel"),
+            "os-image": pick(all_facts, "os-image"),
+            "container-runtime-version": pick(all_facts, "container-runtime"),
+            "kubelet-version": pick(all_facts, "kubelet"),
+        },
     }
     gpu_facts = [f for f, n in zip(facts, gpu_nodes, strict=True) if is_gpu_node(n)]
     if gpu_facts:
         cliques = {_labels(n).get(_GPU_CLIQUE) for n in gpu_nodes if _labels(n).get(_GPU_CLIQUE)}
-        out[("GPU", "smi")] = {"gpu.model": pick(gpu_facts, "gpu-product"),
-                               "gpu-count": pick(gpu_facts, "gpus-per-node"),
-                               "driver": pick(gpu_facts, "driver"), "cuda-version": pick(gpu_facts, "cuda")}
-        out[("GPU", "topology")] = {"gpu-nodes": str(len(gpu_facts)), "cliques": str(len(cliques)),
-                                    "gpus": str(sum(int(f["gpus-per-node"] or 0) for f in gpu_facts
-                                                    if f["gpus-per-node"].isdigit()))}
+        out[("GPU", "smi")] = {
+            "gpu.model": pick(gpu_facts, "gpu-product"),
+            "gpu-count": pick(gpu_facts, "gpus-per-node"),
+            "driver": pick(gpu_facts, "driver"),
+            "cuda-version": pick(gpu_facts, "cuda"),
+        }
+        out[("GPU", "topology")] = {
+            "gpu-nodes": str(len(gpu_facts)),
+            "cliques": str(len(cliques)),
+            "gpus": str(sum(int(f["gpus-per-node"] or 0) for f in gpu_facts if f["gpus-per-node"].isdigit())),
+        }
     return {key: {k: v for k, v in data.items() if v} for key, data in out.items()}
 
 
@@ -178,12 +187,19 @@ def _by_value(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
 def topology(nodes: list[dict[str, Any]]) -> dict[str, dict[str, str]]:
     """NodeTopology subtypes: value → the nodes that have it."""
     labels = _by_value((f"{k}={v}", _name(n)) for n in nodes for k, v in _labels(n).items() if _relevant_label(k))
-    taints = _by_value((f"{t.get('key')}={t.get('value', '')}:{t.get('effect')}", _name(n))
-                       for n in nodes for t in ((n.get("spec") or {}).get("taints") or []))
+    taints = _by_value(
+        (f"{t.get('key')}={t.get('value', '')}:{t.get('effect')}", _name(n))
+        for n in nodes
+        for t in ((n.get("spec") or {}).get("taints") or [])
+    )
     out = {"label": labels, "taint": taints}
     facts = [(_facts(n), _name(n)) for n in nodes]
     for fact in ("kernel", "os-image", "container-runtime", "kubelet"):
         out[fact] = _by_value((f[fact], name) for f, name in facts if f[fact])
-    out["summary"] = {"node-count": str(len(nodes)), "gpu-node-count": str(sum(1 for n in nodes if is_gpu_node(n))),
-                      "label-count": str(len(labels)), "taint-count": str(len(taints))}
+    out["summary"] = {
+        "node-count": str(len(nodes)),
+        "gpu-node-count": str(sum(1 for n in nodes if is_gpu_node(n))),
+        "label-count": str(len(labels)),
+        "taint-count": str(len(taints)),
+    }
     return out

@@ -52,8 +52,9 @@ def write_snapshot(snapshot: Snapshot, *, destination: str | None, fmt: Any, acc
         output.write_data(output.to_json(data) if fmt is output.Format.JSON else output.to_yaml(data))
         return
     as_json = fmt is output.Format.JSON and not destination.startswith(refs.CM_SCHEME)
-    refs.write_text(destination, output.to_json(data) if as_json else output.to_yaml(data), api=access.factory,
-                    component="snapshot")
+    refs.write_text(
+        destination, output.to_json(data) if as_json else output.to_yaml(data), api=access.factory, component="snapshot"
+    )
 
 
 def load_snapshot(reference: str, access: ClusterAccess) -> Snapshot:
@@ -85,8 +86,7 @@ def drift(*, baseline: str, target: str | None, ignore: list[str], access: Clust
     return diff.report(changes, ignore=ignore, baseline=baseline, target=target_name)
 
 
-def validate(*, recipe: str, snapshot: str | None, access: ClusterAccess, wait: bool,
-             timeout: float | None) -> Any:
+def validate(*, recipe: str, snapshot: str | None, access: ClusterAccess, wait: bool, timeout: float | None) -> Any:
     """Constraints against the snapshot (live when none), then the components' asserts, live."""
     from shared import clock
     from shared.validate import run
@@ -94,5 +94,6 @@ def validate(*, recipe: str, snapshot: str | None, access: ClusterAccess, wait: 
     loaded = load_recipe(recipe, access)
     measured, _ = snapshot_or_live(snapshot, access)
     ticks = clock.for_api_client(access.api)  # virtual time on the simulator, wall time elsewhere
-    return run.validate(loaded, measured, api=access.api, wait=wait, timeout=timeout, now=ticks.monotonic,
-                        sleep=ticks.sleep)
+    return run.validate(
+        loaded, measured, api=access.api, wait=wait, timeout=timeout, now=ticks.monotonic, sleep=ticks.sleep
+    )

@@ -59,8 +59,9 @@ def _workload_labels(obj: dict[str, Any]) -> dict[str, str]:
     return {**(template.get("labels") or {}), **(_meta(obj).get("labels") or {})}
 
 
-def workload_check(component: str, namespace: str, wanted: health.WorkloadAssert,
-                   objects: list[dict[str, Any]]) -> list[Check]:
+def workload_check(
+    component: str, namespace: str, wanted: health.WorkloadAssert, objects: list[dict[str, Any]]
+) -> list[Check]:
     """Every matching workload must have the replicas it needs ready."""
     what = f"{wanted.kind} {wanted.name or ','.join(f'{k}={v}' for k, v in sorted((wanted.selector or {}).items()))}"
     if wanted.name is not None:
@@ -68,8 +69,14 @@ def workload_check(component: str, namespace: str, wanted: health.WorkloadAssert
     else:
         matches = [o for o in objects if selector_matches(wanted.selector or {}, _workload_labels(o))]
     if not matches:
-        return [Check(component, f"{what} available", FAILED, f"no {wanted.kind} {what.split(' ', 1)[1]} in "
-                                                                  f"namespace {namespace}")]
+        return [
+            Check(
+                component,
+                f"{what} available",
+                FAILED,
+                f"no {wanted.kind} {what.split(' ', 1)[1]} in namespace {namespace}",
+            )
+        ]
     out = []
     for obj in sorted(matches, key=lambda o: str(_meta(o).get("name"))):
         ready, desired = _ready_and_desired(wanted.kind, obj)
@@ -129,6 +136,10 @@ def chart_check(ref: models.ComponentRef, installed: str | None) -> Check:
     if installed is None:
         return Check(ref.name, name, FAILED, f"no Helm release {ref.namespace}/{ref.name} is installed")
     if installed.lstrip("v") != str(ref.version).lstrip("v"):
-        return Check(ref.name, name, FAILED, f"release {ref.namespace}/{ref.name} runs chart version {installed}, "
-                                             f"the recipe pins {ref.version}")
+        return Check(
+            ref.name,
+            name,
+            FAILED,
+            f"release {ref.namespace}/{ref.name} runs chart version {installed}, the recipe pins {ref.version}",
+        )
     return Check(ref.name, name, PASSED)

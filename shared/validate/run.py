@@ -47,8 +47,11 @@ class Outcome:
 
 def recipe_timeout(recipe: models.RecipeResult) -> float:
     """The longest timeout any component's asserts ask for, else the default."""
-    found = [parse_duration(r.healthCheckAsserts.timeout, where=f"component {r.name} healthCheckAsserts.timeout")
-             for r in recipe.componentRefs if r.healthCheckAsserts and r.healthCheckAsserts.timeout]
+    found = [
+        parse_duration(r.healthCheckAsserts.timeout, where=f"component {r.name} healthCheckAsserts.timeout")
+        for r in recipe.componentRefs
+        if r.healthCheckAsserts and r.healthCheckAsserts.timeout
+    ]
     return max(found, default=DEFAULT_TIMEOUT_SECONDS)
 
 
@@ -76,9 +79,17 @@ def component_checks(recipe: models.RecipeResult, view: ClusterView) -> list[che
     return out
 
 
-def validate(recipe: models.RecipeResult, snapshot: Snapshot, *, api: Any, wait: bool = False,
-             timeout: float | None = None, now: Callable[[], float] = time.monotonic,
-             sleep: Callable[[float], None] = time.sleep, poll: float = POLL_SECONDS) -> Outcome:
+def validate(
+    recipe: models.RecipeResult,
+    snapshot: Snapshot,
+    *,
+    api: Any,
+    wait: bool = False,
+    timeout: float | None = None,
+    now: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+    poll: float = POLL_SECONDS,
+) -> Outcome:
     """Run the checks once, or until they pass when ``wait``; never writes to the cluster."""
     constraint_checks = [checks.constraint_check(c, snapshot) for c in recipe.constraints]
     limit = recipe_timeout(recipe) if timeout is None else timeout
@@ -94,6 +105,12 @@ def validate(recipe: models.RecipeResult, snapshot: Snapshot, *, api: Any, wait:
             outcome.timed_out = True
             return outcome
         failing = outcome.failures
-        logger.info("waiting for %d failing check(s), first: %s: %s %s", len(failing), failing[0].component,
-                    failing[0].name, failing[0].message, extra={"elapsed": f"{outcome.seconds:.0f}s"})
+        logger.info(
+            "waiting for %d failing check(s), first: %s: %s %s",
+            len(failing),
+            failing[0].component,
+            failing[0].name,
+            failing[0].message,
+            extra={"elapsed": f"{outcome.seconds:.0f}s"},
+        )
         sleep(poll)

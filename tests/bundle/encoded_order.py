@@ -65,8 +65,10 @@ def check(plan: BundlePlan, deployer: str, root: Path) -> None:
         assert undo == list(reversed(order))
     elif deployer == "argocd":
         apps = [yamlio.load_file(p) for p in root.glob("*/application.yaml")]
-        _check_positions(plan, {a["metadata"]["name"]: int(a["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"])
-                                for a in apps})
+        _check_positions(
+            plan,
+            {a["metadata"]["name"]: int(a["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"]) for a in apps},
+        )
     elif deployer == "argocd-helm":
         components = yamlio.load_file(root / "values.yaml")["components"]
         _check_positions(plan, {name: c["syncWave"] for name, c in components.items()})
@@ -75,8 +77,11 @@ def check(plan: BundlePlan, deployer: str, root: Path) -> None:
         for kind in ("HelmRelease", "Kustomization"):
             chosen = [o for o in objects if o["kind"] == kind]
             graph = {o["metadata"]["name"]: [d["name"] for d in o["spec"].get("dependsOn", [])] for o in chosen}
-            _check_graph(plan, graph, {name: name.removesuffix("-manifests") if kind == "Kustomization" else name
-                                       for name in graph})
+            _check_graph(
+                plan,
+                graph,
+                {name: name.removesuffix("-manifests") if kind == "Kustomization" else name for name in graph},
+            )
     elif deployer == "helmfile":
         releases = yamlio.load_file(root / "helmfile.yaml")["releases"]
 

@@ -47,9 +47,12 @@ def test_verify_names_every_changed_missing_and_extra_file(tmp_path: Path) -> No
     (root / "new.txt").write_text("x")
     result = checksums.verify(root)
     assert (result.changed, result.missing, result.extra) == (["a.txt"], ["sub/b.txt"], ["new.txt"])
-    assert result.text().splitlines() == ["changed: a.txt", "missing: sub/b.txt", "extra: new.txt",
-                                          "Bundle verification: FAILED (1 changed, 1 missing, 1 extra; "
-                                          "2 files listed)"]
+    assert result.text().splitlines() == [
+        "changed: a.txt",
+        "missing: sub/b.txt",
+        "extra: new.txt",
+        "Bundle verification: FAILED (1 changed, 1 missing, 1 extra; 2 files listed)",
+    ]
 
 
 def test_a_file_replaced_by_a_symlink_is_changed_even_with_the_same_content(tmp_path: Path) -> None:
@@ -60,19 +63,24 @@ def test_a_file_replaced_by_a_symlink_is_changed_even_with_the_same_content(tmp_
     assert checksums.verify(root).changed == ["a.txt"]
 
 
-@pytest.mark.parametrize(("listing", "message"), [
-    ("not a checksum line\n", "expected '<sha256>  <path>'"),
-    (f"{'0' * 64}  ../etc/passwd\n", "escapes the bundle directory"),
-    (f"{'0' * 64}  /etc/passwd\n", "escapes the bundle directory"),
-    (f"{'0' * 64}  a.txt\n{'0' * 64}  a.txt\n", "listed twice"),
-], ids=["malformed", "dot-dot", "absolute", "duplicate"])
+@pytest.mark.parametrize(
+    ("listing", "message"),
+    [
+        ("not a checksum line\n", "expected '<sha256>  <path>'"),
+        (f"{'0' * 64}  ../etc/passwd\n", "escapes the bundle directory"),
+        (f"{'0' * 64}  /etc/passwd\n", "escapes the bundle directory"),
+        (f"{'0' * 64}  a.txt\n{'0' * 64}  a.txt\n", "listed twice"),
+    ],
+    ids=["malformed", "dot-dot", "absolute", "duplicate"],
+)
 def test_a_bad_listing_is_invalid_input_naming_its_line(tmp_path: Path, listing: str, message: str) -> None:
     root = _bundle(tmp_path / "b")
     (root / checksums.FILE_NAME).write_text(listing)
     with pytest.raises(errors.InvalidInput, match=message) as caught:
         checksums.verify(root)
-    assert caught.value.where is not None and caught.value.where.endswith("checksums.txt:" + str(
-        len(listing.splitlines())))
+    assert caught.value.where is not None and caught.value.where.endswith(
+        "checksums.txt:" + str(len(listing.splitlines()))
+    )
 
 
 def test_a_folder_without_checksums_is_not_a_bundle(tmp_path: Path) -> None:

@@ -32,8 +32,11 @@ def test_jinja2_is_imported_only_by_the_templating_helper() -> None:
     importers = set()
     for path in [*ROOT.joinpath("shared").rglob("*.py"), *ROOT.joinpath("aicr").rglob("*.py")]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
-                [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else ([node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            )
             if any(n.split(".")[0] == "jinja2" for n in names):
                 importers.add(path.relative_to(ROOT).as_posix())
     assert importers == {"shared/bundle/_templating.py"}
@@ -41,6 +44,7 @@ def test_jinja2_is_imported_only_by_the_templating_helper() -> None:
 
 def test_planning_a_bundle_does_not_load_jinja2() -> None:
     probe = "import sys; import shared.bundle.service, shared.bundle.plan; print('jinja2' in sys.modules)"
-    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True,
-                          cwd=ROOT)
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True, cwd=ROOT
+    )
     assert proc.stdout.strip() == "False"

@@ -26,7 +26,7 @@ CANARY = "PWNED"
 EVIL = {
     "quotes": "it's \"quoted\" '$(touch PWNED)'",
     "newline": "first\nsecond: injected\n---\nkind: Secret",
-    "template": "{{ .Values.secret }}{{- include \"x\" . }}",
+    "template": '{{ .Values.secret }}{{- include "x" . }}',
     "dollar_brace": "${HOME}${IFS}$(touch PWNED)",
     "backtick": "`touch PWNED`",
     "anchor": "&anchor [*anchor, !!python/object:os.system]",
@@ -40,24 +40,58 @@ SET_VALUE = "x$(touch PWNED)'\"\n{{ .Release.Name }}"
 
 
 def _recipe(tmp_path: Path) -> tuple[Path, Path]:
-    cat = minicatalog.write(tmp_path / "cat", {
-        "registry.yaml": {"apiVersion": minicatalog.API, "kind": "ComponentRegistry", "components": []},
-        "components/evil/values.yaml": {"plain": dict(EVIL), "&key": "*value", "list": list(EVIL.values())},
-        "components/evil/manifests/cm.yaml": {"apiVersion": "v1", "kind": "ConfigMap",
-                                              "metadata": {"name": "evil"}, "data": dict(EVIL)},
-    })
-    recipe = bundles.write_document(tmp_path / "recipe.yaml", {
-        "kind": "RecipeResult", "apiVersion": minicatalog.API, "metadata": {"version": "0.1.0"},
-        "componentRefs": [
-            {"name": "evil", "namespace": "evil", "type": "Helm", "source": SOURCE, "chart": CHART,
-             "version": VERSION, "valuesFile": "components/evil/values.yaml", "overrides": {"over": dict(EVIL)},
-             "manifestFiles": ["components/evil/manifests/cm.yaml"]},
-            {"name": "oci", "namespace": "oci", "type": "Helm", "source": OCI_SOURCE, "chart": CHART,
-             "version": VERSION, "dependencyRefs": ["evil"]},
-            {"name": "plain", "namespace": "plain", "type": "Helm", "source": "",
-             "manifestFiles": ["components/evil/manifests/cm.yaml"], "dependencyRefs": ["oci"]},
-        ],
-        "deploymentOrder": ["evil", "oci", "plain"]})
+    cat = minicatalog.write(
+        tmp_path / "cat",
+        {
+            "registry.yaml": {"apiVersion": minicatalog.API, "kind": "ComponentRegistry", "components": []},
+            "components/evil/values.yaml": {"plain": dict(EVIL), "&key": "*value", "list": list(EVIL.values())},
+            "components/evil/manifests/cm.yaml": {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "evil"},
+                "data": dict(EVIL),
+            },
+        },
+    )
+    recipe = bundles.write_document(
+        tmp_path / "recipe.yaml",
+        {
+            "kind": "RecipeResult",
+            "apiVersion": minicatalog.API,
+            "metadata": {"version": "0.1.0"},
+            "componentRefs": [
+                {
+                    "name": "evil",
+                    "namespace": "evil",
+                    "type": "Helm",
+                    "source": SOURCE,
+                    "chart": CHART,
+                    "version": VERSION,
+                    "valuesFile": "components/evil/values.yaml",
+                    "overrides": {"over": dict(EVIL)},
+                    "manifestFiles": ["components/evil/manifests/cm.yaml"],
+                },
+                {
+                    "name": "oci",
+                    "namespace": "oci",
+                    "type": "Helm",
+                    "source": OCI_SOURCE,
+                    "chart": CHART,
+                    "version": VERSION,
+                    "dependencyRefs": ["evil"],
+                },
+                {
+                    "name": "plain",
+                    "namespace": "plain",
+                    "type": "Helm",
+                    "source": "",
+                    "manifestFiles": ["components/evil/manifests/cm.yaml"],
+                    "dependencyRefs": ["oci"],
+                },
+            ],
+            "deploymentOrder": ["evil", "oci", "plain"],
+        },
+    )
     return recipe, cat
 
 
@@ -67,8 +101,14 @@ def evil_bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     recipe, cat = _recipe(root)
     out = {}
     for deployer in bundles.DEPLOYERS:
-        bundles.make_bundle(recipe, root / deployer, deployer, catalog_dir=cat, sets=[f"evil:from.set={SET_VALUE}"],
-                            repo="https://git.example.com/$(touch${IFS}PWNED)/'repo'{{x}}")
+        bundles.make_bundle(
+            recipe,
+            root / deployer,
+            deployer,
+            catalog_dir=cat,
+            sets=[f"evil:from.set={SET_VALUE}"],
+            repo="https://git.example.com/$(touch${IFS}PWNED)/'repo'{{x}}",
+        )
         out[deployer] = root / deployer
     return out
 
@@ -91,8 +131,9 @@ def _keys(data: Any) -> set[str]:
 
 
 @pytest.mark.parametrize("deployer", bundles.DEPLOYERS)
-def test_hostile_strings_come_back_as_exact_scalars_in_every_yaml_file(evil_bundles: dict[str, Path],
-                                                                       deployer: str) -> None:
+def test_hostile_strings_come_back_as_exact_scalars_in_every_yaml_file(
+    evil_bundles: dict[str, Path], deployer: str
+) -> None:
     documents = bundles.yaml_documents(evil_bundles[deployer])
     for rel, docs in documents.items():
         assert len(docs) == 1, rel  # a `---` inside a value never splits a file into more objects
@@ -116,13 +157,16 @@ def test_argocd_helm_templates_hold_no_value_only_references(evil_bundles: dict[
 
 def _stub(folder: Path, name: str, log: Path) -> None:
     script = folder / name
-    script.write_text(f"#!/usr/bin/env python3\nimport json, sys\nwith open({str(log)!r}, 'a') as f:\n"
-                      f"    f.write(json.dumps([{name!r}, *sys.argv[1:]]) + '\\n')\n")
+    script.write_text(
+        f"#!/usr/bin/env python3\nimport json, sys\nwith open({str(log)!r}, 'a') as f:\n"
+        f"    f.write(json.dumps([{name!r}, *sys.argv[1:]]) + '\\n')\n"
+    )
     script.chmod(0o755)
 
 
-def test_helm_scripts_pass_each_value_as_one_argument_and_run_nothing(evil_bundles: dict[str, Path],
-                                                                      tmp_path: Path) -> None:
+def test_helm_scripts_pass_each_value_as_one_argument_and_run_nothing(
+    evil_bundles: dict[str, Path], tmp_path: Path
+) -> None:
     root = evil_bundles["helm"]
     stubs, log, work = tmp_path / "bin", tmp_path / "calls.jsonl", tmp_path / "cwd"
     stubs.mkdir()
@@ -131,8 +175,9 @@ def test_helm_scripts_pass_each_value_as_one_argument_and_run_nothing(evil_bundl
         _stub(stubs, name, log)
     env = {**os.environ, "PATH": f"{stubs}:{os.environ['PATH']}", "HOME": str(tmp_path)}
     for script in ("deploy.sh", "undeploy.sh"):
-        proc = subprocess.run(["bash", str(root / script)], cwd=work, env=env, capture_output=True, text=True,
-                              timeout=30, check=False)
+        proc = subprocess.run(
+            ["bash", str(root / script)], cwd=work, env=env, capture_output=True, text=True, timeout=30, check=False
+        )
         assert proc.returncode == 0, proc.stderr
     calls = [json.loads(line) for line in log.read_text().splitlines()]
     installs = [c for c in calls if c[:3] == ["helm", "upgrade", "--install"]]
@@ -147,6 +192,11 @@ def test_helm_scripts_pass_each_value_as_one_argument_and_run_nothing(evil_bundl
 
 def test_every_script_is_valid_bash(evil_bundles: dict[str, Path]) -> None:
     scripts = sorted(evil_bundles["helm"].rglob("*.sh"))
-    proc = subprocess.run(["bash", "-c", 'rc=0; for f; do bash -n "$f" || rc=1; done; exit $rc', "_", *map(
-        str, scripts)], capture_output=True, text=True, timeout=30, check=False)
+    proc = subprocess.run(
+        ["bash", "-c", 'rc=0; for f; do bash -n "$f" || rc=1; done; exit $rc', "_", *map(str, scripts)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr

@@ -29,11 +29,15 @@ KINDS = ("https", "oci", "chart+manifests", "manifests")
 
 @pytest.fixture(scope="module")
 def manifest_catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    documents: dict[str, Any] = {"registry.yaml": {"apiVersion": minicatalog.API, "kind": "ComponentRegistry",
-                                                   "components": []}}
+    documents: dict[str, Any] = {
+        "registry.yaml": {"apiVersion": minicatalog.API, "kind": "ComponentRegistry", "components": []}
+    }
     for i in range(10):
-        documents[f"components/x/manifests/m{i}.yaml"] = {"apiVersion": "v1", "kind": "ConfigMap",
-                                                          "metadata": {"name": f"m{i}"}}
+        documents[f"components/x/manifests/m{i}.yaml"] = {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": f"m{i}"},
+        }
     return minicatalog.write(tmp_path_factory.mktemp("dag-cat"), documents)
 
 
@@ -45,9 +49,18 @@ def dags(draw: st.DrawFn) -> list[dict[str, Any]]:
     for i, name in enumerate(names):
         deps = draw(st.lists(st.sampled_from(names[:i]), unique=True, max_size=3)) if i else []
         kind = draw(st.sampled_from(KINDS))
-        ref: dict[str, Any] = {"name": name, "namespace": f"ns-{name}", "type": "Helm", "dependencyRefs": deps,
-                               "source": {"https": "https://charts.example.com", "oci": "oci://r.example.com/c",
-                                          "chart+manifests": "https://charts.example.com", "manifests": ""}[kind]}
+        ref: dict[str, Any] = {
+            "name": name,
+            "namespace": f"ns-{name}",
+            "type": "Helm",
+            "dependencyRefs": deps,
+            "source": {
+                "https": "https://charts.example.com",
+                "oci": "oci://r.example.com/c",
+                "chart+manifests": "https://charts.example.com",
+                "manifests": "",
+            }[kind],
+        }
         if ref["source"]:
             ref["version"] = "1.0.0"
         if "manifests" in kind:
@@ -58,12 +71,19 @@ def dags(draw: st.DrawFn) -> list[dict[str, Any]]:
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(refs=dags())
-def test_every_deployer_encodes_a_valid_order_for_random_graphs(manifest_catalog: Path,
-                                                                refs: list[dict[str, Any]]) -> None:
+def test_every_deployer_encodes_a_valid_order_for_random_graphs(
+    manifest_catalog: Path, refs: list[dict[str, Any]]
+) -> None:
     with tempfile.TemporaryDirectory() as work:
-        recipe = bundles.write_document(Path(work) / "r.yaml", {
-            "kind": "RecipeResult", "apiVersion": minicatalog.API, "metadata": {"version": "0.1.0"},
-            "componentRefs": refs})
+        recipe = bundles.write_document(
+            Path(work) / "r.yaml",
+            {
+                "kind": "RecipeResult",
+                "apiVersion": minicatalog.API,
+                "metadata": {"version": "0.1.0"},
+                "componentRefs": refs,
+            },
+        )
         plan = plan_mod.build(BundleRequest(recipe=recipe, output=Path("unused"), catalog_dir=manifest_catalog))
         for deployer in bundles.DEPLOYERS:
             bundles.make_bundle(recipe, Path(work) / deployer, deployer, catalog_dir=manifest_catalog)
@@ -82,8 +102,9 @@ def _leaf_criteria() -> list[tuple[str, dict[str, Any]]]:
 
 
 @pytest.mark.parametrize(("leaf", "criteria"), _leaf_criteria(), ids=[n for n, _ in _leaf_criteria()])
-def test_every_deployer_encodes_a_valid_order_for_each_leaf_of_the_catalog(tmp_path: Path, leaf: str,
-                                                                           criteria: dict[str, Any]) -> None:
+def test_every_deployer_encodes_a_valid_order_for_each_leaf_of_the_catalog(
+    tmp_path: Path, leaf: str, criteria: dict[str, Any]
+) -> None:
     recipe = bundles.write_recipe(tmp_path / "r.yaml", **criteria)
     plan = plan_mod.build(BundleRequest(recipe=recipe, output=Path("unused")))
     assert len(plan.components) > 5

@@ -14,11 +14,25 @@ from shared import errors
 from shared.bundle import overrides
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("true", True), ("false", False), ("True", "True"), ("42", 42), ("-7", -7), ("01", "01"), ("1.5", 1.5),
-    ("1e3", "1e3"), ("2.0e3", 2000.0), ("v1.2.3", "v1.2.3"), ("580.82.07", "580.82.07"), ("null", "null"),
-    ("a=b", "a=b"),
-], ids=repr)
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("true", True),
+        ("false", False),
+        ("True", "True"),
+        ("42", 42),
+        ("-7", -7),
+        ("01", "01"),
+        ("1.5", 1.5),
+        ("1e3", "1e3"),
+        ("2.0e3", 2000.0),
+        ("v1.2.3", "v1.2.3"),
+        ("580.82.07", "580.82.07"),
+        ("null", "null"),
+        ("a=b", "a=b"),
+    ],
+    ids=repr,
+)
 def test_set_values_are_typed_as_documented(text: str, expected: Any) -> None:
     value = overrides.typed_value(text)
     assert value == expected and type(value) is type(expected)

@@ -29,12 +29,19 @@ from tests.bundle import bundles
 GOLDEN = "research/aicr-golden"
 UPSTREAM = "reference/aicr-v0.11.1/recipes"
 SCHED_FLAGS: dict[str, Any] = {
-    "system_node_selector": ["nodeGroup=system"], "system_node_toleration": ["dedicated=system:NoSchedule"],
+    "system_node_selector": ["nodeGroup=system"],
+    "system_node_toleration": ["dedicated=system:NoSchedule"],
     "accelerated_node_selector": ["nodeGroup=gpu"],
     "accelerated_node_toleration": ["nvidia.com/gpu=present:NoSchedule"],
-    "workload_selector": ["app=training"], "workload_gate": "skyhook.nvidia.com/runtime-required=true:NoSchedule",
-    "nodes": 16, "sets": ["gpuoperator:driver.version=580.82.07", "gpu-operator:gds.enabled=true",
-                          "kubeprometheusstack:enabled=false"]}
+    "workload_selector": ["app=training"],
+    "workload_gate": "skyhook.nvidia.com/runtime-required=true:NoSchedule",
+    "nodes": 16,
+    "sets": [
+        "gpuoperator:driver.version=580.82.07",
+        "gpu-operator:gds.enabled=true",
+        "kubeprometheusstack:enabled=false",
+    ],
+}
 CASES = [
     ("helm-default", {"service": "eks", "accelerator": "h100", "os": "ubuntu", "intent": "training"}, {}),
     ("helm-sched", {"service": "gke", "accelerator": "h100", "os": "cos", "intent": "training"}, SCHED_FLAGS),
@@ -54,8 +61,9 @@ def _with_upstream_default_tolerations(values: dict[str, Any], entry: Any) -> di
 
 
 @pytest.mark.parametrize(("golden", "criteria", "flags"), CASES, ids=[c[0] for c in CASES])
-def test_merged_values_equal_upstream_golden_bundles(team_shared: Path, tmp_path: Path, golden: str,
-                                                     criteria: dict[str, str], flags: dict[str, Any]) -> None:
+def test_merged_values_equal_upstream_golden_bundles(
+    team_shared: Path, tmp_path: Path, golden: str, criteria: dict[str, str], flags: dict[str, Any]
+) -> None:
     upstream_catalog = team_shared / UPSTREAM
     cat = catalog.load_directory(upstream_catalog)
     recipe = bundles.write_recipe(tmp_path / "recipe.yaml", cat=cat, **criteria)

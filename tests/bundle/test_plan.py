@@ -29,12 +29,22 @@ def _documents() -> dict[str, Any]:
     alpha = docs["registry.yaml"]["components"][0]
     alpha["nodeScheduling"] = {
         "system": {"nodeSelectorPaths": ["nodeSelector", "webhook.nodeSelector"], "tolerationPaths": ["tolerations"]},
-        "accelerated": {"nodeSelectorPaths": ["gpu.nodeSelector"], "tolerationPaths": ["gpu.tolerations"],
-                        "taintStrPaths": ["gate.taint"]},
-        "nodeCountPaths": ["nodes"]}
+        "accelerated": {
+            "nodeSelectorPaths": ["gpu.nodeSelector"],
+            "tolerationPaths": ["gpu.tolerations"],
+            "taintStrPaths": ["gate.taint"],
+        },
+        "nodeCountPaths": ["nodes"],
+    }
     alpha["podScheduling"] = {"workload": {"workloadSelectorPaths": ["protect"]}}
-    alpha["validations"] = [{"function": "CheckAcceleratedSelectorMissing", "severity": "warning",
-                             "conditions": {"intent": ["training"]}, "message": "Narrow it."}]
+    alpha["validations"] = [
+        {
+            "function": "CheckAcceleratedSelectorMissing",
+            "severity": "warning",
+            "conditions": {"intent": ["training"]},
+            "message": "Narrow it.",
+        }
+    ]
     gamma = next(r for r in docs["overlays/eks.yaml"]["spec"]["componentRefs"] if r["name"] == "gamma")
     gamma["manifestFiles"] = ["components/gamma/manifests/cm.yaml"]
     docs["components/gamma/manifests/cm.yaml"] = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}
@@ -58,8 +68,13 @@ def _plan(recipe: Path, cat_dir: Path, **fields: Any) -> plan_mod.BundlePlan:
 
 def test_values_stack_defaults_then_overlay_file_then_overrides_then_set(recipe: Path, cat_dir: Path) -> None:
     plan = _plan(recipe, cat_dir, sets=["alpha:image.tag=v9", "alpha:b.z=true"])
-    assert plan.component("alpha").values == {"image": {"tag": "v9"}, "replicas": 3, "list": [9], "a": 1,
-                                              "b": {"y": 2, "z": True}}
+    assert plan.component("alpha").values == {
+        "image": {"tag": "v9"},
+        "replicas": 3,
+        "list": [9],
+        "a": 1,
+        "b": {"y": 2, "z": True},
+    }
 
 
 def test_set_by_alias_and_by_name_both_apply_in_command_line_order(recipe: Path, cat_dir: Path) -> None:
@@ -69,17 +84,29 @@ def test_set_by_alias_and_by_name_both_apply_in_command_line_order(recipe: Path,
     assert plan.component("alpha").values["image"]["tag"] == "by-name"
 
 
-@pytest.mark.parametrize(("raw", "message"), [
-    ("nope:a=1", "unknown component 'nope'; the recipe has: alpha, beta, gamma"),
-    ("alpha:replicas.deep=1", "cannot set replicas.deep: replicas is a scalar (int), not a map"),
-    ("alpha:list.0=1", "cannot set list.0: list is a list, not a map"),
-    ("alpha:=1", "path and value cannot be empty"),
-    ("alpha:a=", "path and value cannot be empty"),
-    ("a=1", "the component is missing"),
-    ("alpha:a..b=1", "empty key in path 'a..b'"),
-    ("alpha:enabled=maybe", "enabled must be true or false, got 'maybe'"),
-], ids=["unknown-component", "through-scalar", "through-list", "empty-path", "empty-value", "no-component",
-        "empty-key", "enabled-not-bool"])
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ("nope:a=1", "unknown component 'nope'; the recipe has: alpha, beta, gamma"),
+        ("alpha:replicas.deep=1", "cannot set replicas.deep: replicas is a scalar (int), not a map"),
+        ("alpha:list.0=1", "cannot set list.0: list is a list, not a map"),
+        ("alpha:=1", "path and value cannot be empty"),
+        ("alpha:a=", "path and value cannot be empty"),
+        ("a=1", "the component is missing"),
+        ("alpha:a..b=1", "empty key in path 'a..b'"),
+        ("alpha:enabled=maybe", "enabled must be true or false, got 'maybe'"),
+    ],
+    ids=[
+        "unknown-component",
+        "through-scalar",
+        "through-list",
+        "empty-path",
+        "empty-value",
+        "no-component",
+        "empty-key",
+        "enabled-not-bool",
+    ],
+)
 def test_bad_set_is_invalid_input_naming_the_flag(recipe: Path, cat_dir: Path, raw: str, message: str) -> None:
     with pytest.raises(errors.InvalidInput) as caught:
         _plan(recipe, cat_dir, sets=[raw])
@@ -94,27 +121,48 @@ def test_no_toleration_or_selector_is_written_unless_asked(recipe: Path, cat_dir
 
 
 def test_placement_flags_land_at_every_declared_path(recipe: Path, cat_dir: Path) -> None:
-    values = _plan(recipe, cat_dir, system_node_selector=["pool=sys"], system_node_toleration=["dedicated:NoSchedule"],
-                   accelerated_node_selector=["pool=gpu"], accelerated_node_toleration=["nvidia.com/gpu=yes:NoExecute"],
-                   workload_selector=["app=train"], workload_gate="gate=on:NoSchedule", nodes=8,
-                   ).component("alpha").values
+    values = (
+        _plan(
+            recipe,
+            cat_dir,
+            system_node_selector=["pool=sys"],
+            system_node_toleration=["dedicated:NoSchedule"],
+            accelerated_node_selector=["pool=gpu"],
+            accelerated_node_toleration=["nvidia.com/gpu=yes:NoExecute"],
+            workload_selector=["app=train"],
+            workload_gate="gate=on:NoSchedule",
+            nodes=8,
+        )
+        .component("alpha")
+        .values
+    )
     assert values["nodeSelector"] == values["webhook"]["nodeSelector"] == {"pool": "sys"}
     assert values["tolerations"] == [{"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}]
-    assert values["gpu"] == {"nodeSelector": {"pool": "gpu"}, "tolerations": [
-        {"key": "nvidia.com/gpu", "operator": "Equal", "value": "yes", "effect": "NoExecute"}]}
+    assert values["gpu"] == {
+        "nodeSelector": {"pool": "gpu"},
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Equal", "value": "yes", "effect": "NoExecute"}],
+    }
     assert (values["protect"], values["gate"], values["nodes"]) == (
-        {"app": "train"}, {"taint": "gate=on:NoSchedule"}, 8)
+        {"app": "train"},
+        {"taint": "gate=on:NoSchedule"},
+        8,
+    )
 
 
-@pytest.mark.parametrize(("field", "value", "message"), [
-    ("system_node_toleration", ["key=value"], "expected key=value:Effect or key:Effect"),
-    ("accelerated_node_toleration", ["k=v:Sometimes"], "expected key=value:Effect or key:Effect"),
-    ("system_node_selector", ["novalue"], "expected key=value"),
-    ("accelerated_node_selector", ["bad key=v"], "invalid label or taint key 'bad key'"),
-    ("nodes", -1, "invalid nodes count -1"),
-], ids=["toleration-without-effect", "unknown-effect", "selector-without-value", "bad-key", "negative-nodes"])
-def test_bad_placement_flags_are_invalid_input(recipe: Path, cat_dir: Path, field: str, value: Any,
-                                               message: str) -> None:
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("system_node_toleration", ["key=value"], "expected key=value:Effect or key:Effect"),
+        ("accelerated_node_toleration", ["k=v:Sometimes"], "expected key=value:Effect or key:Effect"),
+        ("system_node_selector", ["novalue"], "expected key=value"),
+        ("accelerated_node_selector", ["bad key=v"], "invalid label or taint key 'bad key'"),
+        ("nodes", -1, "invalid nodes count -1"),
+    ],
+    ids=["toleration-without-effect", "unknown-effect", "selector-without-value", "bad-key", "negative-nodes"],
+)
+def test_bad_placement_flags_are_invalid_input(
+    recipe: Path, cat_dir: Path, field: str, value: Any, message: str
+) -> None:
     with pytest.raises(errors.InvalidInput, match=message):
         _plan(recipe, cat_dir, **{field: value})
 
@@ -139,7 +187,8 @@ def test_disabling_everything_is_invalid_input(recipe: Path, cat_dir: Path) -> N
 
 def test_registry_validations_become_notes(recipe: Path, cat_dir: Path) -> None:
     assert _plan(recipe, cat_dir).notes == [
-        "Warning: alpha is enabled but --accelerated-node-selector is not set. Narrow it."]
+        "Warning: alpha is enabled but --accelerated-node-selector is not set. Narrow it."
+    ]
     assert _plan(recipe, cat_dir, accelerated_node_selector=["a=b"]).notes == []
 
 
@@ -154,20 +203,38 @@ def _rename(doc: dict[str, Any], old: str, new: str) -> None:
     doc["deploymentOrder"] = [new if n == old else n for n in doc["deploymentOrder"]]
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    (lambda d: d.update(kind="RecipeMetadata"), "expected kind RecipeResult (from aicr recipe), got 'RecipeMetadata'"),
-    (lambda d: d.update(apiVersion="v1"), "unsupported apiVersion 'v1'"),
-    (lambda d: d.update(componentRefs=[]), "the recipe has no components"),
-    (lambda d: d.update(deploymentOrder=["gamma", "beta", "alpha"]), "'gamma' comes before its dependency 'beta'"),
-    (lambda d: d.update(deploymentOrder=["alpha"]), "deploymentOrder must list every component exactly once"),
-    (lambda d: _rename(d, "gamma", "Gamma_1"), "component name 'Gamma_1' is not a DNS-1123 label"),
-    (lambda d: d["componentRefs"][1].update(namespace="ns with space"), "namespace 'ns with space'"),
-    (lambda d: d["componentRefs"][0].update(valuesFile="components/alpha/gone.yaml"),
-     "values file 'components/alpha/gone.yaml' does not exist"),
-], ids=["kind", "api-version", "no-components", "bad-order", "incomplete-order", "bad-name", "bad-namespace",
-        "missing-values-file"])
-def test_a_recipe_that_cannot_be_bundled_is_invalid_input(recipe: Path, cat_dir: Path, change: Any,
-                                                          message: str) -> None:
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            lambda d: d.update(kind="RecipeMetadata"),
+            "expected kind RecipeResult (from aicr recipe), got 'RecipeMetadata'",
+        ),
+        (lambda d: d.update(apiVersion="v1"), "unsupported apiVersion 'v1'"),
+        (lambda d: d.update(componentRefs=[]), "the recipe has no components"),
+        (lambda d: d.update(deploymentOrder=["gamma", "beta", "alpha"]), "'gamma' comes before its dependency 'beta'"),
+        (lambda d: d.update(deploymentOrder=["alpha"]), "deploymentOrder must list every component exactly once"),
+        (lambda d: _rename(d, "gamma", "Gamma_1"), "component name 'Gamma_1' is not a DNS-1123 label"),
+        (lambda d: d["componentRefs"][1].update(namespace="ns with space"), "namespace 'ns with space'"),
+        (
+            lambda d: d["componentRefs"][0].update(valuesFile="components/alpha/gone.yaml"),
+            "values file 'components/alpha/gone.yaml' does not exist",
+        ),
+    ],
+    ids=[
+        "kind",
+        "api-version",
+        "no-components",
+        "bad-order",
+        "incomplete-order",
+        "bad-name",
+        "bad-namespace",
+        "missing-values-file",
+    ],
+)
+def test_a_recipe_that_cannot_be_bundled_is_invalid_input(
+    recipe: Path, cat_dir: Path, change: Any, message: str
+) -> None:
     doc = yamlio.load_file(recipe)
     change(doc)
     bundles.write_document(recipe, doc)

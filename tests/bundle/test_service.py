@@ -28,8 +28,9 @@ def test_two_runs_give_byte_identical_trees_that_verify(seed_recipe: Path, tmp_p
     assert {"recipe.yaml", "README.md", "checksums.txt"} <= set(first.files)
 
 
-def test_a_failing_deployer_leaves_nothing_behind(seed_recipe: Path, tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failing_deployer_leaves_nothing_behind(
+    seed_recipe: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def broken(plan_: plan.BundlePlan, out_dir: Path) -> None:
         (out_dir / "half.yaml").write_text("x")
         raise errors.InvalidInput("deployer broke halfway")
@@ -58,8 +59,9 @@ def test_a_non_empty_output_needs_force_which_replaces_it_whole(seed_recipe: Pat
     assert sorted(os.listdir(tmp_path)) == ["out"]
 
 
-def test_the_current_directory_is_refused_even_with_force(seed_recipe: Path, tmp_path: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_current_directory_is_refused_even_with_force(
+    seed_recipe: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     with pytest.raises(errors.InvalidInput, match="refusing to write a bundle over the current"):
         bundles.make_bundle(seed_recipe, Path("."), force=True)

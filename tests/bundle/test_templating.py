@@ -14,8 +14,23 @@ import pytest
 from shared import yamlio
 from shared.bundle import _templating
 
-HOSTILE = ["it's \"quoted\"", "line1\nline2\n", "{{ .Values.x }}", "${HOME}", "$(touch /tmp/pwned)", "---",
-           "&anchor", "*alias", "key: value", "- item", "#comment", "  padded  ", "tab\there", "ünïcode ✓", "`cmd`"]
+HOSTILE = [
+    'it\'s "quoted"',
+    "line1\nline2\n",
+    "{{ .Values.x }}",
+    "${HOME}",
+    "$(touch /tmp/pwned)",
+    "---",
+    "&anchor",
+    "*alias",
+    "key: value",
+    "- item",
+    "#comment",
+    "  padded  ",
+    "tab\there",
+    "ünïcode ✓",
+    "`cmd`",
+]
 
 
 @pytest.mark.parametrize("value", HOSTILE)
@@ -23,7 +38,9 @@ def test_json_and_yaml_filters_round_trip_hostile_strings(value: str) -> None:
     assert yamlio.loads(f"key: {_templating.to_json(value)}\n") == {"key": value}
     nested: dict[str, Any] = {"a": {"b": [value, {"c": value}]}, value: 1}
     assert yamlio.loads("values:" + _templating.to_yaml_block(nested, 4) + "\nafter: 1\n") == {
-        "values": nested, "after": 1}
+        "values": nested,
+        "after": 1,
+    }
 
 
 @pytest.mark.parametrize(("value", "expected"), [({}, " {}"), ([], " []"), (3, " 3"), ("x", ' "x"')])

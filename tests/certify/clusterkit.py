@@ -10,12 +10,26 @@ from shared.kube import crds
 from shared.sim import SimServer
 
 
-def certification(name: str, *, thresholds: dict[str, str] | None = None, variant: str = "nccl-all-reduce",
-                  domain: str = "communication", **options: Any) -> models.Certification:
-    return models.Certification.model_validate({
-        "metadata": {"name": name}, "kind": "Certification",
-        "spec": {"categories": [{"domain": domain, "variant": variant}], "thresholds": thresholds,
-                 "maxBytes": "1G", **options}})
+def certification(
+    name: str,
+    *,
+    thresholds: dict[str, str] | None = None,
+    variant: str = "nccl-all-reduce",
+    domain: str = "communication",
+    **options: Any,
+) -> models.Certification:
+    return models.Certification.model_validate(
+        {
+            "metadata": {"name": name},
+            "kind": "Certification",
+            "spec": {
+                "categories": [{"domain": domain, "variant": variant}],
+                "thresholds": thresholds,
+                "maxBytes": "1G",
+                **options,
+            },
+        }
+    )
 
 
 def create(api: Any, cert: models.Certification, namespace: str = "default") -> None:
@@ -23,8 +37,16 @@ def create(api: Any, cert: models.Certification, namespace: str = "default") -> 
     store.create(api, cert, namespace)
 
 
-def drive(sim: SimServer, api: Any, name: str, *, namespace: str = "default", strategy: str | None = None,
-          steps: int = 200, seconds: float = 20.0) -> models.Certification:
+def drive(
+    sim: SimServer,
+    api: Any,
+    name: str,
+    *,
+    namespace: str = "default",
+    strategy: str | None = None,
+    steps: int = 200,
+    seconds: float = 20.0,
+) -> models.Certification:
     """Step the runner, letting the cluster run ``seconds`` of virtual time between steps, to the end."""
     ticker = clock.for_api_client(api)
     for _ in range(steps):

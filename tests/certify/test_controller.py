@@ -68,7 +68,8 @@ def _controller(stop: threading.Event) -> Callable[[Any], None]:
 
 
 def test_a_certification_created_without_wait_is_run_to_its_verdict_by_the_controller(
-        fast_cluster: SimServer, api_client: Any, in_thread: Callable[[Callable[[Any], None]], None]) -> None:
+    fast_cluster: SimServer, api_client: Any, in_thread: Callable[[Callable[[Any], None]], None]
+) -> None:
     kit.create(api_client, kit.certification("no-wait", thresholds=LIMIT))
     stop = threading.Event()
     in_thread(_controller(stop))
@@ -81,7 +82,8 @@ def test_a_certification_created_without_wait_is_run_to_its_verdict_by_the_contr
 
 
 def test_the_controller_takes_over_a_run_whose_holder_stopped_renewing(
-        fast_cluster: SimServer, api_client: Any, in_thread: Callable[[Callable[[Any], None]], None]) -> None:
+    fast_cluster: SimServer, api_client: Any, in_thread: Callable[[Callable[[Any], None]], None]
+) -> None:
     kit.create(api_client, kit.certification("orphan", thresholds=LIMIT))
     ticker = clock.for_api_client(api_client)
     assert leases.try_acquire(api_client, "default", "orphan", identity="dead-runner", duration=60, now=ticker.now)
@@ -95,7 +97,8 @@ def test_the_controller_takes_over_a_run_whose_holder_stopped_renewing(
 
 
 def test_a_second_replica_does_nothing_while_the_leader_holds_the_leader_lease(
-        gpu_sim: SimServer, api_client: Any) -> None:
+    gpu_sim: SimServer, api_client: Any
+) -> None:
     gpu_sim.add_gpu_nodes(4, racks=2)
     kit.create(api_client, kit.certification("led"))
     ticker = clock.for_api_client(api_client)
@@ -106,7 +109,8 @@ def test_a_second_replica_does_nothing_while_the_leader_holds_the_leader_lease(
 
 
 def test_two_runners_started_at_once_one_runs_and_the_other_waits(
-        fast_cluster: SimServer, api_client: Any, in_thread: Callable[[Callable[[Any], None]], None]) -> None:
+    fast_cluster: SimServer, api_client: Any, in_thread: Callable[[Callable[[Any], None]], None]
+) -> None:
     # Slower than the other tests: the 60-virtual-second Lease must outlast a real step (0.4 s here).
     fast_cluster.vclock.set_speed(150)
     kit.create(api_client, kit.certification("both", thresholds=LIMIT))
@@ -117,8 +121,9 @@ def test_two_runners_started_at_once_one_runs_and_the_other_waits(
     def runner(me: str) -> Callable[[Any], None]:
         def body(own: Any) -> None:
             barrier.wait()
-            result = service.drive(own, namespace="default", name="both", timeout=None,
-                                   on_progress=notes[me].append, me=f"runner-{me}")
+            result = service.drive(
+                own, namespace="default", name="both", timeout=None, on_progress=notes[me].append, me=f"runner-{me}"
+            )
             verdicts[me] = result.cert.status.phase
 
         return body

@@ -21,8 +21,13 @@ SAMPLES = "reference/samples/dcgm"
 
 def test_the_dcgm3_text_sample_gives_its_expected_values(team_shared: Path) -> None:
     result = dcgm_diag.parse((team_shared / SAMPLES / "nccl-tests-issue264-dcgm3.3.8-r3-h100x8-fail.txt").read_text())
-    assert (result.verdict, result.format, result.dcgm_version, result.driver_version, result.gpu_count) == \
-        ("fail", "text", "3.3.8", "560.35.03", 8)
+    assert (result.verdict, result.format, result.dcgm_version, result.driver_version, result.gpu_count) == (
+        "fail",
+        "text",
+        "3.3.8",
+        "560.35.03",
+        8,
+    )
     assert result.failed_tests == ["GPU Memory"]
     assert result.failed_gpus == {gpu: ["GPU Memory"] for gpu in range(8)}
     status = {t.name: t.status for t in result.tests}
@@ -38,8 +43,13 @@ def test_the_dcgm3_text_sample_gives_its_expected_values(team_shared: Path) -> N
 
 def test_the_dcgm4_json_sample_gives_its_expected_values(team_shared: Path) -> None:
     result = dcgm_diag.parse((team_shared / SAMPLES / "dcgm4.2.3-gb10-r1-j-software-fail.json").read_text())
-    assert (result.verdict, result.format, result.dcgm_version, result.driver_version, result.gpu_count) == \
-        ("fail", "json", "4.2.3", "580.82.09", 1)
+    assert (result.verdict, result.format, result.dcgm_version, result.driver_version, result.gpu_count) == (
+        "fail",
+        "json",
+        "4.2.3",
+        "580.82.09",
+        1,
+    )
     assert result.failed_tests == ["software"] and result.failed_gpus == {0: ["software"]}
     assert result.tests[0].category == "Deployment"
     assert result.tests[0].gpus[0].messages[0].startswith("Persistence Mode: Persistence mode for GPU 0 is disabled")
@@ -71,18 +81,23 @@ def test_mixed_per_gpu_verdicts_name_the_failing_gpu_only() -> None:
 
 
 def test_a_dcgmi_error_or_nothing_readable_is_an_error() -> None:
-    failed = dcgm_diag.parse("Error: Unable to complete diagnostic for group 0. Return: (-15) Host engine connection "
-                             "invalid/disconnected.\n")
+    failed = dcgm_diag.parse(
+        "Error: Unable to complete diagnostic for group 0. Return: (-15) Host engine connection invalid/disconnected.\n"
+    )
     assert failed.verdict == "error" and failed.errors[0].startswith("Error: Unable to complete")
     assert dcgm_diag.parse("").verdict == "error"
     assert dcgm_diag.parse('{"DCGM Diagnostic": ').verdict == "error"
 
 
-@given(st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126, exclude_characters="|"), min_size=1,
-               max_size=300).filter(lambda t: t.strip() == t and not t.startswith(("Pass", "Fail", "Skip", "Warn"))))
+@given(
+    st.text(
+        alphabet=st.characters(min_codepoint=32, max_codepoint=126, exclude_characters="|"), min_size=1, max_size=300
+    ).filter(lambda t: t.strip() == t and not t.startswith(("Pass", "Fail", "Skip", "Warn")))
+)
 def test_notes_cut_every_45_characters_come_back_whole(message: str) -> None:
-    chunks = [message[i:i + 45] for i in range(0, len(message), 45)]
+    chunks = [message[i : i + 45] for i in range(0, len(message), 45)]
     rows = [f"| {'Info':<25} | {chunks[0]:<46} |"] + [f"| {'':<25} | {c:<46} |" for c in chunks[1:]]
-    text = _MIXED.replace("| Diagnostic                | Warn - All", "\n".join(rows) +
-                          "\n| Diagnostic                | Warn - All")
+    text = _MIXED.replace(
+        "| Diagnostic                | Warn - All", "\n".join(rows) + "\n| Diagnostic                | Warn - All"
+    )
     assert dcgm_diag.parse(text).tests[1].messages == [message]

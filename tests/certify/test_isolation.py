@@ -33,8 +33,9 @@ def _oracle(nodes: list[model.Node], **faults: object) -> trial.Oracle:
 @pytest.mark.parametrize("name", sorted(STRATEGIES))
 @settings(max_examples=60, deadline=None)
 @given(data=st.data(), count=st.integers(4, 80), full_scale_first=st.booleans())
-def test_every_faulty_node_is_found_and_no_healthy_node_is_blamed(name: str, data: st.DataObject, count: int,
-                                                                  full_scale_first: bool) -> None:
+def test_every_faulty_node_is_found_and_no_healthy_node_is_blamed(
+    name: str, data: st.DataObject, count: int, full_scale_first: bool
+) -> None:
     nodes = _nodes(count)
     names = [n.name for n in nodes]
     bad = data.draw(st.sets(st.sampled_from(names), max_size=max(count // 8, 1)))
@@ -45,20 +46,26 @@ def test_every_faulty_node_is_found_and_no_healthy_node_is_blamed(name: str, dat
 
 
 @pytest.mark.parametrize("name", sorted(STRATEGIES))
-@pytest.mark.parametrize(("count", "per_rack", "bad"), [
-    (57, 8, {"node-0000", "node-0001", "node-0056"}),  # the last rack holds one node, and it is faulty
-    (9, 8, {"node-0008"}),  # the same with two racks: the node is named, not the link to it
-    (18, 8, {"node-0016", "node-0017"}),  # every node of the last rack is faulty
-    (19, 2, {"node-0001", "node-0018"}),  # a suspect left without a reference shares a failure with a faulty node
-    (3, 8, {"node-0002"}),  # an odd count in one rack
-], ids=lambda v: str(len(v)) if isinstance(v, set) else str(v))
+@pytest.mark.parametrize(
+    ("count", "per_rack", "bad"),
+    [
+        (57, 8, {"node-0000", "node-0001", "node-0056"}),  # the last rack holds one node, and it is faulty
+        (9, 8, {"node-0008"}),  # the same with two racks: the node is named, not the link to it
+        (18, 8, {"node-0016", "node-0017"}),  # every node of the last rack is faulty
+        (19, 2, {"node-0001", "node-0018"}),  # a suspect left without a reference shares a failure with a faulty node
+        (3, 8, {"node-0002"}),  # an odd count in one rack
+    ],
+    ids=lambda v: str(len(v)) if isinstance(v, set) else str(v),
+)
 @pytest.mark.parametrize("full_scale_first", [False, True], ids=["screened", "after-full-scale"])
-def test_a_faulty_node_in_a_rack_without_a_healthy_node_is_found(name: str, count: int, per_rack: int, bad: set[str],
-                                                                 full_scale_first: bool) -> None:
+def test_a_faulty_node_in_a_rack_without_a_healthy_node_is_found(
+    name: str, count: int, per_rack: int, bad: set[str], full_scale_first: bool
+) -> None:
     nodes = _nodes(count, per_rack)
     names = [n.name for n in nodes]
-    result = trial.run(STRATEGIES[name], nodes, _oracle(nodes, hard=frozenset(bad)),
-                       first=[names] if full_scale_first else None)
+    result = trial.run(
+        STRATEGIES[name], nodes, _oracle(nodes, hard=frozenset(bad)), first=[names] if full_scale_first else None
+    )
     assert set(result.verdict.faulty) == bad
     assert not result.verdict.infrastructure
 
@@ -87,8 +94,9 @@ def test_halving_misses_a_link_its_cross_boundary_mixes_never_pair_as_upstream_d
 def test_the_default_strategy_names_a_link_fault_by_its_two_racks() -> None:
     nodes = _nodes(32)
     result = trial.run(STRATEGIES["adaptive"], nodes, _oracle(nodes, links=frozenset({("rack-1", "rack-2")})))
-    assert result.verdict.infrastructure == ((tuple(f"node-{i:04d}" for i in range(8, 16)),
-                                              tuple(f"node-{i:04d}" for i in range(16, 24))),)
+    assert result.verdict.infrastructure == (
+        (tuple(f"node-{i:04d}" for i in range(8, 16)), tuple(f"node-{i:04d}" for i in range(16, 24))),
+    )
 
 
 @pytest.mark.parametrize("count", [64, 232], ids=lambda n: f"{n}-nodes")
@@ -159,7 +167,8 @@ def test_when_nothing_fails_the_default_screens_once_more_with_new_partners() ->
 
 @pytest.mark.parametrize("link", [("rack-03", "rack-09"), ("rack-00", "rack-11"), ("rack-05", "rack-06")])
 def test_the_default_narrows_a_link_among_many_racks_by_index_bits_and_names_its_two_sides(
-        link: tuple[str, str]) -> None:
+    link: tuple[str, str],
+) -> None:
     nodes = [model.Node(f"node-{i:04d}", f"rack-{i // 6:02d}") for i in range(72)]
     result = trial.run(STRATEGIES["adaptive"], nodes, _oracle(nodes, links=frozenset({link})))
     assert not result.verdict.faulty

@@ -21,18 +21,31 @@ NODES = [render.TargetNode(f"node-{i:03d}", 8, "rack-0", "") for i in range(4)]
 
 
 def _cert() -> models.Certification:
-    return models.Certification.model_validate({
-        "metadata": {"name": "rack-7", "namespace": "certs"}, "kind": "Certification",
-        "spec": {"target": {"taintSelectors": [{"key": "nvidia.com/validation", "effect": "NoSchedule"}]},
-                 "categories": [{"domain": "communication", "variant": "nccl-all-reduce"}],
-                 "maxBytes": "1G", "timeoutPerJob": "30m"}})
+    return models.Certification.model_validate(
+        {
+            "metadata": {"name": "rack-7", "namespace": "certs"},
+            "kind": "Certification",
+            "spec": {
+                "target": {"taintSelectors": [{"key": "nvidia.com/validation", "effect": "NoSchedule"}]},
+                "categories": [{"domain": "communication", "variant": "nccl-all-reduce"}],
+                "maxBytes": "1G",
+                "timeoutPerJob": "30m",
+            },
+        }
+    )
 
 
 def _render(domain: str, variant: str) -> dict[str, Any]:
     cert = _cert()
     entry = catalog.load().find(domain, variant)
-    return render.mpijob(cert=cert, uid=None, entry=entry, options=cert.spec.options_for(cert.spec.categories[0]),
-                         name="rack-7-c0-r1-g0", nodes=NODES)
+    return render.mpijob(
+        cert=cert,
+        uid=None,
+        entry=entry,
+        options=cert.spec.options_for(cert.spec.categories[0]),
+        name="rack-7-c0-r1-g0",
+        nodes=NODES,
+    )
 
 
 def test_an_nccl_group_is_one_mpijob_with_a_launcher_and_one_pinned_worker_per_node() -> None:
@@ -46,7 +59,7 @@ def test_an_nccl_group_is_one_mpijob_with_a_launcher_and_one_pinned_worker_per_n
     assert launcher["replicas"] == 1
     (main,) = launcher["template"]["spec"]["containers"]
     assert "resources" not in main
-    assert main["command"][main["command"].index("mpirun") + 1:][:2] == ["-N", "8"]
+    assert main["command"][main["command"].index("mpirun") + 1 :][:2] == ["-N", "8"]
     assert "all_reduce_perf_mpi" in main["command"]
     worker = spec["mpiReplicaSpecs"]["Worker"]
     assert worker["replicas"] == 4
@@ -55,14 +68,16 @@ def test_an_nccl_group_is_one_mpijob_with_a_launcher_and_one_pinned_worker_per_n
     assert container["command"] == ["/usr/sbin/sshd", "-De"]
     assert container["resources"]["limits"]["nvidia.com/gpu"] == "8"
     (term,) = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
-    assert term["matchExpressions"] == [{"key": "kubernetes.io/hostname", "operator": "In",
-                                         "values": [n.name for n in NODES]}]
+    assert term["matchExpressions"] == [
+        {"key": "kubernetes.io/hostname", "operator": "In", "values": [n.name for n in NODES]}
+    ]
     (apart,) = pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert apart["topologyKey"] == "kubernetes.io/hostname"
     assert apart["labelSelector"]["matchLabels"].items() <= worker["template"]["metadata"]["labels"].items()
     for template in (launcher["template"], worker["template"]):
-        assert template["spec"]["tolerations"] == [{"key": "nvidia.com/validation", "operator": "Exists",
-                                                    "effect": "NoSchedule"}]
+        assert template["spec"]["tolerations"] == [
+            {"key": "nvidia.com/validation", "operator": "Exists", "effect": "NoSchedule"}
+        ]
 
 
 def test_a_category_without_mpirun_keeps_its_batch_job() -> None:
@@ -70,13 +85,17 @@ def test_a_category_without_mpirun_keeps_its_batch_job() -> None:
     assert (doc["apiVersion"], doc["kind"]) == ("batch/v1", "Job")
 
 
-def test_render_variant_mpi_prints_mpijobs_on_the_simulated_cluster(run_cli: Any, gpu_sim: SimServer,
-                                                                    sim_kubeconfig: Path, tmp_path: Path) -> None:
+def test_render_variant_mpi_prints_mpijobs_on_the_simulated_cluster(
+    run_cli: Any, gpu_sim: SimServer, sim_kubeconfig: Path, tmp_path: Path
+) -> None:
     gpu_sim.add_gpu_nodes(4, racks=1)
     cert = tmp_path / "rack.yaml"
-    cert.write_text("apiVersion: nvcre.nvidia.com/v1alpha1\nkind: Certification\nmetadata: {name: rack-7}\n"
-                    "spec:\n  categories:\n    - {domain: communication, variant: nccl-all-reduce}\n"
-                    "    - {domain: diagnostics, variant: dcgm-l1}\n", encoding="utf-8")
+    cert.write_text(
+        "apiVersion: nvcre.nvidia.com/v1alpha1\nkind: Certification\nmetadata: {name: rack-7}\n"
+        "spec:\n  categories:\n    - {domain: communication, variant: nccl-all-reduce}\n"
+        "    - {domain: diagnostics, variant: dcgm-l1}\n",
+        encoding="utf-8",
+    )
     kube = ("--kubeconfig", str(sim_kubeconfig))
     shown = run_cli("nvcrectl", "certification", "render", "-f", str(cert), "--variant", "mpi", "-o", "yaml", *kube)
     assert shown.code == 0, shown.stderr

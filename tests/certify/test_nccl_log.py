@@ -77,14 +77,24 @@ def test_mpi_prefixes_timestamps_and_noise_are_ignored() -> None:
     assert result.avg_busbw_gbps == 9.5 and result.warnings == ["host-a:1:1 [0] NCCL WARN slow link"]
 
 
-@pytest.mark.parametrize(("text", "error"), [
-    ("#  Rank  0 Group  0 Pid 1 on a device 0 [x] GPU\nhost-a: Test CUDA failure common.cu:1279 'unspecified launch "
-     "failure'\n", "Test CUDA failure"),
-    (_TABLE.split("# Out of")[0] + "host-b: Test NCCL failure common.cu:1279 'remote process exited'\n",
-     "Test NCCL failure"),
-    (_TABLE.split("# Out of")[0], "ends before"),
-    ("", "no result rows"),
-], ids=["crash-before-rows", "crash-half-way", "cut-short", "empty"])
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        (
+            "#  Rank  0 Group  0 Pid 1 on a device 0 [x] GPU\n"
+            "host-a: Test CUDA failure common.cu:1279 'unspecified launch "
+            "failure'\n",
+            "Test CUDA failure",
+        ),
+        (
+            _TABLE.split("# Out of")[0] + "host-b: Test NCCL failure common.cu:1279 'remote process exited'\n",
+            "Test NCCL failure",
+        ),
+        (_TABLE.split("# Out of")[0], "ends before"),
+        ("", "no result rows"),
+    ],
+    ids=["crash-before-rows", "crash-half-way", "cut-short", "empty"],
+)
 def test_crashes_and_truncated_logs_are_errors(text: str, error: str) -> None:
     result = nccl_log.parse(text)
     assert result.verdict == "error" and any(error in e for e in result.errors)
@@ -98,15 +108,20 @@ def test_a_wrong_count_fails_the_run() -> None:
 _value = st.floats(min_value=0, max_value=9999, allow_nan=False).map(lambda v: round(v, 2))
 
 
-@given(rows=st.lists(st.tuples(st.integers(0, 2**34), _value, _value, _value, st.integers(0, 5)), min_size=1,
-                     max_size=12),
-       new=st.booleans())
-def test_generated_tables_parse_back_to_the_printed_numbers(rows: list[tuple[int, float, float, float, int]],
-                                                          new: bool) -> None:
-    lines = ["#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw"
-             "   busbw #wrong" if new else
-             "#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw"
-             "  error"]
+@given(
+    rows=st.lists(st.tuples(st.integers(0, 2**34), _value, _value, _value, st.integers(0, 5)), min_size=1, max_size=12),
+    new=st.booleans(),
+)
+def test_generated_tables_parse_back_to_the_printed_numbers(
+    rows: list[tuple[int, float, float, float, int]], new: bool
+) -> None:
+    lines = [
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw"
+        "   busbw #wrong"
+        if new
+        else "#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw"
+        "  error"
+    ]
     for size, time, alg, bus, wrong in rows:
         middle = "     sum      -1" if new else "     sum"
         tail = f"{wrong:5d}" if new else "  N/A"
@@ -114,8 +129,9 @@ def test_generated_tables_parse_back_to_the_printed_numbers(rows: list[tuple[int
         lines.append(f"{size:12d}  {size // 4:12d}     float{middle}{half}{half}")
     lines += ["# Out of bounds values : 0 OK", "# Avg bus bandwidth    : 1.5"]
     result = nccl_log.parse("\n".join(lines))
-    assert [(r.size_bytes, r.out_of_place.time_us, r.out_of_place.algbw_gbps, r.in_place.busbw_gbps)
-            for r in result.rows] == [(s, t, a, b) for s, t, a, b, _ in rows]
+    assert [
+        (r.size_bytes, r.out_of_place.time_us, r.out_of_place.algbw_gbps, r.in_place.busbw_gbps) for r in result.rows
+    ] == [(s, t, a, b) for s, t, a, b, _ in rows]
     wrong = any(w for *_, w in rows) if new else False
     assert result.verdict == ("fail" if wrong else "pass")
     assert result.peak_busbw_gbps == max(b for _, _, _, b, _ in rows)

@@ -29,14 +29,16 @@ def _faulty(sim: SimServer, nodes: int, *faults: str, racks: int = 2) -> None:
 
 
 def test_one_slow_nic_in_64_nodes_is_named_with_threshold_violation_and_its_bandwidth(
-        gpu_sim: SimServer, api_client: Any) -> None:
+    gpu_sim: SimServer, api_client: Any
+) -> None:
     _faulty(gpu_sim, 64, "node-037:nic[3]=0.4", racks=4)
     kit.create(api_client, kit.certification("slow-nic", thresholds=LIMIT))
     cert = kit.drive(gpu_sim, api_client, "slow-nic")
     category = cert.status.categoryStatuses[0]
     assert cert.status.phase == "Failed"
     assert [(f.name, f.reason.value, f.value) for f in category.failedNodes] == [
-        ("node-037", "ThresholdViolation", 148.0)]
+        ("node-037", "ThresholdViolation", 148.0)
+    ]
     assert category.measurements["busBandwidthGBps"] == 148.0
 
 
@@ -47,8 +49,9 @@ def test_a_dead_gpu_is_named_with_a_hardware_reason(gpu_sim: SimServer, api_clie
     assert [(f.name, f.reason.value) for f in category.failedNodes] == [("node-005", "HardwareFailureDetected")]
 
 
-def test_without_thresholds_a_slow_nic_passes_and_its_bandwidth_is_reported(gpu_sim: SimServer,
-                                                                             api_client: Any) -> None:
+def test_without_thresholds_a_slow_nic_passes_and_its_bandwidth_is_reported(
+    gpu_sim: SimServer, api_client: Any
+) -> None:
     _faulty(gpu_sim, 16, "node-003:nic=0.4")
     kit.create(api_client, kit.certification("report-only"))
     cert = kit.drive(gpu_sim, api_client, "report-only")
@@ -66,8 +69,7 @@ def test_a_healthy_cluster_passes_with_measurements(gpu_sim: SimServer, api_clie
     assert len(category.rounds) == 1 and not category.failedNodes
 
 
-def test_a_cordoned_node_is_left_out_and_named_in_the_report_after_the_run(gpu_sim: SimServer,
-                                                                           api_client: Any) -> None:
+def test_a_cordoned_node_is_left_out_and_named_in_the_report_after_the_run(gpu_sim: SimServer, api_client: Any) -> None:
     from shared import nodes
     from shared.certify import report
 
@@ -81,19 +83,22 @@ def test_a_cordoned_node_is_left_out_and_named_in_the_report_after_the_run(gpu_s
     assert "Left out (cordoned): node-006" in report.text(cert)
 
 
-def test_a_link_fault_between_racks_is_an_infrastructure_fault_with_its_two_sides(gpu_sim: SimServer,
-                                                                                   api_client: Any) -> None:
+def test_a_link_fault_between_racks_is_an_infrastructure_fault_with_its_two_sides(
+    gpu_sim: SimServer, api_client: Any
+) -> None:
     _faulty(gpu_sim, 16, "rack-0/rack-1:link=0.3")
     kit.create(api_client, kit.certification("link", thresholds=LIMIT))
     category = kit.drive(gpu_sim, api_client, "link").status.categoryStatuses[0]
     assert not category.failedNodes
     assert [(f.sideA, f.sideB) for f in category.infrastructureFaults] == [
-        ([f"node-{i:03d}" for i in range(8)], [f"node-{i:03d}" for i in range(8, 16)])]
+        ([f"node-{i:03d}" for i in range(8)], [f"node-{i:03d}" for i in range(8, 16)])
+    ]
 
 
 @pytest.mark.parametrize("kill_after", [2, 5, 9, 14], ids=lambda k: f"killed-after-write-{k}")
 def test_a_runner_killed_after_its_kth_write_resumes_to_the_same_verdict_without_rerunning_groups(
-        gpu_sim: SimServer, api_client: Any, kill_after: int) -> None:
+    gpu_sim: SimServer, api_client: Any, kill_after: int
+) -> None:
     _faulty(gpu_sim, 16, "node-006:nic=0.4")
     kit.create(api_client, kit.certification("resume", thresholds=LIMIT))
     gpu_sim.faults.configure(kill_after_writes=kill_after, kill_identity=None)
@@ -114,8 +119,10 @@ def test_of_two_runners_only_the_lease_holder_steps_the_run(gpu_sim: SimServer, 
     _faulty(gpu_sim, 4)
     kit.create(api_client, kit.certification("contended"))
     ticker = clock.for_api_client(api_client)
-    won = [leases.try_acquire(api_client, "default", "contended", identity=me, duration=60, now=ticker.now)
-           for me in ("runner-a", "runner-b")]
+    won = [
+        leases.try_acquire(api_client, "default", "contended", identity=me, duration=60, now=ticker.now)
+        for me in ("runner-a", "runner-b")
+    ]
     assert won == [True, False]
     runner.step(api_client, namespace="default", name="contended", clock=ticker)
     gpu_sim.advance(61)

@@ -12,14 +12,25 @@ from typing import Any
 from shared.certify import models, render
 
 
-def node(name: str, *, cordoned: bool = False, labels: dict[str, str] | None = None,
-         taints: list[dict[str, str]] | None = None) -> dict[str, Any]:
-    return {"metadata": {"name": name, "labels": {"nvidia.com/gpu.count": "8", **(labels or {})}},
-            "spec": {"unschedulable": cordoned, "taints": taints or []}}
+def node(
+    name: str,
+    *,
+    cordoned: bool = False,
+    labels: dict[str, str] | None = None,
+    taints: list[dict[str, str]] | None = None,
+) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name, "labels": {"nvidia.com/gpu.count": "8", **(labels or {})}},
+        "spec": {"unschedulable": cordoned, "taints": taints or []},
+    }
 
 
-NODES = [node("n1"), node("n2", cordoned=True), node("n3", labels={"pool": "b"}),
-         node("n4", cordoned=True, labels={"pool": "b"})]
+NODES = [
+    node("n1"),
+    node("n2", cordoned=True),
+    node("n3", labels={"pool": "b"}),
+    node("n4", cordoned=True, labels={"pool": "b"}),
+]
 
 
 def names(target: models.TargetSpec) -> list[str]:

@@ -22,16 +22,27 @@ step 10 loss 2.1
 """
 
 
-@pytest.mark.parametrize(("rule", "expected"), [
-    ({"regex": r"Avg bus bandwidth\s*:\s*([0-9.]+)"}, 146.084),
-    ({"regex": r"[0-9]+\.[0-9]{3}"}, 146.084),
-    ({"jsonPath": "$.results[0].value"}, 351.5),
-    ({"jsonPath": "results[0].value"}, 351.5),
-    ({"jsonPath": "$.verdict"}, None),
-    ({"jsonPath": "$.results[3].value"}, None),
-    ({"regex": "no such line ([0-9]+)"}, None),
-], ids=["regex-group", "regex-whole-match", "json-path", "json-path-without-dollar", "json-not-a-number",
-        "json-missing-index", "regex-no-match"])
+@pytest.mark.parametrize(
+    ("rule", "expected"),
+    [
+        ({"regex": r"Avg bus bandwidth\s*:\s*([0-9.]+)"}, 146.084),
+        ({"regex": r"[0-9]+\.[0-9]{3}"}, 146.084),
+        ({"jsonPath": "$.results[0].value"}, 351.5),
+        ({"jsonPath": "results[0].value"}, 351.5),
+        ({"jsonPath": "$.verdict"}, None),
+        ({"jsonPath": "$.results[3].value"}, None),
+        ({"regex": "no such line ([0-9]+)"}, None),
+    ],
+    ids=[
+        "regex-group",
+        "regex-whole-match",
+        "json-path",
+        "json-path-without-dollar",
+        "json-not-a-number",
+        "json-missing-index",
+        "regex-no-match",
+    ],
+)
 def test_a_metric_rule_extracts_one_number_or_none(rule: dict[str, str], expected: float | None) -> None:
     assert workload.extract(workload.MetricRule.model_validate(rule), LOG) == expected
 
@@ -48,12 +59,16 @@ spec:
 """
 
 
-@pytest.mark.parametrize(("metric", "threshold"), [
-    ("{regex: 'x', jsonPath: '$.a'}", "'value > 1'"),
-    ("{name: bw}", "'value > 1'"),
-    ("{jsonPath: '$..a'}", "'value > 1'"),
-    ("{regex: 'x'}", "'value >'"),
-], ids=["both-rules", "no-rule", "bad-json-path", "bad-cel"])
+@pytest.mark.parametrize(
+    ("metric", "threshold"),
+    [
+        ("{regex: 'x', jsonPath: '$.a'}", "'value > 1'"),
+        ("{name: bw}", "'value > 1'"),
+        ("{jsonPath: '$..a'}", "'value > 1'"),
+        ("{regex: 'x'}", "'value >'"),
+    ],
+    ids=["both-rules", "no-rule", "bad-json-path", "bad-cel"],
+)
 def test_a_bad_workloadrun_file_is_invalid_input(tmp_path: Path, metric: str, threshold: str) -> None:
     path = tmp_path / "run.yaml"
     path.write_text(FILE.format(metric=metric, threshold=threshold), encoding="utf-8")

@@ -57,8 +57,9 @@ def controller_thread(sim_kubeconfig: Path) -> Iterator[Callable[[], None]]:
 
     def start() -> None:
         own = client.new_client(kubeconfig=sim_kubeconfig)
-        thread = threading.Thread(target=controller.serve, args=(own,),
-                                  kwargs={"namespace": "default", "stop": stop}, daemon=True)
+        thread = threading.Thread(
+            target=controller.serve, args=(own,), kwargs={"namespace": "default", "stop": stop}, daemon=True
+        )
         thread.start()
         started.append((thread, own))
 
@@ -87,7 +88,8 @@ def _finished(api: Any, name: str) -> workload.WorkloadRun:
 
 
 def test_a_workloadrun_created_without_wait_is_run_to_its_verdict_by_the_controller(
-        slow_nic: SimServer, api_client: Any, tmp_path: Path, controller_thread: Callable[[], None]) -> None:
+    slow_nic: SimServer, api_client: Any, tmp_path: Path, controller_thread: Callable[[], None]
+) -> None:
     workload.create(api_client, workload.load_file(_file(tmp_path, "no-wait")), "default")
     controller_thread()
     done = _finished(api_client, "no-wait")
@@ -97,21 +99,25 @@ def test_a_workloadrun_created_without_wait_is_run_to_its_verdict_by_the_control
 
 
 def test_the_controller_takes_over_a_workloadrun_whose_holder_stopped_renewing(
-        slow_nic: SimServer, api_client: Any, tmp_path: Path, controller_thread: Callable[[], None]) -> None:
+    slow_nic: SimServer, api_client: Any, tmp_path: Path, controller_thread: Callable[[], None]
+) -> None:
     workload.create(api_client, workload.load_file(_file(tmp_path, "orphan")), "default")
     ticker = clock.for_api_client(api_client)
-    assert leases.try_acquire(api_client, "default", workload.lease_name("orphan"), identity="dead-runner",
-                              duration=60, now=ticker.now)
+    assert leases.try_acquire(
+        api_client, "default", workload.lease_name("orphan"), identity="dead-runner", duration=60, now=ticker.now
+    )
     controller_thread()
     assert _finished(api_client, "orphan").status.phase is models.Phase.FAILED
 
 
 def test_the_controller_leaves_a_workloadrun_alone_while_a_runner_holds_its_lease(
-        slow_nic: SimServer, api_client: Any, tmp_path: Path) -> None:
+    slow_nic: SimServer, api_client: Any, tmp_path: Path
+) -> None:
     workload.create(api_client, workload.load_file(_file(tmp_path, "held")), "default")
     ticker = clock.for_api_client(api_client)
-    assert leases.try_acquire(api_client, "default", workload.lease_name("held"), identity="cli-runner",
-                              duration=60, now=ticker.now)
+    assert leases.try_acquire(
+        api_client, "default", workload.lease_name("held"), identity="cli-runner", duration=60, now=ticker.now
+    )
     replica = controller.Controller(api_client, "default", "replica-a", ticker)
     assert replica.reconcile() == []
     assert workload.get(api_client, "default", "held").status.phase is None
@@ -120,8 +126,13 @@ def test_the_controller_leaves_a_workloadrun_alone_while_a_runner_holds_its_leas
 
 
 def test_run_without_wait_then_the_controller_then_report_and_status_in_every_format(
-        run_cli: Any, slow_nic: SimServer, sim_kubeconfig: Path, tmp_path: Path,
-        controller_thread: Callable[[], None], api_client: Any) -> None:
+    run_cli: Any,
+    slow_nic: SimServer,
+    sim_kubeconfig: Path,
+    tmp_path: Path,
+    controller_thread: Callable[[], None],
+    api_client: Any,
+) -> None:
     kube = ("--kubeconfig", str(sim_kubeconfig))
     created = run_cli("nvcrectl", "workloadrun", "run", "-f", str(_file(tmp_path, "later")), *kube)
     assert (created.code, created.stdout) == (0, "workloadrun.nvcre.nvidia.com/later created\n")

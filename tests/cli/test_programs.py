@@ -32,9 +32,17 @@ def test_an_unknown_flag_is_one_line_and_exit_2(run_cli, program: str) -> None: 
 
 
 def test_log_json_turns_logs_into_json_lines(run_cli, team_shared) -> None:  # type: ignore[no-untyped-def]
-    result = run_cli("aicr", "--log-json", "recipe", "--snapshot",
-                     str(team_shared / "research/aicr-golden/inputs/snapshot-old-k8s-gb200.yaml"),
-                     "--intent", "training", "-o", "/dev/null")
+    result = run_cli(
+        "aicr",
+        "--log-json",
+        "recipe",
+        "--snapshot",
+        str(team_shared / "research/aicr-golden/inputs/snapshot-old-k8s-gb200.yaml"),
+        "--intent",
+        "training",
+        "-o",
+        "/dev/null",
+    )
     assert result.code == 0
     records = [json.loads(line) for line in result.stderr.splitlines()]
     assert any(r["level"] == "warning" and "gb200-eks-training" in r["msg"] for r in records)

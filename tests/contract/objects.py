@@ -7,8 +7,9 @@ from typing import Any
 CRD_GROUP = "contract.example.com"
 
 
-def pod(name: str, *, node: str | None = None, labels: dict[str, str] | None = None,
-        containers: tuple[str, ...] = ("main",)) -> dict[str, Any]:
+def pod(
+    name: str, *, node: str | None = None, labels: dict[str, str] | None = None, containers: tuple[str, ...] = ("main",)
+) -> dict[str, Any]:
     spec: dict[str, Any] = {"containers": [{"name": c, "image": "busybox"} for c in containers]}
     if node:
         spec["nodeName"] = node
@@ -19,32 +20,55 @@ def node(name: str, *, labels: dict[str, str] | None = None) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels or {}}}
 
 
-def configmap(name: str, data: dict[str, str] | None = None, *, labels: dict[str, str] | None = None
-              ) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "labels": labels or {}},
-            "data": data or {}}
+def configmap(name: str, data: dict[str, str] | None = None, *, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "labels": labels or {}},
+        "data": data or {},
+    }
 
 
-def crd(plural: str, kind: str, *, scope: str = "Namespaced", status: bool = True,
-        columns: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def crd(
+    plural: str,
+    kind: str,
+    *,
+    scope: str = "Namespaced",
+    status: bool = True,
+    columns: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     version: dict[str, Any] = {
-        "name": "v1", "served": True, "storage": True,
-        "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}
+        "name": "v1",
+        "served": True,
+        "storage": True,
+        "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+    }
     if status:
         version["subresources"] = {"status": {}}
     if columns:
         version["additionalPrinterColumns"] = columns
-    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": f"{plural}.{CRD_GROUP}"},
-            "spec": {"group": CRD_GROUP, "scope": scope,
-                     "names": {"plural": plural, "singular": kind.lower(), "kind": kind,
-                               "shortNames": [f"{kind.lower()[:3]}x"]},
-                     "versions": [version]}}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{CRD_GROUP}"},
+        "spec": {
+            "group": CRD_GROUP,
+            "scope": scope,
+            "names": {"plural": plural, "singular": kind.lower(), "kind": kind, "shortNames": [f"{kind.lower()[:3]}x"]},
+            "versions": [version],
+        },
+    }
 
 
 def raw_patch(api: Any, path: str, body: Any, content_type: str, query: list[tuple[str, str]] | None = None) -> Any:
     """PATCH with an explicit content type (client 35's typed methods pick it themselves)."""
-    return api.call_api(path, "PATCH", query_params=query or [],
-                        header_params={"Content-Type": content_type, "Accept": "application/json"},
-                        body=body, auth_settings=["BearerToken"], response_type="object",
-                        _return_http_data_only=True)
+    return api.call_api(
+        path,
+        "PATCH",
+        query_params=query or [],
+        header_params={"Content-Type": content_type, "Accept": "application/json"},
+        body=body,
+        auth_settings=["BearerToken"],
+        response_type="object",
+        _return_http_data_only=True,
+    )

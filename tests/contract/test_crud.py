@@ -73,9 +73,14 @@ def test_an_update_that_changes_nothing_keeps_the_resource_version(cluster: Clus
 
 def test_generation_counts_spec_changes_but_not_metadata_changes(cluster: Cluster) -> None:
     apps = k8s.AppsV1Api(cluster.api)
-    body = {"metadata": {"name": "web"}, "spec": {
-        "replicas": 1, "selector": {"matchLabels": {"app": "web"}},
-        "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "x"}]}}}}
+    body = {
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "x"}]}},
+        },
+    }
     made = apps.create_namespaced_deployment(cluster.namespace, body)
     assert made.metadata.generation == 1
     labelled = apps.patch_namespaced_deployment("web", cluster.namespace, {"metadata": {"labels": {"x": "y"}}})

@@ -30,8 +30,9 @@ def install_crd(cluster: Cluster, plural: str, kind: str, **options: Any) -> Non
         return any(c.type == "Established" and c.status == "True" for c in crd.status.conditions or [])
 
     eventually(established)
-    eventually(lambda: plural in {r.name for r in k8s.CustomObjectsApi(cluster.api)
-                                  .get_api_resources(GROUP, "v1").resources})
+    eventually(
+        lambda: plural in {r.name for r in k8s.CustomObjectsApi(cluster.api).get_api_resources(GROUP, "v1").resources}
+    )
 
 
 def _cr(kind: str, name: str, **fields: Any) -> dict[str, Any]:
@@ -50,8 +51,13 @@ def test_custom_resources_are_created_listed_by_label_and_deleted(cluster: Clust
     install_crd(cluster, "tools", "Tool")
     custom = k8s.CustomObjectsApi(cluster.api)
     for name, team in (("t1", "a"), ("t2", "b")):
-        made = custom.create_namespaced_custom_object(GROUP, "v1", cluster.namespace, "tools", {
-            **_cr("Tool", name, spec={"size": 1}), "metadata": {"name": name, "labels": {"team": team}}})
+        made = custom.create_namespaced_custom_object(
+            GROUP,
+            "v1",
+            cluster.namespace,
+            "tools",
+            {**_cr("Tool", name, spec={"size": 1}), "metadata": {"name": name, "labels": {"team": team}}},
+        )
         assert made["metadata"]["uid"] and made["metadata"]["generation"] == 1
     listed = custom.list_namespaced_custom_object(GROUP, "v1", cluster.namespace, "tools", label_selector="team=b")
     assert [i["metadata"]["name"] for i in listed["items"]] == ["t2"]
@@ -74,13 +80,16 @@ def test_cluster_scoped_custom_resources_have_no_namespace(cluster: Cluster) -> 
 def test_the_status_subresource_keeps_spec_and_status_apart(cluster: Cluster) -> None:
     install_crd(cluster, "jobs2", "Job2")
     custom = k8s.CustomObjectsApi(cluster.api)
-    made = custom.create_namespaced_custom_object(GROUP, "v1", cluster.namespace, "jobs2",
-                                                  _cr("Job2", "j", spec={"n": 1}, status={"phase": "Fake"}))
+    made = custom.create_namespaced_custom_object(
+        GROUP, "v1", cluster.namespace, "jobs2", _cr("Job2", "j", spec={"n": 1}, status={"phase": "Fake"})
+    )
     assert "status" not in made
-    custom.patch_namespaced_custom_object_status(GROUP, "v1", cluster.namespace, "jobs2", "j",
-                                                 {"spec": {"n": 99}, "status": {"phase": "Running"}})
-    custom.patch_namespaced_custom_object(GROUP, "v1", cluster.namespace, "jobs2", "j",
-                                          {"spec": {"n": 2}, "status": {"phase": "Hacked"}})
+    custom.patch_namespaced_custom_object_status(
+        GROUP, "v1", cluster.namespace, "jobs2", "j", {"spec": {"n": 99}, "status": {"phase": "Running"}}
+    )
+    custom.patch_namespaced_custom_object(
+        GROUP, "v1", cluster.namespace, "jobs2", "j", {"spec": {"n": 2}, "status": {"phase": "Hacked"}}
+    )
     current = custom.get_namespaced_custom_object(GROUP, "v1", cluster.namespace, "jobs2", "j")
     assert current["spec"] == {"n": 2}
     assert current["status"] == {"phase": "Running"}
@@ -90,10 +99,10 @@ def test_the_status_subresource_keeps_spec_and_status_apart(cluster: Cluster) ->
 def test_without_a_status_subresource_status_is_part_of_the_object(cluster: Cluster) -> None:
     install_crd(cluster, "notes", "Note", status=False)
     custom = k8s.CustomObjectsApi(cluster.api)
-    custom.create_namespaced_custom_object(GROUP, "v1", cluster.namespace, "notes",
-                                           _cr("Note", "n", spec={}, status={"seen": True}))
-    assert custom.get_namespaced_custom_object(GROUP, "v1", cluster.namespace, "notes", "n")["status"] == {
-        "seen": True}
+    custom.create_namespaced_custom_object(
+        GROUP, "v1", cluster.namespace, "notes", _cr("Note", "n", spec={}, status={"seen": True})
+    )
+    assert custom.get_namespaced_custom_object(GROUP, "v1", cluster.namespace, "notes", "n")["status"] == {"seen": True}
 
 
 def test_a_custom_resource_update_needs_a_resource_version(cluster: Cluster) -> None:
@@ -101,8 +110,9 @@ def test_a_custom_resource_update_needs_a_resource_version(cluster: Cluster) -> 
     custom = k8s.CustomObjectsApi(cluster.api)
     custom.create_namespaced_custom_object(GROUP, "v1", cluster.namespace, "locks", _cr("Lock", "l", spec={}))
     with pytest.raises(k8s.ApiException) as caught:
-        custom.replace_namespaced_custom_object(GROUP, "v1", cluster.namespace, "locks", "l",
-                                                _cr("Lock", "l", spec={"x": 1}))
+        custom.replace_namespaced_custom_object(
+            GROUP, "v1", cluster.namespace, "locks", "l", _cr("Lock", "l", spec={"x": 1})
+        )
     assert caught.value.status == 422
 
 

@@ -31,8 +31,9 @@ def test_a_finalizer_holds_the_object_until_it_is_removed(cluster: Cluster) -> N
     held = core.read_namespaced_config_map("held", cluster.namespace)
     assert held.metadata.deletion_timestamp is not None
     with pytest.raises(k8s.ApiException) as caught:
-        core.patch_namespaced_config_map("held", cluster.namespace,
-                                         {"metadata": {"finalizers": ["example.com/cleanup", "example.com/new"]}})
+        core.patch_namespaced_config_map(
+            "held", cluster.namespace, {"metadata": {"finalizers": ["example.com/cleanup", "example.com/new"]}}
+        )
     assert caught.value.status == 422
     core.patch_namespaced_config_map("held", cluster.namespace, [{"op": "remove", "path": "/metadata/finalizers"}])
     eventually(lambda: _gone(lambda: core.read_namespaced_config_map("held", cluster.namespace)))
@@ -43,8 +44,9 @@ def test_deleting_an_owner_deletes_its_dependents(cluster: Cluster) -> None:
     owner = core.create_namespaced_config_map(cluster.namespace, objects.configmap("owner"))
     for name in ("dep-1", "dep-2"):
         body = objects.configmap(name)
-        body["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner",
-                                                "uid": owner.metadata.uid}]
+        body["metadata"]["ownerReferences"] = [
+            {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner.metadata.uid}
+        ]
         core.create_namespaced_config_map(cluster.namespace, body)
     core.delete_namespaced_config_map("owner", cluster.namespace, propagation_policy="Background")
     for name in ("dep-1", "dep-2"):
@@ -55,8 +57,9 @@ def test_orphan_deletion_keeps_dependents_and_drops_their_owner_reference(cluste
     core = k8s.CoreV1Api(cluster.api)
     owner = core.create_namespaced_config_map(cluster.namespace, objects.configmap("owner2"))
     body = objects.configmap("orphan")
-    body["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner2",
-                                            "uid": owner.metadata.uid}]
+    body["metadata"]["ownerReferences"] = [
+        {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner2", "uid": owner.metadata.uid}
+    ]
     core.create_namespaced_config_map(cluster.namespace, body)
     core.delete_namespaced_config_map("owner2", cluster.namespace, propagation_policy="Orphan")
     eventually(lambda: not core.read_namespaced_config_map("orphan", cluster.namespace).metadata.owner_references)
@@ -67,8 +70,13 @@ def test_a_delete_precondition_on_a_stale_resource_version_is_a_409(cluster: Clu
     made = core.create_namespaced_config_map(cluster.namespace, objects.configmap("guarded"))
     core.patch_namespaced_config_map("guarded", cluster.namespace, {"data": {"x": "1"}})
     with pytest.raises(k8s.ApiException) as caught:
-        core.delete_namespaced_config_map("guarded", cluster.namespace, body=k8s.V1DeleteOptions(
-            preconditions=k8s.V1Preconditions(resource_version=made.metadata.resource_version)))
+        core.delete_namespaced_config_map(
+            "guarded",
+            cluster.namespace,
+            body=k8s.V1DeleteOptions(
+                preconditions=k8s.V1Preconditions(resource_version=made.metadata.resource_version)
+            ),
+        )
     assert caught.value.status == 409
 
 

@@ -29,8 +29,7 @@ def test_the_server_reports_a_version(cluster: Cluster) -> None:
 
 
 @pytest.mark.parametrize(("group", "version", "plurals"), EXPECTED, ids=[g or "core" for g, _, _ in EXPECTED])
-def test_every_listed_resource_is_discoverable(cluster: Cluster, group: str, version: str,
-                                               plurals: set[str]) -> None:
+def test_every_listed_resource_is_discoverable(cluster: Cluster, group: str, version: str, plurals: set[str]) -> None:
     if group:
         resources = k8s.CustomObjectsApi(cluster.api).get_api_resources(group, version).resources
     else:

@@ -78,8 +78,9 @@ def test_drain_evicts_exactly_the_pods_of_that_node(cluster: Cluster, cluster_ku
 
 
 def test_apply_creates_then_reports_unchanged(cluster: Cluster, cluster_kubectl: Any) -> None:
-    manifest = json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "applied"},
-                           "data": {"k": "v"}})
+    manifest = json.dumps(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "applied"}, "data": {"k": "v"}}
+    )
     first = cluster_kubectl("apply", "-f", "-", input=manifest)
     assert "configmap/applied created" in first.stdout
     second = cluster_kubectl("apply", "-f", "-", input=manifest)
@@ -93,20 +94,28 @@ def test_apply_creates_then_reports_unchanged(cluster: Cluster, cluster_kubectl:
 def test_custom_resources_print_their_columns(cluster: Cluster, cluster_kubectl: Any) -> None:
     from tests.contract.test_custom_resources import install_crd
 
-    install_crd(cluster, "probes", "Probe", columns=[{"name": "Phase", "type": "string",
-                                                      "jsonPath": ".status.phase"}])
-    manifest = json.dumps({"apiVersion": f"{objects.CRD_GROUP}/v1", "kind": "Probe", "metadata": {"name": "p1"},
-                           "spec": {}})
+    install_crd(cluster, "probes", "Probe", columns=[{"name": "Phase", "type": "string", "jsonPath": ".status.phase"}])
+    manifest = json.dumps(
+        {"apiVersion": f"{objects.CRD_GROUP}/v1", "kind": "Probe", "metadata": {"name": "p1"}, "spec": {}}
+    )
     cluster_kubectl("apply", "-f", "-", input=manifest)
-    cluster_kubectl("patch", f"probes.{objects.CRD_GROUP}", "p1", "--subresource=status", "--type=merge",
-                    "-p", '{"status":{"phase":"Passed"}}')
+    cluster_kubectl(
+        "patch",
+        f"probes.{objects.CRD_GROUP}",
+        "p1",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        '{"status":{"phase":"Passed"}}',
+    )
     lines = cluster_kubectl("get", f"probes.{objects.CRD_GROUP}").stdout.splitlines()
     assert lines[0].split()[:2] == ["NAME", "PHASE"]
     assert lines[1].split()[:2] == ["p1", "Passed"]
 
 
-def test_kubectl_sees_a_crd_created_after_it_cached_discovery(cluster: Cluster, cluster_kubectl: Any,
-                                                              tmp_path: Any) -> None:
+def test_kubectl_sees_a_crd_created_after_it_cached_discovery(
+    cluster: Cluster, cluster_kubectl: Any, tmp_path: Any
+) -> None:
     from tests.contract.test_custom_resources import install_crd
 
     if cluster.sim is not None:
@@ -121,8 +130,9 @@ def test_kubectl_sees_a_crd_created_after_it_cached_discovery(cluster: Cluster, 
 
 def test_wait_returns_when_the_condition_holds(cluster: Cluster, cluster_kubectl: Any, node: str) -> None:
     cluster.require_sim("the test sets node conditions itself")
-    k8s.CoreV1Api(cluster.api).patch_node_status(node, {"status": {"conditions": [
-        {"type": "Ready", "status": "True"}]}})
+    k8s.CoreV1Api(cluster.api).patch_node_status(
+        node, {"status": {"conditions": [{"type": "Ready", "status": "True"}]}}
+    )
     done = cluster_kubectl("wait", "--for=condition=Ready", f"node/{node}", "--timeout=10s")
     assert "condition met" in done.stdout
 

@@ -29,9 +29,14 @@ def test_an_object_over_the_storage_limit_is_refused_with_413(cluster: Cluster) 
     body = objects.configmap("huge", {f"k{n}": "y" * 250_000 for n in range(4)})
     body["metadata"]["annotations"] = annotations
     with pytest.raises(k8s.ApiException) as caught:
-        core.create_namespaced_event(cluster.namespace, {
-            "metadata": {"name": "huge"}, "involvedObject": {"kind": "Node", "name": "n"},
-            "message": "z" * (MIB + MIB // 2 + 10)})
+        core.create_namespaced_event(
+            cluster.namespace,
+            {
+                "metadata": {"name": "huge"},
+                "involvedObject": {"kind": "Node", "name": "n"},
+                "message": "z" * (MIB + MIB // 2 + 10),
+            },
+        )
     assert caught.value.status in (413, 422)
     with pytest.raises(k8s.ApiException):
         core.read_namespaced_event("huge", cluster.namespace)

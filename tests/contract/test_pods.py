@@ -22,21 +22,24 @@ def _eviction(name: str, namespace: str) -> dict[str, object]:
 
 
 def _running(core: k8s.CoreV1Api, name: str, namespace: str) -> None:
-    core.patch_namespaced_pod_status(name, namespace, {"status": {
-        "phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}})
+    core.patch_namespaced_pod_status(
+        name, namespace, {"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}
+    )
 
 
 def _budget(cluster: Cluster, name: str, labels: dict[str, str], **spec: object) -> None:
-    k8s.PolicyV1Api(cluster.api).create_namespaced_pod_disruption_budget(cluster.namespace, {
-        "metadata": {"name": name}, "spec": {"selector": {"matchLabels": labels}, **spec}})
+    k8s.PolicyV1Api(cluster.api).create_namespaced_pod_disruption_budget(
+        cluster.namespace, {"metadata": {"name": name}, "spec": {"selector": {"matchLabels": labels}, **spec}}
+    )
 
 
 def test_evicting_a_pod_without_a_budget_deletes_it(cluster: Cluster) -> None:
     core = k8s.CoreV1Api(cluster.api)
     core.create_namespaced_pod(cluster.namespace, objects.pod("free"))
     core.create_namespaced_pod_eviction("free", cluster.namespace, _eviction("free", cluster.namespace))
-    assert [p.metadata.name for p in core.list_namespaced_pod(cluster.namespace).items
-            if not p.metadata.deletion_timestamp] == []
+    assert [
+        p.metadata.name for p in core.list_namespaced_pod(cluster.namespace).items if not p.metadata.deletion_timestamp
+    ] == []
 
 
 def test_a_budget_without_room_refuses_the_eviction_with_429(cluster: Cluster) -> None:
@@ -83,16 +86,30 @@ def test_two_budgets_on_one_pod_are_a_500(cluster: Cluster) -> None:
 def test_binding_assigns_a_node_once(cluster: Cluster) -> None:
     core = k8s.CoreV1Api(cluster.api)
     core.create_namespaced_pod(cluster.namespace, objects.pod("unbound"))
-    binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "unbound"},
-               "target": {"apiVersion": "v1", "kind": "Node", "name": "node-x"}}
-    cluster.api.call_api(f"/api/v1/namespaces/{cluster.namespace}/pods/unbound/binding", "POST", body=binding,
-                         header_params={"Content-Type": "application/json", "Accept": "application/json"},
-                         auth_settings=["BearerToken"], _return_http_data_only=True)
+    binding = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": "unbound"},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": "node-x"},
+    }
+    cluster.api.call_api(
+        f"/api/v1/namespaces/{cluster.namespace}/pods/unbound/binding",
+        "POST",
+        body=binding,
+        header_params={"Content-Type": "application/json", "Accept": "application/json"},
+        auth_settings=["BearerToken"],
+        _return_http_data_only=True,
+    )
     assert core.read_namespaced_pod("unbound", cluster.namespace).spec.node_name == "node-x"
     with pytest.raises(k8s.ApiException) as caught:
-        cluster.api.call_api(f"/api/v1/namespaces/{cluster.namespace}/pods/unbound/binding", "POST", body=binding,
-                             header_params={"Content-Type": "application/json", "Accept": "application/json"},
-                             auth_settings=["BearerToken"], _return_http_data_only=True)
+        cluster.api.call_api(
+            f"/api/v1/namespaces/{cluster.namespace}/pods/unbound/binding",
+            "POST",
+            body=binding,
+            header_params={"Content-Type": "application/json", "Accept": "application/json"},
+            auth_settings=["BearerToken"],
+            _return_http_data_only=True,
+        )
     assert caught.value.status == 409
 
 

@@ -26,19 +26,30 @@ def _as(path: Path) -> k8s.CoreV1Api:
     return k8s.CoreV1Api(client.new_client(kubeconfig=path))
 
 
-def _grant(cluster: Cluster, name: str, rules: list[dict[str, object]], subject: str, *,
-           cluster_wide: bool = False) -> None:
+def _grant(
+    cluster: Cluster, name: str, rules: list[dict[str, object]], subject: str, *, cluster_wide: bool = False
+) -> None:
     rbac = k8s.RbacAuthorizationV1Api(cluster.api)
     subjects = [{"kind": "ServiceAccount", "name": subject, "namespace": cluster.namespace}]
     if cluster_wide:
         rbac.create_cluster_role({"metadata": {"name": name}, "rules": rules})
-        rbac.create_cluster_role_binding({"metadata": {"name": name}, "subjects": subjects,
-                                          "roleRef": {"apiGroup": RBAC, "kind": "ClusterRole", "name": name}})
+        rbac.create_cluster_role_binding(
+            {
+                "metadata": {"name": name},
+                "subjects": subjects,
+                "roleRef": {"apiGroup": RBAC, "kind": "ClusterRole", "name": name},
+            }
+        )
     else:
         rbac.create_namespaced_role(cluster.namespace, {"metadata": {"name": name}, "rules": rules})
-        rbac.create_namespaced_role_binding(cluster.namespace, {
-            "metadata": {"name": name}, "subjects": subjects,
-            "roleRef": {"apiGroup": RBAC, "kind": "Role", "name": name}})
+        rbac.create_namespaced_role_binding(
+            cluster.namespace,
+            {
+                "metadata": {"name": name},
+                "subjects": subjects,
+                "roleRef": {"apiGroup": RBAC, "kind": "Role", "name": name},
+            },
+        )
 
 
 @pytest.fixture()
@@ -56,23 +67,28 @@ def test_a_token_without_rights_is_forbidden(cluster: Cluster, identity: Callabl
 
 
 def test_a_role_grants_exactly_its_verbs_in_its_namespace(cluster: Cluster, identity: Callable[[str], Path]) -> None:
-    _grant(cluster, "cm-reader", [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]}],
-           "reader")
+    _grant(cluster, "cm-reader", [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]}], "reader")
     k8s.CoreV1Api(cluster.api).create_namespaced_config_map(cluster.namespace, objects.configmap("c"))
     core = _as(identity("reader"))
     assert [c.metadata.name for c in core.list_namespaced_config_map(cluster.namespace).items] == ["c"]
-    for attempt in (lambda: core.delete_namespaced_config_map("c", cluster.namespace),
-                    lambda: core.list_namespaced_secret(cluster.namespace),
-                    lambda: core.list_namespaced_config_map("default")):
+    for attempt in (
+        lambda: core.delete_namespaced_config_map("c", cluster.namespace),
+        lambda: core.list_namespaced_secret(cluster.namespace),
+        lambda: core.list_namespaced_config_map("default"),
+    ):
         with pytest.raises(k8s.ApiException) as caught:
             attempt()
         assert caught.value.status == 403
 
 
-def test_a_cluster_role_binding_grants_cluster_scoped_access(cluster: Cluster,
-                                                             identity: Callable[[str], Path]) -> None:
-    _grant(cluster, f"{cluster.namespace}-nodes", [{"apiGroups": [""], "resources": ["nodes"],
-                                                    "verbs": ["list"]}], "viewer", cluster_wide=True)
+def test_a_cluster_role_binding_grants_cluster_scoped_access(cluster: Cluster, identity: Callable[[str], Path]) -> None:
+    _grant(
+        cluster,
+        f"{cluster.namespace}-nodes",
+        [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["list"]}],
+        "viewer",
+        cluster_wide=True,
+    )
     core = _as(identity("viewer"))
     core.list_node()
     with pytest.raises(k8s.ApiException) as caught:
@@ -80,11 +96,18 @@ def test_a_cluster_role_binding_grants_cluster_scoped_access(cluster: Cluster,
     assert caught.value.status == 403
 
 
-def test_subresources_and_resource_names_need_their_own_rules(cluster: Cluster,
-                                                              identity: Callable[[str], Path]) -> None:
-    _grant(cluster, "one-pod", [
-        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get"], "resourceNames": ["allowed"]},
-        {"apiGroups": [""], "resources": ["pods/log"], "verbs": ["get"]}], "narrow")
+def test_subresources_and_resource_names_need_their_own_rules(
+    cluster: Cluster, identity: Callable[[str], Path]
+) -> None:
+    _grant(
+        cluster,
+        "one-pod",
+        [
+            {"apiGroups": [""], "resources": ["pods"], "verbs": ["get"], "resourceNames": ["allowed"]},
+            {"apiGroups": [""], "resources": ["pods/log"], "verbs": ["get"]},
+        ],
+        "narrow",
+    )
     admin = k8s.CoreV1Api(cluster.api)
     for name in ("allowed", "other"):
         admin.create_namespaced_pod(cluster.namespace, objects.pod(name))
@@ -113,8 +136,9 @@ def test_an_unknown_token_is_unauthorized(cluster: Cluster, tmp_path: Path) -> N
 
 def test_the_audit_records_what_each_identity_did(cluster: Cluster, identity: Callable[[str], Path]) -> None:
     sim = cluster.require_sim("reads the emulator's audit")
-    _grant(cluster, "cm-writer", [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create", "get"]}],
-           "writer")
+    _grant(
+        cluster, "cm-writer", [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create", "get"]}], "writer"
+    )
     core = _as(identity("writer"))
     core.create_namespaced_config_map(cluster.namespace, objects.configmap("w"))
     core.read_namespaced_config_map("w", cluster.namespace)
@@ -122,6 +146,8 @@ def test_the_audit_records_what_each_identity_did(cluster: Cluster, identity: Ca
         core.delete_namespaced_config_map("w", cluster.namespace)
     user = f"system:serviceaccount:{cluster.namespace}:writer"
     assert sim.audit.permissions(identity=user) == [
-        ("create", "", "configmaps", cluster.namespace), ("delete", "", "configmaps", cluster.namespace),
-        ("get", "", "configmaps", cluster.namespace)]
+        ("create", "", "configmaps", cluster.namespace),
+        ("delete", "", "configmaps", cluster.namespace),
+        ("get", "", "configmaps", cluster.namespace),
+    ]
     assert [r.code for r in sim.audit.records(identity=user)] == [201, 200, 403]

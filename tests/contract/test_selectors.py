@@ -25,19 +25,24 @@ def labelled(cluster: Cluster) -> k8s.CoreV1Api:
     return core
 
 
-@pytest.mark.parametrize(("selector", "expected"), [
-    ("tier=gpu", {"a", "c"}),
-    ("tier==gpu", {"a", "c"}),
-    ("tier!=gpu", {"b", "d"}),
-    ("tier in (cpu, gpu)", {"a", "b", "c"}),
-    ("tier notin (gpu)", {"b", "d"}),
-    ("pool", {"a", "b"}),
-    ("!pool", {"c", "d"}),
-    ("tier=gpu,!pool", {"c"}),
-    ("tier in (gpu),pool notin (y)", {"a", "c"}),
-], ids=["equals", "double-equals", "not-equals", "in", "notin", "exists", "not-exists", "and", "set-and-set"])
-def test_label_selectors_select_exactly_the_matching_objects(labelled: k8s.CoreV1Api, cluster: Cluster,
-                                                             selector: str, expected: set[str]) -> None:
+@pytest.mark.parametrize(
+    ("selector", "expected"),
+    [
+        ("tier=gpu", {"a", "c"}),
+        ("tier==gpu", {"a", "c"}),
+        ("tier!=gpu", {"b", "d"}),
+        ("tier in (cpu, gpu)", {"a", "b", "c"}),
+        ("tier notin (gpu)", {"b", "d"}),
+        ("pool", {"a", "b"}),
+        ("!pool", {"c", "d"}),
+        ("tier=gpu,!pool", {"c"}),
+        ("tier in (gpu),pool notin (y)", {"a", "c"}),
+    ],
+    ids=["equals", "double-equals", "not-equals", "in", "notin", "exists", "not-exists", "and", "set-and-set"],
+)
+def test_label_selectors_select_exactly_the_matching_objects(
+    labelled: k8s.CoreV1Api, cluster: Cluster, selector: str, expected: set[str]
+) -> None:
     found = labelled.list_namespaced_config_map(cluster.namespace, label_selector=selector).items
     assert {o.metadata.name for o in found} - {"kube-root-ca.crt"} == expected
 
@@ -56,11 +61,13 @@ def test_field_selectors_filter_pods_by_node_and_phase(cluster: Cluster) -> None
     assert sorted(p.metadata.name for p in on_a) == ["p1", "p3"]
     not_a = core.list_namespaced_pod(cluster.namespace, field_selector="spec.nodeName!=node-a").items
     assert [p.metadata.name for p in not_a] == ["p2"]
-    pending_on_b = core.list_namespaced_pod(cluster.namespace,
-                                            field_selector="spec.nodeName=node-b,status.phase=Pending").items
+    pending_on_b = core.list_namespaced_pod(
+        cluster.namespace, field_selector="spec.nodeName=node-b,status.phase=Pending"
+    ).items
     assert [p.metadata.name for p in pending_on_b] == ["p2"]
     by_name = core.list_pod_for_all_namespaces(
-        field_selector=f"metadata.name=p3,metadata.namespace={cluster.namespace}")
+        field_selector=f"metadata.name=p3,metadata.namespace={cluster.namespace}"
+    )
     assert [p.metadata.name for p in by_name.items] == ["p3"]
 
 
@@ -77,11 +84,19 @@ def test_nodes_can_be_selected_by_unschedulable(cluster: Cluster) -> None:
 def test_events_can_be_selected_by_involved_object(cluster: Cluster) -> None:
     core = k8s.CoreV1Api(cluster.api)
     for n, target in enumerate(("gpu-1", "gpu-2", "gpu-1")):
-        core.create_namespaced_event(cluster.namespace, {
-            "metadata": {"name": f"ev-{n}"}, "reason": "Xid", "message": "x", "type": "Warning",
-            "involvedObject": {"kind": "Node", "name": target}})
-    found = core.list_namespaced_event(cluster.namespace,
-                                       field_selector="involvedObject.kind=Node,involvedObject.name=gpu-1").items
+        core.create_namespaced_event(
+            cluster.namespace,
+            {
+                "metadata": {"name": f"ev-{n}"},
+                "reason": "Xid",
+                "message": "x",
+                "type": "Warning",
+                "involvedObject": {"kind": "Node", "name": target},
+            },
+        )
+    found = core.list_namespaced_event(
+        cluster.namespace, field_selector="involvedObject.kind=Node,involvedObject.name=gpu-1"
+    ).items
     assert sorted(e.metadata.name for e in found) == ["ev-0", "ev-2"]
 
 
@@ -100,8 +115,7 @@ def test_limit_and_continue_page_through_every_item_once(cluster: Cluster) -> No
     token = None
     pages = 0
     while True:
-        page = core.list_namespaced_config_map(cluster.namespace, label_selector="paged=yes", limit=4,
-                                               _continue=token)
+        page = core.list_namespaced_config_map(cluster.namespace, label_selector="paged=yes", limit=4, _continue=token)
         pages += 1
         seen += [o.metadata.name for o in page.items]
         token = page.metadata._continue

@@ -39,8 +39,16 @@ def test_a_selector_watch_sees_its_objects_come_change_and_go(cluster: Cluster) 
     core.patch_namespaced_config_map("other", cluster.namespace, {"data": {"a": "1"}})
     core.patch_namespaced_config_map("w", cluster.namespace, {"metadata": {"labels": {"watch": "no"}}})
     w = watch.Watch()
-    seen = _collect(w.stream(core.list_namespaced_config_map, cluster.namespace, label_selector="watch=me",
-                             resource_version=start, timeout_seconds=5), until=3)
+    seen = _collect(
+        w.stream(
+            core.list_namespaced_config_map,
+            cluster.namespace,
+            label_selector="watch=me",
+            resource_version=start,
+            timeout_seconds=5,
+        ),
+        until=3,
+    )
     w.stop()
     assert seen == [("ADDED", "w"), ("MODIFIED", "w"), ("DELETED", "w")]
 
@@ -49,8 +57,9 @@ def test_a_watch_without_resource_version_starts_with_the_current_objects(cluste
     core = k8s.CoreV1Api(cluster.api)
     core.create_namespaced_config_map(cluster.namespace, objects.configmap("present", labels={"x": "1"}))
     w = watch.Watch()
-    seen = _collect(w.stream(core.list_namespaced_config_map, cluster.namespace, label_selector="x=1",
-                             timeout_seconds=5), until=1)
+    seen = _collect(
+        w.stream(core.list_namespaced_config_map, cluster.namespace, label_selector="x=1", timeout_seconds=5), until=1
+    )
     w.stop()
     assert seen == [("ADDED", "present")]
 
@@ -60,9 +69,14 @@ def test_a_live_watch_receives_changes_made_after_it_started(cluster: Cluster) -
     start = core.list_namespaced_config_map(cluster.namespace).metadata.resource_version
     w = watch.Watch()
     seen: list[tuple[str, str]] = []
-    reader = threading.Thread(target=lambda: seen.extend(_collect(
-        w.stream(core.list_namespaced_config_map, cluster.namespace, resource_version=start, timeout_seconds=5),
-        until=2)))
+    reader = threading.Thread(
+        target=lambda: seen.extend(
+            _collect(
+                w.stream(core.list_namespaced_config_map, cluster.namespace, resource_version=start, timeout_seconds=5),
+                until=2,
+            )
+        )
+    )
     reader.start()
     core.create_namespaced_config_map(cluster.namespace, objects.configmap("live"))
     core.delete_namespaced_config_map("live", cluster.namespace)
@@ -74,8 +88,11 @@ def test_a_live_watch_receives_changes_made_after_it_started(cluster: Cluster) -
 def test_timeout_seconds_ends_the_stream(cluster: Cluster) -> None:
     core = k8s.CoreV1Api(cluster.api)
     started = time.monotonic()
-    events = list(watch.Watch().stream(core.list_namespaced_config_map, cluster.namespace,
-                                       label_selector="nothing=here", timeout_seconds=1))
+    events = list(
+        watch.Watch().stream(
+            core.list_namespaced_config_map, cluster.namespace, label_selector="nothing=here", timeout_seconds=1
+        )
+    )
     assert events == []
     assert time.monotonic() - started < 4
 
@@ -85,13 +102,21 @@ def test_bookmarks_carry_the_latest_resource_version(cluster: Cluster) -> None:
     core = k8s.CoreV1Api(cluster.api)
     start = core.list_namespaced_config_map(cluster.namespace).metadata.resource_version
     core.create_namespaced_config_map(cluster.namespace, objects.configmap("bm"))
-    events = list(watch.Watch().stream(core.list_namespaced_config_map, cluster.namespace, resource_version=start,
-                                       allow_watch_bookmarks=True, timeout_seconds=1))
+    events = list(
+        watch.Watch().stream(
+            core.list_namespaced_config_map,
+            cluster.namespace,
+            resource_version=start,
+            allow_watch_bookmarks=True,
+            timeout_seconds=1,
+        )
+    )
     assert events[0]["type"] == "ADDED"
     bookmark = events[-1]
     assert bookmark["type"] == "BOOKMARK"
     assert int(bookmark["raw_object"]["metadata"]["resourceVersion"]) >= int(
-        events[0]["object"].metadata.resource_version)
+        events[0]["object"].metadata.resource_version
+    )
 
 
 def test_a_compacted_resource_version_is_410_gone(cluster: Cluster) -> None:
@@ -101,8 +126,11 @@ def test_a_compacted_resource_version_is_410_gone(cluster: Cluster) -> None:
     core.create_namespaced_config_map(cluster.namespace, objects.configmap("after"))
     sim.store.compact()
     with pytest.raises(k8s.ApiException) as caught:
-        list(watch.Watch().stream(core.list_namespaced_config_map, cluster.namespace, resource_version=old,
-                                  timeout_seconds=2))
+        list(
+            watch.Watch().stream(
+                core.list_namespaced_config_map, cluster.namespace, resource_version=old, timeout_seconds=2
+            )
+        )
     assert caught.value.status == 410
 
 
@@ -120,7 +148,13 @@ def test_a_dropped_watch_resumes_from_the_last_resource_version(cluster: Cluster
         for _ in stream:
             pass
     core.create_namespaced_config_map(cluster.namespace, objects.configmap("after-drop"))
-    resumed = _collect(watch.Watch().stream(core.list_namespaced_config_map, cluster.namespace,
-                                            resource_version=first["object"].metadata.resource_version,
-                                            timeout_seconds=5), until=1)
+    resumed = _collect(
+        watch.Watch().stream(
+            core.list_namespaced_config_map,
+            cluster.namespace,
+            resource_version=first["object"].metadata.resource_version,
+            timeout_seconds=5,
+        ),
+        until=1,
+    )
     assert resumed == [("ADDED", "after-drop")]

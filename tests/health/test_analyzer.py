@@ -45,9 +45,17 @@ def settings(tmp_path: Path, text: str = RULES) -> values.Analyzer:
 
 
 def xid(code: str, hours: float, *, fatal: bool = False, check: str = "SysLogsXIDError") -> hevent.HealthEvent:
-    return hevent.parse({"agent": "syslog-health-monitor", "checkName": check, "componentClass": "GPU",
-                         "errorCode": [code], "isFatal": fatal, "nodeName": "node-1",
-                         "generatedTimestamp": (T0 + timedelta(hours=hours)).isoformat()})
+    return hevent.parse(
+        {
+            "agent": "syslog-health-monitor",
+            "checkName": check,
+            "componentClass": "GPU",
+            "errorCode": [code],
+            "isFatal": fatal,
+            "nodeName": "node-1",
+            "generatedTimestamp": (T0 + timedelta(hours=hours)).isoformat(),
+        }
+    )
 
 
 def test_the_same_xid_three_times_in_a_day_emits_a_derived_event(tmp_path: Path) -> None:
@@ -59,7 +67,7 @@ def test_the_same_xid_three_times_in_a_day_emits_a_derived_event(tmp_path: Path)
     derived = rules.evaluate(history[-1], history)
     assert derived is not None and (derived.agent, derived.checkName) == (analyzer.AGENT, "RepeatedXid")
     assert derived.recommendedAction == hevent.RecommendedAction.CONTACT_SUPPORT and derived.isFatal
-    now[0] = T0 + timedelta(hours=25.5)   # the first Xid 13 has left the window
+    now[0] = T0 + timedelta(hours=25.5)  # the first Xid 13 has left the window
     assert rules.evaluate(history[-1], history) is None
 
 
@@ -83,19 +91,32 @@ def test_an_unknown_action_in_a_rule_fails_at_load(tmp_path: Path) -> None:
 
 
 def test_the_controller_publishes_the_derived_event_once_and_quarantines_on_it(
-        gpu_sim: Any, api_client: Any, tmp_path: Path) -> None:
+    gpu_sim: Any, api_client: Any, tmp_path: Path
+) -> None:
     [node] = gpu_sim.add_gpu_nodes(1)
     resource.install(api_client)
     controller.ensure_namespace(api_client, "nvsentinel")
     path = tmp_path / "values.yaml"
-    path.write_text(RULES + "node-drainer: {enabled: false}\nfault-remediation: {enabled: false}\n"
-                    "fault-quarantine: {circuitBreaker: {enabled: false}}\n")
+    path.write_text(
+        RULES + "node-drainer: {enabled: false}\nfault-remediation: {enabled: false}\n"
+        "fault-quarantine: {circuitBreaker: {enabled: false}}\n"
+    )
     clk = clock.for_api_client(api_client, max_age=0)
     ctl = controller.Controller(api_client, config.load(path, enforce=True), namespace="nvsentinel", clk=clk)
     now = clk.now()
-    events = [hevent.parse({"agent": "syslog-health-monitor", "checkName": "SysLogsXIDError", "componentClass": "NIC",
-                            "errorCode": ["13"], "nodeName": node,
-                            "generatedTimestamp": hevent.format_time(now - timedelta(minutes=m))}) for m in (3, 2, 1)]
+    events = [
+        hevent.parse(
+            {
+                "agent": "syslog-health-monitor",
+                "checkName": "SysLogsXIDError",
+                "componentClass": "NIC",
+                "errorCode": ["13"],
+                "nodeName": node,
+                "generatedTimestamp": hevent.format_time(now - timedelta(minutes=m)),
+            }
+        )
+        for m in (3, 2, 1)
+    ]
     resource.publish(api_client, events, now=clk.now)
     ctl.reconcile_once()
     ctl.reconcile_once()

@@ -36,11 +36,23 @@ def cluster(gpu_sim: Any, api_client: Any) -> Iterator[tuple[Any, Any, list[str]
 
 def gpu_pod(api: Any, namespace: str, name: str, node: str, *, labels: dict[str, str] | None = None) -> None:
     """A pod with an nvidia.com/gpu limit and no device annotation."""
-    body = {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": namespace, "labels": labels or {"app": name}},
-            "spec": {"nodeName": node, "restartPolicy": "Never",
-                     "containers": [{"name": "main", "image": "cuda", "command": ["sleep", "100000"],
-                                     "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}
+    body = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels or {"app": name}},
+        "spec": {
+            "nodeName": node,
+            "restartPolicy": "Never",
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "cuda",
+                    "command": ["sleep", "100000"],
+                    "resources": {"limits": {"nvidia.com/gpu": "1"}},
+                }
+            ],
+        },
+    }
     rest.create(api, rest.core_path("pods", namespace), body)
 
 
@@ -50,8 +62,7 @@ def not_ready_since(api: Any, namespace: str, name: str, minutes: float) -> None
     current = rest.get(api, path)
     since = hevent.format_time(clock.for_api_client(api, max_age=0).now() - timedelta(minutes=minutes))
     conditions = [c for c in (current.get("status") or {}).get("conditions") or [] if c.get("type") != "Ready"]
-    conditions.append({"type": "Ready", "status": "False", "reason": "ContainersNotReady",
-                       "lastTransitionTime": since})
+    conditions.append({"type": "Ready", "status": "False", "reason": "ContainersNotReady", "lastTransitionTime": since})
     current.setdefault("status", {})["conditions"] = conditions
     rest.replace(api, path + "/status", current)
 
@@ -64,7 +75,7 @@ def test_pods_not_ready_past_the_timeout_neither_move_nor_hold_the_drain(cluster
     not_ready_since(api, "team", "stuck", 10)
     not_ready_since(api, "team", "recent", 1)
     publish(api, event(names[0]))
-    result = make(api, tmp_path, NO_REMEDIATION).reconcile_once()   # AllowCompletion for every namespace
+    result = make(api, tmp_path, NO_REMEDIATION).reconcile_once()  # AllowCompletion for every namespace
     assert result.followups == {"drain:InProgress": 1}
     drain = status_of(api, names[0])[0].drain
     assert drain is not None and drain.pending == ["team/recent"]
@@ -99,12 +110,15 @@ def test_pod_drain_policies_choose_the_mode_per_pod(cluster: Any, tmp_path: Path
     pod(api, "team", "unlisted", names[0], labels={"app": "y"})
     pod(api, "other", "elsewhere", names[0], labels={"drain": "finish"})
     publish(api, event(names[0]))
-    values = NO_REMEDIATION + """node-drainer:
+    values = (
+        NO_REMEDIATION
+        + """node-drainer:
   userNamespaces: []
   podDrainPolicies:
     - {name: replace, podSelector: "drain=now", mode: Immediate}
     - {name: finish, namespace: "te*", podSelector: "drain in (finish),app", mode: AllowCompletion}
 """
+    )
     assert make(api, tmp_path, values).reconcile_once().followups == {"drain:InProgress": 1}
     drain = status_of(api, names[0])[0].drain
     assert drain is not None and drain.pending == ["team/checkpointing"]
@@ -123,14 +137,24 @@ def test_a_partial_drain_also_moves_a_gpu_pod_without_a_device_annotation(cluste
     assert pods_on(api, names[0]) == ["team/cpu-only", "team/on-gpu-4"]
 
 
-@pytest.mark.parametrize(("text", "field"), [
-    ("node-drainer:\n  podDrainPolicies: [{name: a, podSelector: x=y, mode: Immediate}]\n", "node-drainer"),
-    ("node-drainer:\n  userNamespaces: []\n  podDrainPolicies: [{name: a, podSelector: 'x in y', mode: Immediate}]\n",
-     "node-drainer.podDrainPolicies.0.podSelector"),
-    ("node-drainer:\n  userNamespaces: []\n  podDrainPolicies: [{name: a, podSelector: x, mode: Immediate},"
-     " {name: a, podSelector: y, mode: Immediate}]\n", "podDrainPolicies[1].name"),
-    ("node-drainer: {notReadyTimeoutMinutes: -1}\n", "node-drainer.notReadyTimeoutMinutes"),
-], ids=["with-user-namespaces", "bad-selector", "duplicate-name", "negative-timeout"])
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        ("node-drainer:\n  podDrainPolicies: [{name: a, podSelector: x=y, mode: Immediate}]\n", "node-drainer"),
+        (
+            "node-drainer:\n  userNamespaces: []\n"
+            "  podDrainPolicies: [{name: a, podSelector: 'x in y', mode: Immediate}]\n",
+            "node-drainer.podDrainPolicies.0.podSelector",
+        ),
+        (
+            "node-drainer:\n  userNamespaces: []\n  podDrainPolicies: [{name: a, podSelector: x, mode: Immediate},"
+            " {name: a, podSelector: y, mode: Immediate}]\n",
+            "podDrainPolicies[1].name",
+        ),
+        ("node-drainer: {notReadyTimeoutMinutes: -1}\n", "node-drainer.notReadyTimeoutMinutes"),
+    ],
+    ids=["with-user-namespaces", "bad-selector", "duplicate-name", "negative-timeout"],
+)
 def test_bad_drain_values_are_refused_naming_the_field(tmp_path: Path, text: str, field: str) -> None:
     path = tmp_path / "values.yaml"
     path.write_text(text)
@@ -143,7 +167,9 @@ def test_rules_check_reports_what_only_the_whole_model_sees(tmp_path: Path) -> N
     from shared.health import rulecheck
 
     path = tmp_path / "values.yaml"
-    path.write_text("node-drainer:\n  userNamespaces: []\n  podDrainPolicies:\n"
-                    "    - {name: a, podSelector: 'x in y', mode: Immediate}\n")
+    path.write_text(
+        "node-drainer:\n  userNamespaces: []\n  podDrainPolicies:\n"
+        "    - {name: a, podSelector: 'x in y', mode: Immediate}\n"
+    )
     (problem,) = rulecheck.check(path)
     assert "podDrainPolicies.0.podSelector" in problem.line() and "'x in y'" in problem.line()

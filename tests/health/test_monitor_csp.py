@@ -62,12 +62,25 @@ def endpoint() -> Iterator[Endpoint]:
         assert not thread.is_alive()
 
 
-def maintenance(status: str = "PENDING", start: datetime = NOW + timedelta(minutes=10), *, node: str = "n1",
-                action: str = "RESTART_VM", end: datetime | None = None) -> dict[str, Any]:
-    return {"eventId": f"ev-{node}", "nodeName": node, "resourceType": "gce_instance", "resourceId": f"i-{node}",
-            "status": status, "maintenanceType": "SCHEDULED", "recommendedAction": action,
-            "scheduledStartTime": start.isoformat(),
-            "scheduledEndTime": (end or start + timedelta(hours=1)).isoformat()}
+def maintenance(
+    status: str = "PENDING",
+    start: datetime = NOW + timedelta(minutes=10),
+    *,
+    node: str = "n1",
+    action: str = "RESTART_VM",
+    end: datetime | None = None,
+) -> dict[str, Any]:
+    return {
+        "eventId": f"ev-{node}",
+        "nodeName": node,
+        "resourceType": "gce_instance",
+        "resourceId": f"i-{node}",
+        "status": status,
+        "maintenanceType": "SCHEDULED",
+        "recommendedAction": action,
+        "scheduledStartTime": start.isoformat(),
+        "scheduledEndTime": (end or start + timedelta(hours=1)).isoformat(),
+    }
 
 
 def summary(events: list[Any]) -> list[tuple[str, str, bool, bool, str, str]]:
@@ -77,14 +90,17 @@ def summary(events: list[Any]) -> list[tuple[str, str, bool, bool, str, str]]:
 def test_scheduled_maintenance_is_fatal_once_then_healthy_after_the_delay(endpoint: Endpoint) -> None:
     mem = memory.Memory()
     endpoint.body = {"events": [maintenance(start=NOW + timedelta(hours=2))]}
-    assert csp.once(endpoint.url, "n1", mem, NOW) == []                          # not within 30 minutes yet
+    assert csp.once(endpoint.url, "n1", mem, NOW) == []  # not within 30 minutes yet
     endpoint.body = {"events": [maintenance(), maintenance(node="n2")]}
     (fatal,) = csp.once(endpoint.url, "n1", mem, NOW)
     assert summary([fatal]) == [("n1", "CSPMaintenance", True, False, "RESTART_VM", "CSP maintenance scheduled")]
     assert (fatal.agent, fatal.componentClass, fatal.entitiesImpacted[0].entityValue) == (
-        "csp-health-monitor", "gce_instance", "i-n1")
+        "csp-health-monitor",
+        "gce_instance",
+        "i-n1",
+    )
     assert fatal.activation()["processingStrategy"] == 1
-    assert csp.once(endpoint.url, "n1", mem, NOW) == []                          # published once
+    assert csp.once(endpoint.url, "n1", mem, NOW) == []  # published once
     endpoint.body = {"events": [maintenance("ONGOING")]}
     assert csp.once(endpoint.url, "n1", mem, NOW + timedelta(minutes=20)) == []
     done = NOW + timedelta(minutes=70)
@@ -98,7 +114,7 @@ def test_cancelled_or_vanished_maintenance_recovers_and_an_old_completed_one_is_
     mem = memory.Memory()
     endpoint.body = {"events": [maintenance(action="SOMETHING_ELSE")]}
     (fatal,) = csp.once(endpoint.url, "n1", mem, NOW)
-    assert fatal.recommendedAction.name == "NONE"                               # unknown action → NONE, as upstream
+    assert fatal.recommendedAction.name == "NONE"  # unknown action → NONE, as upstream
     endpoint.body = {"events": [maintenance("CANCELLED")]}
     assert [e.isHealthy for e in csp.once(endpoint.url, "n1", mem, NOW)] == [True]
     endpoint.body = {"events": [maintenance("COMPLETED", end=NOW - timedelta(minutes=1))]}
@@ -124,11 +140,29 @@ def test_cli_csp_dry_run_json_table_and_polling(run_cli: Any, endpoint: Endpoint
     assert result.code == 0, result.stderr
     (line,) = [json.loads(x) for x in result.stdout.splitlines()]
     assert (line["agent"], line["checkName"], line["isFatal"], line["recommendedAction"]) == (
-        "csp-health-monitor", "CSPMaintenance", True, "REPLACE_VM")
-    table = run_cli("nvsentinel", "monitor", "csp", "--url", endpoint.url, "--node", "n1", "--dry-run",
-                    "--interval", "50ms", "--for", "200ms", "-o", "table")
+        "csp-health-monitor",
+        "CSPMaintenance",
+        True,
+        "REPLACE_VM",
+    )
+    table = run_cli(
+        "nvsentinel",
+        "monitor",
+        "csp",
+        "--url",
+        endpoint.url,
+        "--node",
+        "n1",
+        "--dry-run",
+        "--interval",
+        "50ms",
+        "--for",
+        "200ms",
+        "-o",
+        "table",
+    )
     assert table.code == 0, table.stderr
-    assert table.stdout.count("CSPMaintenance") == 1                           # polled, reported once
+    assert table.stdout.count("CSPMaintenance") == 1  # polled, reported once
     missing = run_cli("nvsentinel", "monitor", "csp", "--url", endpoint.url, "--dry-run")
     assert missing.code != 0 and "--node" in missing.stderr
     down = run_cli("nvsentinel", "monitor", "csp", "--url", "http://127.0.0.1:9/x", "--node", "n1", "--dry-run")
@@ -148,16 +182,17 @@ def set_ready(api: Any, node: str, ready: bool) -> None:
     nodes.update(api, node, mutate, status=True)
 
 
-def test_the_healthy_event_waits_until_the_node_is_ready_again(endpoint: Endpoint, gpu_sim: Any,
-                                                               api_client: Any) -> None:
+def test_the_healthy_event_waits_until_the_node_is_ready_again(
+    endpoint: Endpoint, gpu_sim: Any, api_client: Any
+) -> None:
     (node,) = gpu_sim.add_gpu_nodes(1)
     mem = memory.Memory()
-    ready = lambda name: csp.node_ready(api_client, name)   # noqa: E731 - the cluster's answer, per poll
+    ready = lambda name: csp.node_ready(api_client, name)  # noqa: E731 - the cluster's answer, per poll
     endpoint.body = {"events": [maintenance(node=node)]}
     assert [e.isFatal for e in csp.once(endpoint.url, node, mem, NOW, ready=ready)] == [True]
     done = NOW + timedelta(minutes=70)
     endpoint.body = {"events": [maintenance("COMPLETED", node=node, end=done)]}
-    set_ready(api_client, node, False)                                          # still rebooting
+    set_ready(api_client, node, False)  # still rebooting
     assert csp.once(endpoint.url, node, mem, done + timedelta(minutes=16), ready=ready) == []
     assert csp.once(endpoint.url, node, mem, done + timedelta(minutes=30), ready=ready) == []
     set_ready(api_client, node, True)
@@ -166,11 +201,12 @@ def test_the_healthy_event_waits_until_the_node_is_ready_again(endpoint: Endpoin
     assert csp.once(endpoint.url, node, mem, done + timedelta(minutes=32), ready=ready) == []
 
 
-def test_a_node_not_ready_past_the_timeout_gets_no_healthy_event(endpoint: Endpoint, gpu_sim: Any, api_client: Any,
-                                                                 caplog: pytest.LogCaptureFixture) -> None:
+def test_a_node_not_ready_past_the_timeout_gets_no_healthy_event(
+    endpoint: Endpoint, gpu_sim: Any, api_client: Any, caplog: pytest.LogCaptureFixture
+) -> None:
     (node,) = gpu_sim.add_gpu_nodes(1)
     mem = memory.Memory()
-    ready = lambda name: csp.node_ready(api_client, name)   # noqa: E731
+    ready = lambda name: csp.node_ready(api_client, name)  # noqa: E731
     endpoint.body = {"events": [maintenance(node=node)]}
     csp.once(endpoint.url, node, mem, NOW, ready=ready)
     done = NOW + timedelta(minutes=70)
@@ -182,7 +218,7 @@ def test_a_node_not_ready_past_the_timeout_gets_no_healthy_event(endpoint: Endpo
     assert "no healthy event" not in caplog.text
     assert csp.once(endpoint.url, node, mem, first + timedelta(minutes=61), ready=ready) == []
     assert "no healthy event is sent" in caplog.text
-    set_ready(api_client, node, True)                                           # too late: people decide
+    set_ready(api_client, node, True)  # too late: people decide
     assert csp.once(endpoint.url, node, mem, first + timedelta(minutes=62), ready=ready) == []
 
 
@@ -196,6 +232,16 @@ def test_an_unknown_readiness_is_not_ready_and_a_bad_timeout_is_refused(endpoint
     endpoint.body = {"events": [maintenance("CANCELLED")]}
     assert csp.once(endpoint.url, "n1", mem, NOW, ready=broken) == []
     assert [e.isHealthy for e in csp.once(endpoint.url, "n1", mem, NOW, ready=lambda name: True)] == [True]
-    bad = run_cli("nvsentinel", "monitor", "csp", "--url", endpoint.url, "--node", "n1", "--dry-run",
-                  "--node-ready-timeout", "soon")
+    bad = run_cli(
+        "nvsentinel",
+        "monitor",
+        "csp",
+        "--url",
+        endpoint.url,
+        "--node",
+        "n1",
+        "--dry-run",
+        "--node-ready-timeout",
+        "soon",
+    )
     assert bad.code == 2 and "--node-ready-timeout" in bad.stderr

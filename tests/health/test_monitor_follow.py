@@ -49,13 +49,13 @@ def test_truncation_and_rotation_lose_no_line_and_repeat_none(tmp_path: Path) ->
     follower = tail.XidFollower("n1", log, boot_time=None, now=NOW)
     try:
         assert codes(follower) == ["79", "48"]
-        log.write_text(xid_line(13))                    # truncated and rewritten, shorter
+        log.write_text(xid_line(13))  # truncated and rewritten, shorter
         assert codes(follower) == ["13"]
-        append(log, xid_line(31))                       # written after the last read, then rotated
+        append(log, xid_line(31))  # written after the last read, then rotated
         log.rename(tmp_path / "kern.log.1")
-        assert codes(follower) == ["31"]                # the old file's rest, while the path is missing
+        assert codes(follower) == ["31"]  # the old file's rest, while the path is missing
         log.write_text(xid_line(94))
-        append(tmp_path / "kern.log.1", xid_line(95))   # late write to the rotated file
+        append(tmp_path / "kern.log.1", xid_line(95))  # late write to the rotated file
         assert codes(follower) == ["95", "94"]
         assert codes(follower) == []
     finally:
@@ -73,8 +73,21 @@ def test_cli_follow_prints_lines_appended_while_it_runs(run_cli: Any, tmp_path: 
     writer = threading.Thread(target=later)
     writer.start()
     try:
-        result = run_cli("nvsentinel", "monitor", "xid", "--file", str(log), "--node", "n1", "--dry-run",
-                         "--follow", "--interval", "50ms", "--for", "1s")
+        result = run_cli(
+            "nvsentinel",
+            "monitor",
+            "xid",
+            "--file",
+            str(log),
+            "--node",
+            "n1",
+            "--dry-run",
+            "--follow",
+            "--interval",
+            "50ms",
+            "--for",
+            "1s",
+        )
     finally:
         writer.join()
     assert result.code == 0, result.stderr

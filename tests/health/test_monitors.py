@@ -26,8 +26,10 @@ def health_doc(*incidents: tuple[int, str, str, str, str]) -> dict[str, Any]:
     gpus: dict[str, Any] = {f"GPU ID: {g}": {"children": {"Overall Health": {"value": "Healthy"}}} for g in range(2)}
     for gpu, system, level, code, message in incidents:
         gpus[f"GPU ID: {gpu}"]["children"][system] = {"children": {level: {"value": message, "error_code": code}}}
-    return {"header": ["Health Monitor Report"], "body": {"Overall Health": {"value": "Failure"},
-                                                          "GPU": {"children": gpus}}}
+    return {
+        "header": ["Health Monitor Report"],
+        "body": {"Overall Health": {"value": "Failure"}, "GPU": {"children": gpus}},
+    }
 
 
 GPU_LOST = (1, "PCIe system", "Failure", "DCGM_FR_GPU_LOST", "GPU 1 is lost")
@@ -37,17 +39,20 @@ XID_13 = (1, "Driver system", "Warning", "DCGM_FR_XID_ERROR", "Detected XID 13 f
 
 
 def summary(events: list[Any]) -> list[tuple[str, str, str, bool, bool, str]]:
-    return [(e.nodeName, e.checkName, e.entitiesImpacted[-1].entityValue, e.isFatal, e.isHealthy,
-             e.recommendedAction.name) for e in events]
+    return [
+        (e.nodeName, e.checkName, e.entitiesImpacted[-1].entityValue, e.isFatal, e.isHealthy, e.recommendedAction.name)
+        for e in events
+    ]
 
 
 def test_health_incidents_become_one_event_per_watch_and_gpu_with_upstreams_names() -> None:
     events = dcgm.events(health_doc(GPU_LOST, THERMAL, XID_79, XID_13), node="n1", now=NOW)
     assert summary(events) == [
-        ("n1", "GpuDriverWatch", "0", True, False, "RESTART_BM"),        # Xid 79 through the catalogue
+        ("n1", "GpuDriverWatch", "0", True, False, "RESTART_BM"),  # Xid 79 through the catalogue
         ("n1", "GpuThermalWatch", "0", False, False, "CONTACT_SUPPORT"),
-        ("n1", "GpuDriverWatch", "1", False, False, "NONE"),             # a Warning is never fatal
-        ("n1", "GpuPcieWatch", "1", True, False, "RESTART_BM")]
+        ("n1", "GpuDriverWatch", "1", False, False, "NONE"),  # a Warning is never fatal
+        ("n1", "GpuPcieWatch", "1", True, False, "RESTART_BM"),
+    ]
     assert {e.agent for e in events} == {"gpu-health-monitor"} and {e.componentClass for e in events} == {"GPU"}
     assert events[-1].errorCode == ["DCGM_FR_GPU_LOST"] and events[-1].entitiesImpacted[0].entityType == "GPU"
 
@@ -56,7 +61,11 @@ def test_the_real_dcgm_diag_sample_is_a_fatal_software_failure_on_gpu_0(team_sha
     path = team_shared / "reference/samples/dcgm/dcgm4.2.3-gb10-r1-j-software-fail.json"
     (event,) = dcgm.events(json.loads(path.read_text()), node="spark", now=NOW)
     assert (event.agent, event.checkName, event.isFatal, event.recommendedAction.name) == (
-        "preflight-dcgm-diag", "DcgmDiagSoftware", True, "CONTACT_SUPPORT")
+        "preflight-dcgm-diag",
+        "DcgmDiagSoftware",
+        True,
+        "CONTACT_SUPPORT",
+    )
     assert event.errorCode == ["29"] and event.entitiesImpacted[0].entityValue == "0"
     assert event.message.startswith("Persistence Mode: Persistence mode for GPU 0 is disabled")
     assert event.metadata["dcgmVersion"] == "4.2.3"
@@ -70,11 +79,12 @@ def test_a_document_that_is_neither_health_nor_diag_is_refused() -> None:
 def test_a_repeated_failure_is_published_once_and_its_recovery_as_a_healthy_event(tmp_path: Path) -> None:
     mem = memory.Memory(tmp_path / "state.json")
     failing = dcgm.events(health_doc(GPU_LOST), node="n", now=NOW)
-    assert summary(mem.changes("n", dcgm.AGENT, failing, now=NOW)) == [("n", "GpuPcieWatch", "1", True, False,
-                                                                          "RESTART_BM")]
+    assert summary(mem.changes("n", dcgm.AGENT, failing, now=NOW)) == [
+        ("n", "GpuPcieWatch", "1", True, False, "RESTART_BM")
+    ]
     assert mem.changes("n", dcgm.AGENT, failing, now=NOW) == []
     mem.save()
-    later = memory.Memory(tmp_path / "state.json")          # a new process with the state file
+    later = memory.Memory(tmp_path / "state.json")  # a new process with the state file
     assert later.changes("n", dcgm.AGENT, dcgm.events(health_doc(GPU_LOST), node="n", now=NOW), now=NOW) == []
     (healed,) = later.changes("n", dcgm.AGENT, [], now=NOW)
     assert summary([healed]) == [("n", "GpuPcieWatch", "1", False, True, "NONE")]
@@ -88,8 +98,7 @@ def test_another_nodes_recovery_is_not_inferred_from_this_nodes_read() -> None:
     assert mem.changes("b", dcgm.AGENT, [], now=NOW) == []
 
 
-def make_port(sysfs: Path, dev: str, *, state: str = "4: ACTIVE", phys: str = "5: LinkUp",
-              **counters: int) -> None:
+def make_port(sysfs: Path, dev: str, *, state: str = "4: ACTIVE", phys: str = "5: LinkUp", **counters: int) -> None:
     folder = sysfs / "class/infiniband" / dev / "ports/1"
     (folder / "counters").mkdir(parents=True, exist_ok=True)
     (folder / "state").write_text(state + "\n")
@@ -107,12 +116,14 @@ def test_nic_port_down_is_fatal_counter_growth_degrades_and_both_recover(tmp_pat
     sysfs, mem = tmp_path / "sys", memory.Memory()
     make_port(sysfs, "mlx5_0")
     make_port(sysfs, "mlx5_1")
-    assert nic_read(sysfs, mem) == []                                 # the first read is the baseline
+    assert nic_read(sysfs, mem) == []  # the first read is the baseline
     make_port(sysfs, "mlx5_0", state="1: DOWN", phys="3: Disabled")
     make_port(sysfs, "mlx5_1", symbol_error=50, port_rcv_data=10**9)  # traffic is not an error
     events = nic_read(sysfs, mem)
-    assert summary(events) == [("n", "InfiniBandStateCheck", "mlx5_0/1", True, False, "REPLACE_VM"),
-                               ("n", "InfiniBandDegradationCheck", "mlx5_1/1", False, False, "NONE")]
+    assert summary(events) == [
+        ("n", "InfiniBandStateCheck", "mlx5_0/1", True, False, "REPLACE_VM"),
+        ("n", "InfiniBandDegradationCheck", "mlx5_1/1", False, False, "NONE"),
+    ]
     assert events[1].errorCode == ["symbol_error"] and "symbol_error +50" in events[1].message
     # the port is still down (not re-published); the counters stopped growing (degradation recovered)
     assert summary(nic_read(sysfs, mem)) == [("n", "InfiniBandDegradationCheck", "mlx5_1/1", False, True, "NONE")]
@@ -125,9 +136,8 @@ def test_a_fatal_counter_growth_is_fatal_and_a_counter_reset_is_a_new_baseline(t
     make_port(sysfs, "mlx5_0", link_downed=3, symbol_error=100)
     nic_read(sysfs, mem)
     make_port(sysfs, "mlx5_0", link_downed=4, symbol_error=100)
-    assert summary(nic_read(sysfs, mem)) == [("n", "InfiniBandDegradationCheck", "mlx5_0/1", True, False,
-                                              "REPLACE_VM")]
-    make_port(sysfs, "mlx5_0")                                         # a reboot zeroed the counters
+    assert summary(nic_read(sysfs, mem)) == [("n", "InfiniBandDegradationCheck", "mlx5_0/1", True, False, "REPLACE_VM")]
+    make_port(sysfs, "mlx5_0")  # a reboot zeroed the counters
     assert summary(nic_read(sysfs, mem)) == [("n", "InfiniBandDegradationCheck", "mlx5_0/1", False, True, "NONE")]
     assert nic_read(sysfs, mem) == []
 
@@ -160,15 +170,18 @@ def test_cli_dcgm_dry_run_prints_ndjson_and_a_table(run_cli: Any, tmp_path: Path
     result = run_cli("nvsentinel", "monitor", "dcgm", "--file", str(path), "--node", "n1", "--dry-run")
     assert result.code == 0, result.stderr
     lines = [json.loads(line) for line in result.stdout.splitlines()]
-    assert [(e["checkName"], e["recommendedAction"]) for e in lines] == [("GpuThermalWatch", "CONTACT_SUPPORT"),
-                                                                        ("GpuPcieWatch", "RESTART_BM")]
+    assert [(e["checkName"], e["recommendedAction"]) for e in lines] == [
+        ("GpuThermalWatch", "CONTACT_SUPPORT"),
+        ("GpuPcieWatch", "RESTART_BM"),
+    ]
     table = run_cli("nvsentinel", "monitor", "dcgm", "--file", str(path), "--node", "n1", "--dry-run", "-o", "table")
     assert table.stdout.splitlines()[0].split() == ["NODE", "CHECK", "ENTITY", "FATAL", "HEALTHY", "ACTION", "MESSAGE"]
     assert "GpuPcieWatch" in table.stdout
 
 
-def test_cli_nic_with_a_state_file_reports_each_change_once(run_cli: Any, tmp_path: Path,
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_nic_with_a_state_file_reports_each_change_once(
+    run_cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     published: list[Any] = []
     monkeypatch.setattr(agent, "publisher", lambda cluster, dry_run: published.extend)
     sysfs, state = tmp_path / "sys", tmp_path / "nic-state.json"
@@ -177,12 +190,16 @@ def test_cli_nic_with_a_state_file_reports_each_change_once(run_cli: Any, tmp_pa
     assert run_cli(*args).stdout == ""
     make_port(sysfs, "mlx5_0", state="1: DOWN", phys="3: Disabled", link_downed=1)
     first = [json.loads(line) for line in run_cli(*args).stdout.splitlines()]
-    assert [(e["checkName"], e["isFatal"]) for e in first] == [("InfiniBandStateCheck", True),
-                                                               ("InfiniBandDegradationCheck", True)]
+    assert [(e["checkName"], e["isFatal"]) for e in first] == [
+        ("InfiniBandStateCheck", True),
+        ("InfiniBandDegradationCheck", True),
+    ]
     make_port(sysfs, "mlx5_0", link_downed=1)
     healed = [json.loads(line) for line in run_cli(*args).stdout.splitlines()]
-    assert [(e["checkName"], e["isHealthy"]) for e in healed] == [("InfiniBandDegradationCheck", True),
-                                                                  ("InfiniBandStateCheck", True)]
+    assert [(e["checkName"], e["isHealthy"]) for e in healed] == [
+        ("InfiniBandDegradationCheck", True),
+        ("InfiniBandStateCheck", True),
+    ]
     assert [e.isHealthy for e in published] == [False, False, True, True]
 
 

@@ -40,21 +40,22 @@ def dcgm_read(root: Path, mem: memory.Memory) -> list[Any]:
 
 
 def nic_read(root: Path, mem: memory.Memory) -> list[Any]:
-    return agent.nic_once(agent.targets(node=None, path=None, node_root=root, relative="sys", flag="--sysfs"),
-                          mem, NOW)
+    return agent.nic_once(agent.targets(node=None, path=None, node_root=root, relative="sys", flag="--sysfs"), mem, NOW)
 
 
 def test_gpu_dead_and_thermal_faults_become_dcgm_events_and_a_repair_a_healthy_one(cluster: Any) -> None:
     sim, names, root = cluster
     mem = memory.Memory()
-    assert dcgm_read(root, mem) == []                      # a healthy cluster reports nothing
+    assert dcgm_read(root, mem) == []  # a healthy cluster reports nothing
     sim.fabric.inject(fabric.parse_all([f"{names[3]}:gpu-dead[2]", f"{names[1]}:thermal[5]"]))
     events = dcgm_read(root, mem)
-    assert rows(events) == [(names[1], "GpuThermalWatch", "5", False, False),
-                            (names[3], "GpuPcieWatch", "2", True, False)]
+    assert rows(events) == [
+        (names[1], "GpuThermalWatch", "5", False, False),
+        (names[3], "GpuPcieWatch", "2", True, False),
+    ]
     assert [e.recommendedAction.name for e in events] == ["CONTACT_SUPPORT", "RESTART_BM"]
     assert events[1].errorCode == ["DCGM_FR_GPU_LOST"] and events[1].agent == "gpu-health-monitor"
-    assert dcgm_read(root, mem) == []                      # nothing new
+    assert dcgm_read(root, mem) == []  # nothing new
     sim.fabric.clear_for_repair(names[3], [Kind.GPU_DEAD.value], gpu=2)
     assert rows(dcgm_read(root, mem)) == [(names[3], "GpuPcieWatch", "2", False, True)]
 
@@ -62,16 +63,20 @@ def test_gpu_dead_and_thermal_faults_become_dcgm_events_and_a_repair_a_healthy_o
 def test_a_nic_down_fault_is_a_fatal_port_event_and_its_clearing_a_healthy_one(cluster: Any) -> None:
     sim, names, root = cluster
     mem = memory.Memory()
-    assert nic_read(root, mem) == []                       # baseline of every port of every node
+    assert nic_read(root, mem) == []  # baseline of every port of every node
     sim.fabric.inject(fabric.parse_all([f"{names[2]}:nic[0]=0.0"]))
     events = nic_read(root, mem)
-    assert rows(events) == [(names[2], "InfiniBandStateCheck", "mlx5_0/1", True, False),
-                            (names[2], "InfiniBandDegradationCheck", "mlx5_0/1", True, False)]
+    assert rows(events) == [
+        (names[2], "InfiniBandStateCheck", "mlx5_0/1", True, False),
+        (names[2], "InfiniBandDegradationCheck", "mlx5_0/1", True, False),
+    ]
     assert {e.recommendedAction.name for e in events} == {"REPLACE_VM"}
     assert "link_downed +1" in events[1].message
     sim.fabric.remove(Selector(node=names[2], kind=Kind.NIC))
-    assert rows(nic_read(root, mem)) == [(names[2], "InfiniBandDegradationCheck", "mlx5_0/1", False, True),
-                                         (names[2], "InfiniBandStateCheck", "mlx5_0/1", False, True)]
+    assert rows(nic_read(root, mem)) == [
+        (names[2], "InfiniBandDegradationCheck", "mlx5_0/1", False, True),
+        (names[2], "InfiniBandStateCheck", "mlx5_0/1", False, True),
+    ]
 
 
 def test_a_degraded_nic_is_non_fatal_degradation(cluster: Any) -> None:
@@ -84,13 +89,23 @@ def test_a_degraded_nic_is_non_fatal_degradation(cluster: Any) -> None:
     assert event.errorCode == ["link_error_recovery", "symbol_error"]
 
 
-def test_the_cli_publishes_dcgm_events_once_with_a_state_file(cluster: Any, run_cli: Any, api_client: Any,
-                                                              sim_kubeconfig: Path, tmp_path: Path) -> None:
+def test_the_cli_publishes_dcgm_events_once_with_a_state_file(
+    cluster: Any, run_cli: Any, api_client: Any, sim_kubeconfig: Path, tmp_path: Path
+) -> None:
     sim, names, root = cluster
     resource.install(api_client)
     sim.fabric.inject(fabric.parse_all([f"{names[3]}:gpu-dead"]))
-    args = ("nvsentinel", "monitor", "dcgm", "--node-root", str(root), "--state", str(tmp_path / "s.json"),
-            "--kubeconfig", str(sim_kubeconfig))
+    args = (
+        "nvsentinel",
+        "monitor",
+        "dcgm",
+        "--node-root",
+        str(root),
+        "--state",
+        str(tmp_path / "s.json"),
+        "--kubeconfig",
+        str(sim_kubeconfig),
+    )
     first = run_cli(*args)
     assert first.code == 0, first.stderr
     assert [json.loads(line)["checkName"] for line in first.stdout.splitlines()] == ["GpuPcieWatch"]

@@ -19,9 +19,16 @@ from shared import cel, errors
 from shared.health import config, event, rulecheck, ruleset, values, xid
 
 SEED_VALUES = (Path(__file__).resolve().parents[2] / "shared" / "health" / "rules" / "seed-example.yaml").read_text()
-XID79 = {"agent": "gpu-health-monitor", "componentClass": "GPU", "checkName": "GpuXidError", "isFatal": True,
-         "recommendedAction": "RESTART_BM", "errorCode": ["79"], "nodeName": "node-1",
-         "entitiesImpacted": [{"entityType": "GPU", "entityValue": "0"}]}
+XID79 = {
+    "agent": "gpu-health-monitor",
+    "componentClass": "GPU",
+    "checkName": "GpuXidError",
+    "isFatal": True,
+    "recommendedAction": "RESTART_BM",
+    "errorCode": ["79"],
+    "nodeName": "node-1",
+    "entitiesImpacted": [{"entityType": "GPU", "entityValue": "0"}],
+}
 NODE = {"metadata": {"name": "node-1", "labels": {}, "resourceVersion": "1"}, "spec": {}}
 
 
@@ -39,15 +46,26 @@ def test_an_unknown_action_name_is_refused_with_the_field() -> None:
         event.parse({**XID79, "recommendedAction": "REBOOT_PLEASE"}, where="e.json")
 
 
-_STORED = {"apiVersion": "nvsentinel.nvidia.com/v1alpha1", "kind": "HealthEvent", "metadata": {"name": "he-1"},
-           "spec": XID79, "status": {"phase": "Quarantined"}}
+_STORED = {
+    "apiVersion": "nvsentinel.nvidia.com/v1alpha1",
+    "kind": "HealthEvent",
+    "metadata": {"name": "he-1"},
+    "spec": XID79,
+    "status": {"phase": "Quarantined"},
+}
 
 
-@pytest.mark.parametrize("text", [json.dumps(XID79), json.dumps([XID79, XID79]),
-                                  json.dumps(XID79) + "\n\n" + json.dumps(XID79) + "\n",
-                                  json.dumps({"apiVersion": "v1", "kind": "List", "items": [_STORED, _STORED]}),
-                                  json.dumps(_STORED)],
-                         ids=["one", "array", "ndjson", "kubectl-list", "kubectl-object"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        json.dumps(XID79),
+        json.dumps([XID79, XID79]),
+        json.dumps(XID79) + "\n\n" + json.dumps(XID79) + "\n",
+        json.dumps({"apiVersion": "v1", "kind": "List", "items": [_STORED, _STORED]}),
+        json.dumps(_STORED),
+    ],
+    ids=["one", "array", "ndjson", "kubectl-list", "kubectl-object"],
+)
 def test_input_may_be_one_event_an_array_or_ndjson_and_repeats_collapse(text: str) -> None:
     events = event.parse_text(text, source="in")
     assert len(event.unique(events)) == 1
@@ -70,12 +88,20 @@ def test_the_seeds_rule_set_cordons_and_taints_a_fatal_gpu_event(tmp_path: Path)
     assert decision.taints == [ruleset.TaintSpec("nvidia.com/gpu-error", "fatal", "NoSchedule")]
 
 
-@pytest.mark.parametrize(("any_rule", "matched"), [("event.isFatal == false", False), ("true", True)],
-                         ids=["any-false-blocks", "any-true-allows"])
+@pytest.mark.parametrize(
+    ("any_rule", "matched"),
+    [("event.isFatal == false", False), ("true", True)],
+    ids=["any-false-blocks", "any-true-allows"],
+)
 def test_match_all_and_match_any_must_both_hold(any_rule: str, matched: bool) -> None:
-    spec = values.RuleSet(name="r", match=values.Match(
-        all=[values.Rule(kind="HealthEvent", expression="event.isFatal")],
-        any=[values.Rule(kind="HealthEvent", expression=any_rule)]), cordon=values.Cordon(shouldCordon=True))
+    spec = values.RuleSet(
+        name="r",
+        match=values.Match(
+            all=[values.Rule(kind="HealthEvent", expression="event.isFatal")],
+            any=[values.Rule(kind="HealthEvent", expression=any_rule)],
+        ),
+        cordon=values.Cordon(shouldCordon=True),
+    )
     engine = ruleset.Engine(ruleset.compile_rule_sets([spec]))
     assert bool(engine.decide(cel.to_cel(event.parse(XID79).activation()), NODE).matched) is matched
 
@@ -118,21 +144,27 @@ def test_xid_monitor_reads_every_xid_line_of_the_samples_as_expected(team_shared
     with (folder / "EXPECTED.tsv").open() as handle:
         expected = [r for r in csv.DictReader(handle, delimiter="\t") if r["is_xid"] == "1"]
     events = xid.events_from_text(text, node="n", now=datetime(2026, 1, 1, tzinfo=UTC))
-    got = [(e.errorCode[0], e.entitiesImpacted[0].entityValue, e.metadata.get("pid", ""), e.message[:70].rstrip())
-           for e in events]
+    got = [
+        (e.errorCode[0], e.entitiesImpacted[0].entityValue, e.metadata.get("pid", ""), e.message[:70].rstrip())
+        for e in events
+    ]
     want = [(r["xid_code"], r["pci_bus_id"], r["pid"], r["message_excerpt"].rstrip()) for r in expected]
     assert got == want
 
 
-@pytest.mark.parametrize(("code", "action"), [(79, "RESTART_BM"), (48, "COMPONENT_RESET"), (13, "NONE"),
-                                              (145, "CONTACT_SUPPORT"), (154, "CONTACT_SUPPORT")])
+@pytest.mark.parametrize(
+    ("code", "action"),
+    [(79, "RESTART_BM"), (48, "COMPONENT_RESET"), (13, "NONE"), (145, "CONTACT_SUPPORT"), (154, "CONTACT_SUPPORT")],
+)
 def test_the_xid_catalogue_maps_codes_to_upstreams_actions(code: int, action: str) -> None:
     assert xid.action_for(code)[0].name == action
 
 
 def test_dmesg_and_uptime_stamps_become_event_times() -> None:
-    text = ("[Fri Apr  5 21:29:39 2024] NVRM: Xid (PCI:0000:a1:00): 79, pid='<unknown>', name=<unknown>, gone.\n"
-            "[   10.500000] NVRM: Xid (PCI:0000:a1:00): 79, gone again.\n")
+    text = (
+        "[Fri Apr  5 21:29:39 2024] NVRM: Xid (PCI:0000:a1:00): 79, pid='<unknown>', name=<unknown>, gone.\n"
+        "[   10.500000] NVRM: Xid (PCI:0000:a1:00): 79, gone again.\n"
+    )
     boot = datetime(2024, 4, 5, 0, 0, tzinfo=UTC)
     first, second = xid.events_from_text(text, node="n", now=datetime(2026, 1, 1, tzinfo=UTC), boot_time=boot)
     assert first.generatedTimestamp == datetime(2024, 4, 5, 21, 29, 39, tzinfo=UTC)

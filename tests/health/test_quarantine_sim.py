@@ -23,13 +23,24 @@ from shared.health import breaker, config, controller, quarantine, replay, resou
 from shared.health import event as hevent
 from tests.health.test_offline import SEED_VALUES
 
-XID79 = {"agent": "gpu-health-monitor", "componentClass": "GPU", "checkName": "GpuXidError", "isFatal": True,
-         "recommendedAction": "RESTART_BM", "errorCode": ["79"], "message": "GPU has fallen off the bus."}
+XID79 = {
+    "agent": "gpu-health-monitor",
+    "componentClass": "GPU",
+    "checkName": "GpuXidError",
+    "isFatal": True,
+    "recommendedAction": "RESTART_BM",
+    "errorCode": ["79"],
+    "message": "GPU has fallen off the bus.",
+}
 
 
 def xid79(node: str, gpu: str = "0", *, healthy: bool = False, stamp: str = "2026-01-01T00:00:00Z") -> dict[str, Any]:
-    data = {**XID79, "nodeName": node, "entitiesImpacted": [{"entityType": "GPU", "entityValue": gpu}],
-            "generatedTimestamp": stamp}
+    data = {
+        **XID79,
+        "nodeName": node,
+        "entitiesImpacted": [{"entityType": "GPU", "entityValue": gpu}],
+        "generatedTimestamp": stamp,
+    }
     if healthy:
         data.update(isFatal=False, isHealthy=True, recommendedAction="NONE", message="recovered")
     return data
@@ -46,8 +57,9 @@ def cluster(gpu_sim: Any, api_client: Any) -> Iterator[tuple[Any, Any, list[str]
 def make(api: Any, tmp_path: Path, *, enforce: bool = True, extra: str = "") -> controller.Controller:
     path = tmp_path / "values.yaml"
     path.write_text(SEED_VALUES + extra)
-    return controller.Controller(api, config.load(path, enforce=enforce), namespace="nvsentinel",
-                                 clk=clock.for_api_client(api))
+    return controller.Controller(
+        api, config.load(path, enforce=enforce), namespace="nvsentinel", clk=clock.for_api_client(api)
+    )
 
 
 def publish(api: Any, *events: dict[str, Any]) -> None:
@@ -79,13 +91,15 @@ def test_monitor_mode_only_publishes_conditions_and_annotations(cluster: Any, tm
 
 def test_a_node_opted_out_by_label_is_untouched(cluster: Any, tmp_path: Path) -> None:
     _, api, names = cluster
-    nodes.update(api, names[2], lambda n: nodes.set_map(nodes.labels(n), {
-        "k8saas.nvidia.com/ManagedByNVSentinel": "false"}))
+    nodes.update(
+        api, names[2], lambda n: nodes.set_map(nodes.labels(n), {"k8saas.nvidia.com/ManagedByNVSentinel": "false"})
+    )
     publish(api, xid79(names[2]))
     assert make(api, tmp_path).reconcile_once().phases == {"NotMatched": 1}
     node = nodes.get(api, names[2])
     assert not node["spec"].get("unschedulable") and quarantine.ANN_CAUSES not in node["metadata"].get(
-        "annotations", {})
+        "annotations", {}
+    )
 
 
 def test_a_storm_trips_the_breaker_at_half_the_fleet_and_it_stays_tripped(cluster: Any, tmp_path: Path) -> None:
@@ -118,7 +132,7 @@ def test_a_parallel_storm_keeps_the_breakers_count_exact(cluster: Any, tmp_path:
     fresh = make(api, tmp_path, extra=extra)
     status = fresh.breaker.status()
     assert status.state == breaker.TRIPPED and sorted(status.recent) == cordoned
-    assert fresh.reconcile_once().phases == {"Blocked": 1}   # the first node's event, redone
+    assert fresh.reconcile_once().phases == {"Blocked": 1}  # the first node's event, redone
     assert sorted(n["metadata"]["name"] for n in nodes.list_nodes(api) if nodes.is_cordoned(n)) == cordoned
     replayed = replay.run(fresh.cfg, [hevent.parse(e) for e in events[1:]], node_objects=None)
     assert sorted(replayed.quarantined()) == cordoned
@@ -144,7 +158,7 @@ def test_a_pass_redone_after_a_crash_acts_on_nothing_twice(cluster: Any, tmp_pat
     publish(api, xid79(names[0]), xid79(names[1]))
     make(api, tmp_path, extra="  circuitBreaker: {enabled: false}\n").reconcile_once()
     versions = {n: nodes.get(api, n)["metadata"]["resourceVersion"] for n in names}
-    for stored in resource.list_events(api):   # the crash: node writes done, statuses lost
+    for stored in resource.list_events(api):  # the crash: node writes done, statuses lost
         resource.set_status(api, stored.name, resource.Status())
     again = make(api, tmp_path, extra="  circuitBreaker: {enabled: false}\n").reconcile_once()
     assert again.phases == {"AlreadyQuarantined": 2}
@@ -171,8 +185,7 @@ def test_replay_decides_as_the_live_run_did(cluster: Any, tmp_path: Path) -> Non
     assert sorted(replayed.quarantined()) == live
 
 
-def test_replay_over_nodes_monitor_mode_recorded_cordons_them_as_enforcing_would(
-        cluster: Any, tmp_path: Path) -> None:
+def test_replay_over_nodes_monitor_mode_recorded_cordons_them_as_enforcing_would(cluster: Any, tmp_path: Path) -> None:
     _, api, names = cluster
     events = [xid79(names[0])]
     publish(api, *events)
@@ -181,7 +194,8 @@ def test_replay_over_nodes_monitor_mode_recorded_cordons_them_as_enforcing_would
     assert quarantine.is_quarantined(next(n for n in recorded if n["metadata"]["name"] == names[0]))
     replayed = replay.run(make(api, tmp_path).cfg, [hevent.parse(e) for e in events], node_objects=recorded)
     assert replayed.document()["quarantined"] == [
-        {"node": names[0], "ruleSets": ["GPU fatal error ruleset"], "cordoned": True}]
+        {"node": names[0], "ruleSets": ["GPU fatal error ruleset"], "cordoned": True}
+    ]
 
 
 def test_release_removes_only_what_nvsentinel_set(cluster: Any, tmp_path: Path) -> None:
@@ -189,18 +203,22 @@ def test_release_removes_only_what_nvsentinel_set(cluster: Any, tmp_path: Path) 
     nodes.update(api, names[1], lambda n: not nodes.add_taint(n, "team/hold", "x", "NoSchedule"))
     publish(api, xid79(names[1]))
     make(api, tmp_path).reconcile_once()
-    node = nodes.update(api, names[1], lambda n: quarantine.release(n, label_prefix="k8saas.nvidia.com/",
-                                                                  stamp="2026-01-01T00:00:00.000000Z"))
+    node = nodes.update(
+        api,
+        names[1],
+        lambda n: quarantine.release(n, label_prefix="k8saas.nvidia.com/", stamp="2026-01-01T00:00:00.000000Z"),
+    )
     assert node["spec"]["taints"] == [{"key": "team/hold", "value": "x", "effect": "NoSchedule"}]
     assert not nodes.is_cordoned(node)
 
 
 def test_the_controller_loop_stops_cleanly_and_credentials_stay_out_of_logs(
-        cluster: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    cluster: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     import threading
 
     sim, api, names = cluster
-    for name in ("shared.health", "shared.kube", "shared.nodes"):   # not the simulator's request log
+    for name in ("shared.health", "shared.kube", "shared.nodes"):  # not the simulator's request log
         caplog.set_level(logging.DEBUG, logger=name)
     ctl = make(api, tmp_path)
     stop = threading.Event()
@@ -230,10 +248,14 @@ def test_two_breakers_on_many_threads_admit_exactly_the_threshold(cluster: Any) 
     from shared.health import values
 
     sim, api, _ = cluster
-    sim.add_gpu_nodes(4)   # 8 GPU nodes, 50 % → 4 slots
+    sim.add_gpu_nodes(4)  # 8 GPU nodes, 50 % → 4 slots
     settings = values.CircuitBreaker(percentage=50)
-    pair = [breaker.ConfigMapBreaker(api, namespace="nvsentinel", settings=settings, gpu_node_label="",
-                                     now=clock.for_api_client(api).now) for _ in range(2)]
+    pair = [
+        breaker.ConfigMapBreaker(
+            api, namespace="nvsentinel", settings=settings, gpu_node_label="", now=clock.for_api_client(api).now
+        )
+        for _ in range(2)
+    ]
     start = threading.Barrier(12)
 
     def race(i: int) -> bool:

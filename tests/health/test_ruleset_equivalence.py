@@ -18,7 +18,7 @@ from shared import cel
 from shared.health import event as hevent
 from shared.health import ruleset, values
 
-cel.compile("true", name="warm-up")   # celpy raises the recursion limit on its first parser; not inside @given
+cel.compile("true", name="warm-up")  # celpy raises the recursion limit on its first parser; not inside @given
 
 EVENT_EXPRESSIONS = [
     "event.agent == 'gpu-health-monitor' && event.componentClass == 'GPU' && event.isFatal == true",
@@ -30,50 +30,82 @@ EVENT_EXPRESSIONS = [
     "event.componentClass.lowerAscii() == 'gpu'",
     "event.checkName.startsWith('Gpu')",
     "event.recommendedAction in [15, 24]",
-    "event.nothing == 1",                    # evaluation error: missing field
-    "event.agent",                           # not a boolean
-    "event.errorCode[3] == '1'",             # index out of range on most events
+    "event.nothing == 1",  # evaluation error: missing field
+    "event.agent",  # not a boolean
+    "event.errorCode[3] == '1'",  # index out of range on most events
 ]
 NODE_EXPRESSIONS = [
     "!('k8saas.nvidia.com/ManagedByNVSentinel' in node.metadata.labels && "
     "node.metadata.labels['k8saas.nvidia.com/ManagedByNVSentinel'] == \"false\")",
-    "node.metadata.labels['team'] == 'a'",   # missing key on some nodes
+    "node.metadata.labels['team'] == 'a'",  # missing key on some nodes
     "'gpu' in node.metadata.labels",
     "node.metadata.name.startsWith('node-1')",
-    "node.spec.unschedulable == true",       # missing field on most nodes
+    "node.spec.unschedulable == true",  # missing field on most nodes
 ]
 
 rules = st.one_of(
     st.sampled_from(EVENT_EXPRESSIONS).map(lambda e: values.Rule(kind="HealthEvent", expression=e)),
     st.sampled_from(NODE_EXPRESSIONS).map(lambda e: values.Rule(kind="Node", expression=e)),
 )
-rule_sets = st.lists(st.builds(
-    lambda name, priority, all_, any_, cordon, taint, label: values.RuleSet(
-        name=name, priority=priority, match=values.Match(all=all_, any=any_),
-        cordon=values.Cordon(shouldCordon=cordon),
-        taint=values.Taint(key=f"t{taint}", value="v", effect="NoSchedule") if taint is not None else None,
-        label=values.Label(key=f"l{label % 2}", value=str(label)) if label is not None else None),
-    st.sampled_from(["a", "b", "c", "d"]), st.integers(0, 3), st.lists(rules, max_size=3),
-    st.lists(rules, max_size=3), st.booleans(), st.none() | st.integers(0, 2), st.none() | st.integers(0, 3),
-), min_size=1, max_size=6)
+rule_sets = st.lists(
+    st.builds(
+        lambda name, priority, all_, any_, cordon, taint, label: values.RuleSet(
+            name=name,
+            priority=priority,
+            match=values.Match(all=all_, any=any_),
+            cordon=values.Cordon(shouldCordon=cordon),
+            taint=values.Taint(key=f"t{taint}", value="v", effect="NoSchedule") if taint is not None else None,
+            label=values.Label(key=f"l{label % 2}", value=str(label)) if label is not None else None,
+        ),
+        st.sampled_from(["a", "b", "c", "d"]),
+        st.integers(0, 3),
+        st.lists(rules, max_size=3),
+        st.lists(rules, max_size=3),
+        st.booleans(),
+        st.none() | st.integers(0, 2),
+        st.none() | st.integers(0, 3),
+    ),
+    min_size=1,
+    max_size=6,
+)
 events = st.builds(
-    lambda agent, component, fatal, codes, entities, node: hevent.parse({
-        "agent": agent, "componentClass": component, "checkName": "GpuXidError", "isFatal": fatal,
-        "recommendedAction": "RESTART_BM", "errorCode": codes, "nodeName": node,
-        "entitiesImpacted": [{"entityType": "GPU", "entityValue": str(i)} for i in range(entities)],
-        "generatedTimestamp": "2026-01-01T00:00:00Z"}),
-    st.sampled_from(["gpu-health-monitor", "syslog-health-monitor", "other"]), st.sampled_from(["GPU", "NIC"]),
-    st.booleans(), st.lists(st.sampled_from(["48", "79", "13"]), max_size=3), st.integers(0, 2),
-    st.sampled_from(["node-1", "node-2"]))
+    lambda agent, component, fatal, codes, entities, node: hevent.parse(
+        {
+            "agent": agent,
+            "componentClass": component,
+            "checkName": "GpuXidError",
+            "isFatal": fatal,
+            "recommendedAction": "RESTART_BM",
+            "errorCode": codes,
+            "nodeName": node,
+            "entitiesImpacted": [{"entityType": "GPU", "entityValue": str(i)} for i in range(entities)],
+            "generatedTimestamp": "2026-01-01T00:00:00Z",
+        }
+    ),
+    st.sampled_from(["gpu-health-monitor", "syslog-health-monitor", "other"]),
+    st.sampled_from(["GPU", "NIC"]),
+    st.booleans(),
+    st.lists(st.sampled_from(["48", "79", "13"]), max_size=3),
+    st.integers(0, 2),
+    st.sampled_from(["node-1", "node-2"]),
+)
 _versions = itertools.count(1)
 node_objects = st.none() | st.builds(
-    lambda name, labels, versioned: {"metadata": {"name": name, "labels": labels,
-                                                  **({"resourceVersion": str(next(_versions))} if versioned else {})},
-                                     "spec": {}},
+    lambda name, labels, versioned: {
+        "metadata": {
+            "name": name,
+            "labels": labels,
+            **({"resourceVersion": str(next(_versions))} if versioned else {}),
+        },
+        "spec": {},
+    },
     st.sampled_from(["node-1", "node-2", "node-10"]),
-    st.dictionaries(st.sampled_from(["k8saas.nvidia.com/ManagedByNVSentinel", "team", "gpu"]),
-                    st.sampled_from(["false", "true", "a", "b"])),
-    st.booleans())
+    st.dictionaries(
+        st.sampled_from(["k8saas.nvidia.com/ManagedByNVSentinel", "team", "gpu"]),
+        st.sampled_from(["false", "true", "a", "b"]),
+    ),
+    st.booleans(),
+)
 
 
 def _plain(rule: values.Rule, name: str, event_value: Any, node: dict[str, Any] | None, problems: list[str]) -> bool:
@@ -103,8 +135,10 @@ def _reference(specs: list[values.RuleSet], event_value: Any, node: dict[str, An
         first = sorted(spec.match.all, key=lambda r: r.kind != "HealthEvent")
         if not all(_plain(r, spec.name, event_value, node, decision.errors) for r in first):
             continue
-        if spec.match.any and not any(_plain(r, spec.name, event_value, node, decision.errors)
-                                      for r in sorted(spec.match.any, key=lambda r: r.kind != "HealthEvent")):
+        if spec.match.any and not any(
+            _plain(r, spec.name, event_value, node, decision.errors)
+            for r in sorted(spec.match.any, key=lambda r: r.kind != "HealthEvent")
+        ):
             continue
         decision.matched.append(spec.name)
         decision.cordon = decision.cordon or spec.cordon.shouldCordon
@@ -112,8 +146,9 @@ def _reference(specs: list[values.RuleSet], event_value: Any, node: dict[str, An
             key = (spec.taint.key, spec.taint.value)
             if key not in winners or spec.priority > winners[key][0]:
                 winners[key] = (spec.priority, spec.taint.effect)
-        if spec.label is not None and (spec.label.key not in label_winners
-                                       or spec.priority >= label_winners[spec.label.key][0]):
+        if spec.label is not None and (
+            spec.label.key not in label_winners or spec.priority >= label_winners[spec.label.key][0]
+        ):
             label_winners[spec.label.key] = (spec.priority, spec.label.value)
     decision.taints = [ruleset.TaintSpec(k, v, w[1]) for (k, v), w in winners.items()]
     decision.labels = {k: w[1] for k, w in label_winners.items()}
@@ -123,20 +158,28 @@ def _reference(specs: list[values.RuleSet], event_value: Any, node: dict[str, An
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(specs=rule_sets, evs=st.lists(events, min_size=1, max_size=3), node=node_objects)
 def test_the_optimised_engine_decides_as_plain_per_rule_evaluation(
-        specs: list[values.RuleSet], evs: list[hevent.HealthEvent], node: dict[str, Any] | None) -> None:
+    specs: list[values.RuleSet], evs: list[hevent.HealthEvent], node: dict[str, Any] | None
+) -> None:
     engine = ruleset.Engine(ruleset.compile_rule_sets(specs))
     for ev in evs:
         event_value = cel.to_cel(ev.activation())
         expected = _reference(specs, event_value, node)
-        for _ in range(2):   # the second time from the Node cache; the event as the controller converts it
+        for _ in range(2):  # the second time from the Node cache; the event as the controller converts it
             assert engine.decide(ev.cel_value(), node) == expected
 
 
 def test_a_shared_expression_failing_is_reported_for_each_rule_set() -> None:
     broken = values.Rule(kind="HealthEvent", expression="event.nothing == 1")
     specs = [values.RuleSet(name=n, match=values.Match(all=[broken])) for n in ("first", "second")]
-    ev = hevent.parse({"agent": "a", "componentClass": "GPU", "checkName": "c", "nodeName": "n",
-                       "generatedTimestamp": "2026-01-01T00:00:00Z"})
+    ev = hevent.parse(
+        {
+            "agent": "a",
+            "componentClass": "GPU",
+            "checkName": "c",
+            "nodeName": "n",
+            "generatedTimestamp": "2026-01-01T00:00:00Z",
+        }
+    )
     decision = ruleset.Engine(ruleset.compile_rule_sets(specs)).decide(cel.to_cel(ev.activation()), None)
     assert decision.matched == []
     assert [e.split(":")[0] for e in decision.errors] == ["first", "second"]
@@ -164,10 +207,18 @@ def _dump_activation(ev: hevent.HealthEvent) -> dict[str, Any]:
     data["recommendedAction"] = int(ev.recommendedAction)
     data["processingStrategy"] = int(ev.processingStrategy)
     stamp = ev.generatedTimestamp
-    data["generatedTimestamp"] = None if stamp is None else {
-        "seconds": int(stamp.timestamp()), "nanos": stamp.microsecond * 1000}
-    for key in ("errorCode", "entitiesImpacted", "message", "id", "customRecommendedAction", "componentClass",
-                "metadata"):
+    data["generatedTimestamp"] = (
+        None if stamp is None else {"seconds": int(stamp.timestamp()), "nanos": stamp.microsecond * 1000}
+    )
+    for key in (
+        "errorCode",
+        "entitiesImpacted",
+        "message",
+        "id",
+        "customRecommendedAction",
+        "componentClass",
+        "metadata",
+    ):
         if not data[key]:
             data[key] = None
     return data
@@ -184,21 +235,70 @@ def _typed(value: Any) -> Any:
 
 text = st.text(max_size=4)
 overrides = st.none() | st.builds(lambda f, s: {"force": f, "skip": s}, st.booleans(), st.booleans())
+
+
+def _rich_event(
+    version: int,
+    agent: str,
+    component: str,
+    message: str,
+    action: str,
+    codes: list[str],
+    entities: list[dict[str, str]],
+    metadata: dict[str, str],
+    stamp: datetime | None,
+    q: dict[str, bool] | None,
+    d: dict[str, bool] | None,
+    strategy: str,
+    ident: str,
+    custom: str,
+    fatal: bool,
+    healthy: bool,
+) -> hevent.HealthEvent:
+    return hevent.parse(
+        {
+            "version": version,
+            "agent": agent,
+            "componentClass": component,
+            "checkName": "c",
+            "message": message,
+            "recommendedAction": action,
+            "errorCode": codes,
+            "entitiesImpacted": entities,
+            "metadata": metadata,
+            "generatedTimestamp": stamp,
+            "quarantineOverrides": q,
+            "drainOverrides": d,
+            "processingStrategy": strategy,
+            "id": ident,
+            "customRecommendedAction": custom,
+            "isFatal": fatal,
+            "isHealthy": healthy,
+            "nodeName": "n",
+        }
+    )
+
+
 rich_events = st.builds(
-    lambda version, agent, component, message, action, codes, entities, metadata, stamp, q, d, strategy, ident,
-    custom, fatal, healthy: hevent.parse({
-        "version": version, "agent": agent, "componentClass": component, "checkName": "c", "message": message,
-        "recommendedAction": action, "errorCode": codes, "entitiesImpacted": entities, "metadata": metadata,
-        "generatedTimestamp": stamp, "quarantineOverrides": q, "drainOverrides": d, "processingStrategy": strategy,
-        "id": ident, "customRecommendedAction": custom, "isFatal": fatal, "isHealthy": healthy, "nodeName": "n"}),
-    st.integers(0, 2**40), text, text, text, st.sampled_from(list(hevent.RecommendedAction.__members__)),
-    st.lists(text, max_size=3), st.lists(st.builds(lambda t, v: {"entityType": t, "entityValue": v}, text, text),
-                                         max_size=3),
+    _rich_event,
+    st.integers(0, 2**40),
+    text,
+    text,
+    text,
+    st.sampled_from(list(hevent.RecommendedAction.__members__)),
+    st.lists(text, max_size=3),
+    st.lists(st.builds(lambda t, v: {"entityType": t, "entityValue": v}, text, text), max_size=3),
     st.dictionaries(text, text, max_size=3),
-    st.none() | st.integers(0, 10**9).map(
-        lambda us: datetime(2026, 1, 1, tzinfo=UTC) + timedelta(microseconds=us * 997)),
-    overrides, overrides, st.sampled_from(list(hevent.ProcessingStrategy.__members__)), text, text,
-    st.booleans(), st.booleans())
+    st.none()
+    | st.integers(0, 10**9).map(lambda us: datetime(2026, 1, 1, tzinfo=UTC) + timedelta(microseconds=us * 997)),
+    overrides,
+    overrides,
+    st.sampled_from(list(hevent.ProcessingStrategy.__members__)),
+    text,
+    text,
+    st.booleans(),
+    st.booleans(),
+)
 
 
 @settings(max_examples=300, deadline=None)

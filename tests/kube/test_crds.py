@@ -24,9 +24,17 @@ class _Status(BaseModel):
     phase: str = "Pending"
 
 
-WIDGET = crds.Resource(group="test.example.com", version="v1alpha1", kind="Widget", plural="widgets",
-                       scope="Cluster", spec=_Spec, status=_Status, short_names=("wd",),
-                       columns=(crds.PrinterColumn("Phase", ".status.phase"),))
+WIDGET = crds.Resource(
+    group="test.example.com",
+    version="v1alpha1",
+    kind="Widget",
+    plural="widgets",
+    scope="Cluster",
+    spec=_Spec,
+    status=_Status,
+    short_names=("wd",),
+    columns=(crds.PrinterColumn("Phase", ".status.phase"),),
+)
 
 
 def test_the_schema_is_structural_with_refs_inlined_and_optionals_nullable() -> None:
@@ -49,6 +57,14 @@ def test_the_document_carries_status_subresource_and_printer_columns() -> None:
 def test_installing_twice_serves_the_resource(api_client: Any) -> None:
     crds.install(api_client, WIDGET)
     crds.install(api_client, WIDGET)
-    rest.create(api_client, WIDGET.path(), {"apiVersion": "test.example.com/v1alpha1", "kind": "Widget",
-                                            "metadata": {"name": "w1"}, "spec": {"nodes": [{"name": "a"}]}})
+    rest.create(
+        api_client,
+        WIDGET.path(),
+        {
+            "apiVersion": "test.example.com/v1alpha1",
+            "kind": "Widget",
+            "metadata": {"name": "w1"},
+            "spec": {"nodes": [{"name": "a"}]},
+        },
+    )
     assert [i["metadata"]["name"] for i in rest.list_items(api_client, WIDGET.path())] == ["w1"]

@@ -31,27 +31,32 @@ class _Response:
         return self._headers
 
 
-def _api_exception(status: int, reason: str = "", message: str = "m", headers: dict[str, str] | None = None
-                   ) -> ApiException:
+def _api_exception(
+    status: int, reason: str = "", message: str = "m", headers: dict[str, str] | None = None
+) -> ApiException:
     body = {"kind": "Status", "reason": reason, "message": message, "code": status}
     return ApiException(http_resp=_Response(status, body, headers))
 
 
-@pytest.mark.parametrize(("status", "reason", "expected"), [
-    (401, "Unauthorized", errors.Unauthorized),
-    (403, "Forbidden", errors.Unauthorized),
-    (404, "NotFound", errors.NotFound),
-    (409, "Conflict", kube_errors.Conflict),
-    (409, "AlreadyExists", kube_errors.AlreadyExists),
-    (410, "Expired", kube_errors.Expired),
-    (429, "TooManyRequests", kube_errors.Throttled),
-    (400, "BadRequest", errors.InvalidInput),
-    (413, "RequestEntityTooLarge", errors.InvalidInput),
-    (415, "UnsupportedMediaType", errors.InvalidInput),
-    (422, "Invalid", errors.InvalidInput),
-    (500, "InternalError", kube_errors.ServerError),
-    (503, "ServiceUnavailable", kube_errors.ServerError),
-], ids=lambda v: str(v) if not isinstance(v, type) else v.__name__)
+@pytest.mark.parametrize(
+    ("status", "reason", "expected"),
+    [
+        (401, "Unauthorized", errors.Unauthorized),
+        (403, "Forbidden", errors.Unauthorized),
+        (404, "NotFound", errors.NotFound),
+        (409, "Conflict", kube_errors.Conflict),
+        (409, "AlreadyExists", kube_errors.AlreadyExists),
+        (410, "Expired", kube_errors.Expired),
+        (429, "TooManyRequests", kube_errors.Throttled),
+        (400, "BadRequest", errors.InvalidInput),
+        (413, "RequestEntityTooLarge", errors.InvalidInput),
+        (415, "UnsupportedMediaType", errors.InvalidInput),
+        (422, "Invalid", errors.InvalidInput),
+        (500, "InternalError", kube_errors.ServerError),
+        (503, "ServiceUnavailable", kube_errors.ServerError),
+    ],
+    ids=lambda v: str(v) if not isinstance(v, type) else v.__name__,
+)
 def test_each_status_maps_to_its_class(status: int, reason: str, expected: type[errors.ToolError]) -> None:
     mapped = kube_errors.from_exception(_api_exception(status, reason, "what went wrong"), where="nodes/x")
     assert type(mapped) is expected

@@ -20,12 +20,15 @@ def test_of_two_contenders_exactly_one_holds_the_lease(api_client: Any) -> None:
 
 def test_the_holder_renews_and_an_expired_lease_is_taken_over(api_client: Any) -> None:
     assert leases.try_acquire(api_client, "default", "l", identity="a", duration=30, now=lambda: T0)
-    assert leases.try_acquire(api_client, "default", "l", identity="a", duration=30,
-                              now=lambda: T0 + timedelta(seconds=20))
-    assert not leases.try_acquire(api_client, "default", "l", identity="b", duration=30,
-                                  now=lambda: T0 + timedelta(seconds=45))
-    assert leases.try_acquire(api_client, "default", "l", identity="b", duration=30,
-                              now=lambda: T0 + timedelta(seconds=51))
+    assert leases.try_acquire(
+        api_client, "default", "l", identity="a", duration=30, now=lambda: T0 + timedelta(seconds=20)
+    )
+    assert not leases.try_acquire(
+        api_client, "default", "l", identity="b", duration=30, now=lambda: T0 + timedelta(seconds=45)
+    )
+    assert leases.try_acquire(
+        api_client, "default", "l", identity="b", duration=30, now=lambda: T0 + timedelta(seconds=51)
+    )
 
 
 def test_a_released_lease_is_free_at_once(api_client: Any) -> None:

@@ -32,6 +32,7 @@ def _cordon(core: k8s.CoreV1Api, calls: list[int]) -> Any:
         node = core.read_node("node-000")
         node.spec.unschedulable = True
         return core.replace_node("node-000", node)
+
     return step
 
 
@@ -71,8 +72,12 @@ def test_running_out_of_attempts_raises_the_last_error_class(sim: SimServer, api
     sim.add_nodes(1)
     clock = _Clock()
     with pytest.raises(kube_errors.Conflict):
-        retry.call(_cordon(k8s.CoreV1Api(api_client), []), policy=retry.RetryPolicy(attempts=3),
-                   sleep=clock.sleep, rand=lambda: 0.5)
+        retry.call(
+            _cordon(k8s.CoreV1Api(api_client), []),
+            policy=retry.RetryPolicy(attempts=3),
+            sleep=clock.sleep,
+            rand=lambda: 0.5,
+        )
     assert len(clock.pauses) == 2
 
 
@@ -86,5 +91,8 @@ def test_a_down_server_is_unavailable_after_the_retries(sim: SimServer, api_clie
     sim.faults.configure(down_seconds=30)
     api_client.configuration.retries = 0
     with pytest.raises(errors.Unavailable):
-        retry.call(lambda: k8s.CoreV1Api(api_client).list_namespace(_request_timeout=2),
-                   policy=retry.RetryPolicy(attempts=2), sleep=lambda _s: None)
+        retry.call(
+            lambda: k8s.CoreV1Api(api_client).list_namespace(_request_timeout=2),
+            policy=retry.RetryPolicy(attempts=2),
+            sleep=lambda _s: None,
+        )

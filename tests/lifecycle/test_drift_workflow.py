@@ -28,36 +28,58 @@ BIN = Path(sys.executable).parent
 
 def _run(*argv: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "NO_COLOR": "1"}
-    return subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env,
-                          check=False)
+    return subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env, check=False)
 
 
 def test_a_driver_upgrade_fails_the_drift_gate_and_the_upgraded_node_is_recertified_and_returned(
-        gpu_sim: Any, api_client: Any, sim_kubeconfig: Path, tmp_path: Path) -> None:
+    gpu_sim: Any, api_client: Any, sim_kubeconfig: Path, tmp_path: Path
+) -> None:
     names = gpu_sim.add_gpu_nodes(2)
     gpu_sim.vclock.set_speed(600)
     kc = ["--kubeconfig", str(sim_kubeconfig)]
     baseline, drift = tmp_path / "baseline.yaml", tmp_path / "drift.json"
     assert _run(str(BIN / "aicr"), "snapshot", *kc, "-o", str(baseline)).returncode == 0
-    upgraded = _run(sys.executable, "-m", "shared.sim", "upgrade-driver", "--version", "580.105.08", "--nodes",
-                    names[1], *kc)
+    upgraded = _run(
+        sys.executable, "-m", "shared.sim", "upgrade-driver", "--version", "580.105.08", "--nodes", names[1], *kc
+    )
     assert upgraded.returncode == 0, upgraded.stderr
-    gate = _run(str(BIN / "aicr"), "diff", "--baseline", str(baseline), *kc, "--fail-on-drift", "-t", "json",
-                "-o", str(drift))
+    gate = _run(
+        str(BIN / "aicr"), "diff", "--baseline", str(baseline), *kc, "--fail-on-drift", "-t", "json", "-o", str(drift)
+    )
     assert gate.returncode == 1, gate.stderr
     assert sorted({n for c in json.loads(drift.read_text())["changes"] for n in c.get("nodes") or []}) == [names[1]]
     missing = _run(str(BIN / "nvsentinel"), "validation", "create", "--nodes-from", str(drift), "--cordon", *kc)
-    assert (missing.returncode, missing.stderr) == (3, "error: validationrequests.nvsentinel.nvidia.com: the "
-                                                       "ValidationRequest CRD is not installed; run `nvsentinel crds "
-                                                       "install`\n")
-    assert not nodes.is_cordoned(nodes.get(api_client, names[1]))   # nothing written
+    assert (missing.returncode, missing.stderr) == (
+        3,
+        "error: validationrequests.nvsentinel.nvidia.com: the "
+        "ValidationRequest CRD is not installed; run `nvsentinel crds "
+        "install`\n",
+    )
+    assert not nodes.is_cordoned(nodes.get(api_client, names[1]))  # nothing written
     assert _run(str(BIN / "nvsentinel"), "crds", "install", *kc).returncode == 0
-    controller = subprocess.Popen([str(BIN / "nvsentinel"), "run", *kc], cwd=ROOT, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.PIPE, text=True)
+    controller = subprocess.Popen(
+        [str(BIN / "nvsentinel"), "run", *kc], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
     try:
-        recertified = _run(str(BIN / "nvsentinel"), "validation", "create", "--nodes-from", str(drift), "--tests",
-                           "dcgm-diag", "--cordon", "--name", "recert-driver", "--wait", "--timeout", "2h",
-                           "-o", "json", *kc, timeout=240)
+        recertified = _run(
+            str(BIN / "nvsentinel"),
+            "validation",
+            "create",
+            "--nodes-from",
+            str(drift),
+            "--tests",
+            "dcgm-diag",
+            "--cordon",
+            "--name",
+            "recert-driver",
+            "--wait",
+            "--timeout",
+            "2h",
+            "-o",
+            "json",
+            *kc,
+            timeout=240,
+        )
     finally:
         controller.send_signal(signal.SIGINT)
         try:
@@ -71,7 +93,8 @@ def test_a_driver_upgrade_fails_the_drift_gate_and_the_upgraded_node_is_recertif
     vr = json.loads(recertified.stdout)
     assert vr["status"]["phase"] == "Succeeded"
     assert [(g["tests"], g["nodes"], g["provider"]) for g in vr["status"]["testGroups"]] == [
-        (["dcgm-diag"], [names[1]], "nvcre-provider")]
+        (["dcgm-diag"], [names[1]], "nvcre-provider")
+    ]
     for name in names:
         node = nodes.get(api_client, name)
         assert not nodes.is_cordoned(node) and nodes.cordon_owner(node) is None

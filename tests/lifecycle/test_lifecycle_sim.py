@@ -52,24 +52,28 @@ def test_a_request_gates_its_nodes_runs_the_tests_and_lifts_the_gate_on_a_pass(c
     vr = kit.drive(sim, ctl, "vr-pass")
     assert vr.status.phase is Phase.SUCCEEDED
     assert [(g.tests, g.nodes, g.phase) for g in vr.status.testGroups] == [
-        (["dcgm-diag-test"], [names[0]], Phase.SUCCEEDED), (["dcgm-diag-test"], [names[1]], Phase.SUCCEEDED)]
+        (["dcgm-diag-test"], [names[0]], Phase.SUCCEEDED),
+        (["dcgm-diag-test"], [names[1]], Phase.SUCCEEDED),
+    ]
     assert vr.status.startTime is not None and vr.status.completionTime is not None
     for name in names:
         assert kit.state(api, name) == (None, False, None, [])
-    assert rest.list_items(api, rest.group_path("batch", "v1", "jobs", "nvsentinel")) == []   # attempts deleted
+    assert rest.list_items(api, rest.group_path("batch", "v1", "jobs", "nvsentinel")) == []  # attempts deleted
     assert lifecycle.DURATION.count(phase="Succeeded") >= 1
 
 
 def test_the_certification_provider_runs_a_certification_through_the_in_process_engine(
-        cluster: Any, tmp_path: Path) -> None:
+    cluster: Any, tmp_path: Path
+) -> None:
     sim, api, names = cluster
-    ctl = kit.make(api, tmp_path, "")   # shipped defaults: dcgm-diag → diagnostics/dcgm-l2
+    ctl = kit.make(api, tmp_path, "")  # shipped defaults: dcgm-diag → diagnostics/dcgm-l2
     vresource.create(api, "vr-cert", names, ["dcgm-diag"], source="test")
     ctl.reconcile_once()
     certs = rest.list_items(api, rest.group_path("nvcre.nvidia.com", "v1alpha1", "certifications", "nvsentinel"))
     assert [c["spec"]["target"]["nodeNames"] for c in certs] == [names]
-    assert certs[0]["spec"]["target"]["taintSelectors"] == [{"key": "node.kubernetes.io/unschedulable",
-                                                              "effect": "NoSchedule"}]
+    assert certs[0]["spec"]["target"]["taintSelectors"] == [
+        {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
+    ]
     vr = kit.drive(sim, ctl, "vr-cert", seconds=20)
     assert vr.status.phase is Phase.SUCCEEDED, vr.status.message
     assert [g.provider for g in vr.status.testGroups] == ["nvcre-provider"]
@@ -85,7 +89,7 @@ def test_a_failed_node_stays_gated_and_deleting_the_failed_request_releases_it(c
     assert vr.status.phase is Phase.FAILED
     failed = [g for g in vr.status.testGroups if g.phase is Phase.FAILED]
     assert [(g.nodes, g.attempts[-1].failureReason) for g in failed] == [([names[1]], models.FailureReason.TEST_FAILED)]
-    assert kit.state(api, names[0]) == (None, False, None, [])            # the healthy node is back
+    assert kit.state(api, names[0]) == (None, False, None, [])  # the healthy node is back
     assert kit.state(api, names[1]) == ("validation-failed", True, "validation", ["vr-fail"])
     selected = nodes.list_nodes(api, label_selector=f"{sessions.STATE_LABEL}=validation-failed")
     assert [n["metadata"]["name"] for n in selected] == [names[1]]
@@ -106,12 +110,13 @@ def test_a_later_passing_request_for_the_same_tests_clears_the_earlier_failure(c
     vresource.create(api, "vr-again", [names[0]], ["dcgm-diag-test"], source="test")
     assert kit.drive(sim, ctl, "vr-again").status.phase is Phase.SUCCEEDED
     assert kit.state(api, names[0]) == (None, False, None, [])
-    ctl.reconcile_once()   # the failed request, still there, does not gate the node again
+    ctl.reconcile_once()  # the failed request, still there, does not gate the node again
     assert kit.state(api, names[0]) == (None, False, None, [])
 
 
 def test_two_requests_holding_one_node_run_in_turn_and_only_the_last_lifts_the_gate(
-        cluster: Any, tmp_path: Path) -> None:
+    cluster: Any, tmp_path: Path
+) -> None:
     sim, api, names = cluster
     ctl = kit.make(api, tmp_path)
     vresource.create(api, "vr-a", [names[0]], [], source="test")
@@ -123,32 +128,34 @@ def test_two_requests_holding_one_node_run_in_turn_and_only_the_last_lifts_the_g
     assert kit.state(api, names[0]) == ("validating", True, "validation", ["vr-a", "vr-b"])
     assert kit.state(api, names[1]) == ("validation-pending", True, "validation", ["vr-b"])
     assert kit.drive(sim, ctl, "vr-a").status.phase is Phase.SUCCEEDED
-    assert kit.state(api, names[0])[1:] == (True, "validation", ["vr-b"])   # vr-b still holds it
+    assert kit.state(api, names[0])[1:] == (True, "validation", ["vr-b"])  # vr-b still holds it
     assert kit.drive(sim, ctl, "vr-b").status.phase is Phase.SUCCEEDED
     assert [kit.state(api, n) for n in names] == [(None, False, None, [])] * 2
 
 
 def test_a_cordon_someone_else_set_stays_and_a_drift_cordon_is_taken_over_and_lifted(
-        cluster: Any, tmp_path: Path) -> None:
+    cluster: Any, tmp_path: Path
+) -> None:
     sim, api, names = cluster
-    nodes.update(api, names[0], lambda n: not nodes.cordon(n))          # a person's cordon: no owner
+    nodes.update(api, names[0], lambda n: not nodes.cordon(n))  # a person's cordon: no owner
     assert vservice.cordon(api, [names[1]], owner="drift") == [names[1]]
     assert kit.state(api, names[1]) == (None, True, "drift", [])
-    ctl = kit.make(api, tmp_path, kit.FAST + "    newNodeValidation: {enabled: false}\n")   # else: a join cordon
+    ctl = kit.make(api, tmp_path, kit.FAST + "    newNodeValidation: {enabled: false}\n")  # else: a join cordon
     vresource.create(api, "vr-own", names, [], source="test")
     ctl.reconcile_once()
     assert kit.state(api, names[0])[1:3] == (True, None)
     assert kit.state(api, names[1])[1:3] == (True, "validation")
     assert kit.drive(sim, ctl, "vr-own").status.phase is Phase.SUCCEEDED
-    assert kit.state(api, names[0]) == (None, True, None, [])           # still the person's
+    assert kit.state(api, names[0]) == (None, True, None, [])  # still the person's
     assert kit.state(api, names[1]) == (None, False, None, [])
 
 
 def test_a_failed_attempt_is_retried_within_the_providers_budget(cluster: Any, tmp_path: Path) -> None:
     sim, api, names = cluster
     sim.fabric.inject(fabric.parse_all([f"{names[0]}:gpu-dead"]))
-    ctl = kit.make(api, tmp_path, ONE_ATTEMPT.replace("retries: 0, timeoutSeconds: 1800", "retries: 1, "
-                                                     "timeoutSeconds: 1800"))
+    ctl = kit.make(
+        api, tmp_path, ONE_ATTEMPT.replace("retries: 0, timeoutSeconds: 1800", "retries: 1, timeoutSeconds: 1800")
+    )
     vresource.create(api, "vr-retry", [names[0]], [], source="test")
     vr = kit.drive(sim, ctl, "vr-retry", until=(Phase.RUNNING,))
     for _ in range(40):
@@ -157,11 +164,13 @@ def test_a_failed_attempt_is_retried_within_the_providers_budget(cluster: Any, t
         sim.advance(15)
         ctl.reconcile_once()
         vr, _ = vresource.get(api, "vr-retry")
-    sim.fabric.clear_for_repair(names[0], ["gpu-dead"])   # repaired while the second attempt runs
+    sim.fabric.clear_for_repair(names[0], ["gpu-dead"])  # repaired while the second attempt runs
     vr = kit.drive(sim, ctl, "vr-retry")
     attempts = vr.status.testGroups[0].attempts
-    assert [(a.objectName, a.phase) for a in attempts] == [("vr-retry-g0-a1", Phase.FAILED),
-                                                           ("vr-retry-g0-a2", Phase.SUCCEEDED)]
+    assert [(a.objectName, a.phase) for a in attempts] == [
+        ("vr-retry-g0-a1", Phase.FAILED),
+        ("vr-retry-g0-a2", Phase.SUCCEEDED),
+    ]
     assert vr.status.phase is Phase.SUCCEEDED
 
 
@@ -184,21 +193,23 @@ def test_an_unknown_test_name_fails_the_request_with_a_message_naming_it(cluster
 
 def test_a_node_that_joins_cordoned_is_validated_and_its_join_cordon_lifted(cluster: Any, tmp_path: Path) -> None:
     sim, api, names = cluster
-    nodes.update(api, names[1], lambda n: not nodes.cordon(n))          # provisioning joins it cordoned
+    nodes.update(api, names[1], lambda n: not nodes.cordon(n))  # provisioning joins it cordoned
     ctl = kit.make(api, tmp_path, kit.FAST + "    newNodeValidation: {tests: [dcgm-diag-test]}\n")
     notes = ctl.reconcile_once()
     [vr] = vresource.list_all(api)
     assert f"created {vr.name}" in notes and vr.name.startswith("validation-new-")
     assert (vr.spec.node_names(), vr.spec.tests, vr.metadata["labels"][models.SOURCE_LABEL]) == (
-        [names[1]], ["dcgm-diag-test"], "new-node")
+        [names[1]],
+        ["dcgm-diag-test"],
+        "new-node",
+    )
     assert kit.drive(sim, ctl, vr.name).status.phase is Phase.SUCCEEDED
     assert kit.state(api, names[1]) == (None, False, None, [])
     ctl.reconcile_once()
-    assert len(vresource.list_all(api)) == 1                            # marked: never asked twice
+    assert len(vresource.list_all(api)) == 1  # marked: never asked twice
 
 
-def test_a_new_node_opted_out_of_nvsentinel_keeps_its_cordon_and_gets_no_request(
-        cluster: Any, tmp_path: Path) -> None:
+def test_a_new_node_opted_out_of_nvsentinel_keeps_its_cordon_and_gets_no_request(cluster: Any, tmp_path: Path) -> None:
     _, api, names = cluster
 
     def cordon_by_hand(n: nodes.Node) -> bool:

@@ -38,14 +38,15 @@ lifecycle-manager:
 
 @pytest.mark.parametrize("kill_after", [0, 2, 4, 6, 8, 9, 12], ids=lambda k: f"killed-after-{k}")
 def test_a_controller_killed_after_any_write_converges_to_the_same_end_state(
-        gpu_sim: Any, api_client: Any, tmp_path: Path, kill_after: int) -> None:
+    gpu_sim: Any, api_client: Any, tmp_path: Path, kill_after: int
+) -> None:
     sim, api = gpu_sim, api_client
     names = sim.add_gpu_nodes(2)
     sim.fabric.inject(fabric.parse_all([f"{names[1]}:gpu-dead"]))
     template = kit.make(api, tmp_path, VALUES)
     vresource.create(api, "vr-restart", names, [], source="test")
     sim.faults.configure(kill_after_writes=kill_after, kill_identity=None)
-    for _ in range(40):                                    # the replica that dies
+    for _ in range(40):  # the replica that dies
         errors_before = lifecycle.STEP_ERRORS.value()
         try:
             kit.fresh(template).reconcile_once()
@@ -55,7 +56,7 @@ def test_a_controller_killed_after_any_write_converges_to_the_same_end_state(
             break
         sim.advance(15)
     sim.faults.clear()
-    for _ in range(60):                                    # its successors, one per pass
+    for _ in range(60):  # its successors, one per pass
         kit.fresh(template).reconcile_once()
         vr, _ = vresource.get(api, "vr-restart")
         if vr.status.phase in models.TERMINAL:
@@ -66,6 +67,7 @@ def test_a_controller_killed_after_any_write_converges_to_the_same_end_state(
     assert vr.status.phase is models.Phase.FAILED
     assert [(g.nodes, [a.objectName for a in g.attempts], g.phase) for g in vr.status.testGroups] == [
         ([names[0]], ["vr-restart-g0-a1"], models.Phase.SUCCEEDED),
-        ([names[1]], ["vr-restart-g1-a1"], models.Phase.FAILED)]
+        ([names[1]], ["vr-restart-g1-a1"], models.Phase.FAILED),
+    ]
     assert kit.state(api, names[0]) == (None, False, None, [])
     assert kit.state(api, names[1]) == ("validation-failed", True, "validation", ["vr-restart"])

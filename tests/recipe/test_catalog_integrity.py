@@ -47,8 +47,7 @@ def test_every_overlay_is_resolvable_from_its_own_criteria(embedded: catalog.Cat
 
 
 def test_every_registry_component_is_used_somewhere(embedded: catalog.Catalog) -> None:
-    used = {ref.name for o in [embedded.base, *embedded.overlays.values()] if o
-            for ref in o.spec.componentRefs or []}
+    used = {ref.name for o in [embedded.base, *embedded.overlays.values()] if o for ref in o.spec.componentRefs or []}
     assert sorted(set(embedded.registry) - used) == []
     assert sorted(used - set(embedded.registry)) == []
 
@@ -83,7 +82,8 @@ def test_the_seed_example_pins_dynamo_behind_its_dependencies(embedded: catalog.
     dynamo = recipe.component("dynamo-platform")
     assert dynamo is not None
     assert sorted(dynamo.dependencyRefs or []) == sorted(
-        ["grove", "cert-manager", "kube-prometheus-stack", "gpu-operator", "kai-scheduler"])
+        ["grove", "cert-manager", "kube-prometheus-stack", "gpu-operator", "kai-scheduler"]
+    )
     order = recipe.deploymentOrder
     assert all(order.index(dep) < order.index("dynamo-platform") for dep in dynamo.dependencyRefs or [])
 

@@ -18,15 +18,19 @@ from shared.recipe import criteria
 from shared.recipe.vocabulary import FIELDS, allowed_values
 
 
-@pytest.mark.parametrize(("field", "raw", "expected"), [
-    ("service", "EKS", "eks"),
-    ("service", " self-managed ", "any"),
-    ("service", "vanilla", "any"),
-    ("os", "al2023", "amazonlinux"),
-    ("os", "al2", "amazonlinux"),
-    ("accelerator", "GB200", "gb200"),
-    ("intent", "", "any"),
-], ids=["upper-case", "self-managed-alias", "vanilla-alias", "al2023-alias", "al2-alias", "gb200", "empty"])
+@pytest.mark.parametrize(
+    ("field", "raw", "expected"),
+    [
+        ("service", "EKS", "eks"),
+        ("service", " self-managed ", "any"),
+        ("service", "vanilla", "any"),
+        ("os", "al2023", "amazonlinux"),
+        ("os", "al2", "amazonlinux"),
+        ("accelerator", "GB200", "gb200"),
+        ("intent", "", "any"),
+    ],
+    ids=["upper-case", "self-managed-alias", "vanilla-alias", "al2023-alias", "al2-alias", "gb200", "empty"],
+)
 def test_values_are_canonicalised(field: str, raw: str, expected: str) -> None:
     assert criteria.parse_value(field, raw) == expected
 
@@ -83,12 +87,16 @@ def test_specificity_counts_only_set_fields() -> None:
     assert criteria.Criteria(intent="training", nodes=4).specificity() == 2
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    ("kind: Nope\nspec: {service: eks}\n", "invalid kind 'Nope'"),
-    ("apiVersion: v9\nkind: RecipeCriteria\nspec: {service: eks}\n", "invalid apiVersion 'v9'"),
-    ("kind: RecipeCriteria\nspec:\n  service: eks\n  gpu: h100\n", "unknown criteria field 'gpu'"),
-    ("- a\n- b\n", "expected a RecipeCriteria mapping"),
-], ids=["kind", "apiVersion", "unknown-field", "not-a-mapping"])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("kind: Nope\nspec: {service: eks}\n", "invalid kind 'Nope'"),
+        ("apiVersion: v9\nkind: RecipeCriteria\nspec: {service: eks}\n", "invalid apiVersion 'v9'"),
+        ("kind: RecipeCriteria\nspec:\n  service: eks\n  gpu: h100\n", "unknown criteria field 'gpu'"),
+        ("- a\n- b\n", "expected a RecipeCriteria mapping"),
+    ],
+    ids=["kind", "apiVersion", "unknown-field", "not-a-mapping"],
+)
 def test_bad_criteria_files_are_refused_naming_the_problem(tmp_path: Path, content: str, message: str) -> None:
     path = tmp_path / "criteria.yaml"
     path.write_text(content)

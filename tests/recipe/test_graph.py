@@ -46,14 +46,23 @@ def test_the_order_takes_the_smallest_ready_name_each_step(deps: dict[str, list[
 
 def test_the_upstream_example_order() -> None:
     deps = {
-        "cert-manager": [], "kube-prometheus-stack": [], "skyhook-operator": [],
+        "cert-manager": [],
+        "kube-prometheus-stack": [],
+        "skyhook-operator": [],
         "skyhook-customizations": ["skyhook-operator"],
         "gpu-operator": ["cert-manager", "kube-prometheus-stack", "skyhook-customizations"],
-        "nvsentinel": ["cert-manager", "gpu-operator"], "kai-scheduler": ["gpu-operator"],
+        "nvsentinel": ["cert-manager", "gpu-operator"],
+        "kai-scheduler": ["gpu-operator"],
     }
     assert graph.deployment_order(deps) == [
-        "cert-manager", "kube-prometheus-stack", "skyhook-operator", "skyhook-customizations",
-        "gpu-operator", "kai-scheduler", "nvsentinel"]
+        "cert-manager",
+        "kube-prometheus-stack",
+        "skyhook-operator",
+        "skyhook-customizations",
+        "gpu-operator",
+        "kai-scheduler",
+        "nvsentinel",
+    ]
 
 
 def test_a_cycle_is_named() -> None:

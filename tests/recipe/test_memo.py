@@ -33,8 +33,11 @@ def test_a_changed_catalog_file_misses_the_memo(cat_dir: Path) -> None:
 
 def test_runs_that_warn_are_not_memoised(cat_dir: Path) -> None:
     registry = cat_dir / "registry.yaml"
-    registry.write_text(registry.read_text().replace("aicr.run/v1alpha2", "aicr.nvidia.com/v1alpha1")
-                        .replace("displayName: Alpha", "displayName: Alpha\n    surprise: 1"))
+    registry.write_text(
+        registry.read_text()
+        .replace("aicr.run/v1alpha2", "aicr.nvidia.com/v1alpha1")
+        .replace("displayName: Alpha", "displayName: Alpha\n    surprise: 1")
+    )
     service.recipe_text(fmt=Format.YAML, service="eks", catalog_dir=cat_dir)
     assert list(memo._cache_dir().glob("*.out")) == []
 

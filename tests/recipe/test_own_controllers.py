@@ -67,7 +67,8 @@ def _leaves(tree: Any, prefix: str = "") -> list[str]:
 
 @pytest.mark.parametrize("criteria", CRITERIA, ids=IDS)
 def test_both_controllers_come_from_our_chart_with_one_owner_of_the_crds(
-        embedded: catalog.Catalog, criteria: dict[str, str]) -> None:
+    embedded: catalog.Catalog, criteria: dict[str, str]
+) -> None:
     recipe = _resolve(embedded, criteria)
     ours = _ours(embedded, recipe)
     for ref, _ in ours.values():
@@ -82,15 +83,15 @@ def test_both_controllers_come_from_our_chart_with_one_owner_of_the_crds(
     assert order.index("nvcre") < order.index("nvsentinel")  # the CRDs before their first user
 
 
-def test_the_asserted_workloads_are_the_charts_with_a_daemonset_per_enabled_monitor(
-        embedded: catalog.Catalog) -> None:
+def test_the_asserted_workloads_are_the_charts_with_a_daemonset_per_enabled_monitor(embedded: catalog.Catalog) -> None:
     ours = _ours(embedded, _resolve(embedded, CRITERIA[0]))
     ref, sentinel = ours["nvsentinel"]
     assert ref.healthCheckAsserts is not None
     monitors = sorted(f"nvsentinel-monitor-{kind}" for kind, m in sentinel["monitors"].items() if m["enabled"])
     assert monitors == ["nvsentinel-monitor-dcgm", "nvsentinel-monitor-nic", "nvsentinel-monitor-xid"]
     assert sorted((w.kind.value, w.name) for w in ref.healthCheckAsserts.workloads) == sorted(
-        [("Deployment", "nvsentinel-controller"), *(("DaemonSet", m) for m in monitors)])
+        [("Deployment", "nvsentinel-controller"), *(("DaemonSet", m) for m in monitors)]
+    )
     cre = ours["nvcre"][0].healthCheckAsserts
     assert cre is not None
     assert [(w.kind.value, w.name) for w in cre.workloads] == [("Deployment", "nvcre-controller")]
@@ -104,16 +105,17 @@ def test_the_asserted_crds_are_the_ones_the_programs_install(embedded: catalog.C
     from shared.lifecycle import resource as lifecycle_resource
 
     ours = _ours(embedded, _resolve(embedded, CRITERIA[0]))
-    asserted = {name: (ref.healthCheckAsserts.crds if ref.healthCheckAsserts else []) for name, (ref, _) in
-                ours.items()}
+    asserted = {
+        name: (ref.healthCheckAsserts.crds if ref.healthCheckAsserts else []) for name, (ref, _) in ours.items()
+    }
     assert sorted(asserted["nvcre"]) == sorted([store.RESOURCE.name, workload.RESOURCE.name])
-    assert sorted(asserted["nvsentinel"]) == sorted([health_resource.RESOURCE.name,
-                                                     lifecycle_resource.RESOURCE.name])
+    assert sorted(asserted["nvsentinel"]) == sorted([health_resource.RESOURCE.name, lifecycle_resource.RESOURCE.name])
 
 
 @pytest.mark.parametrize("criteria", CRITERIA, ids=IDS)
-def test_kubeflow_trainer_comes_only_with_the_kubeflow_platform(embedded: catalog.Catalog,
-                                                                 criteria: dict[str, str]) -> None:
+def test_kubeflow_trainer_comes_only_with_the_kubeflow_platform(
+    embedded: catalog.Catalog, criteria: dict[str, str]
+) -> None:
     recipe = _resolve(embedded, criteria)
     assert (recipe.component("kubeflow-trainer") is not None) == (criteria.get("platform") == "kubeflow")
 
@@ -131,8 +133,11 @@ def test_our_values_set_only_keys_the_chart_has(embedded: catalog.Catalog) -> No
         assert unknown == [], f"{name}: the chart has no value {unknown}"
         scheduling = embedded.registry[name].nodeScheduling
         assert scheduling is not None
-        paths = [p for group in (scheduling.system, scheduling.accelerated)
-                 for p in (*group.nodeSelectorPaths, *group.tolerationPaths)]
+        paths = [
+            p
+            for group in (scheduling.system, scheduling.accelerated)
+            for p in (*group.nodeSelectorPaths, *group.tolerationPaths)
+        ]
         assert paths and [p for p in paths if p not in known | prefixes] == [], f"{name}: placement flags land nowhere"
 
 
@@ -145,8 +150,9 @@ def _render_release(ref: models.ComponentRef, merged: dict[str, Any], tmp_path: 
 
     path = tmp_path / f"{ref.name}-values.yaml"
     path.write_text(yamlio.dumps(merged), encoding="utf-8")
-    return manifests.render(manifests.Request(values_files=(path,), namespace=ref.namespace or "default",
-                                              release=ref.name))
+    return manifests.render(
+        manifests.Request(values_files=(path,), namespace=ref.namespace or "default", release=ref.name)
+    )
 
 
 def test_each_release_renders_exactly_what_its_asserts_check(embedded: catalog.Catalog, tmp_path: Path) -> None:
@@ -157,14 +163,20 @@ def test_each_release_renders_exactly_what_its_asserts_check(embedded: catalog.C
         assert asserts is not None
         workloads = [o for o in rendered[name] if o["kind"] in WORKLOAD_KINDS]
         assert sorted((o["kind"], o["metadata"]["name"]) for o in workloads) == sorted(
-            (w.kind.value, w.name) for w in asserts.workloads), name
+            (w.kind.value, w.name) for w in asserts.workloads
+        ), name
         for obj in workloads:  # the pods assert selects every pod the release runs
             labels = obj["spec"]["template"]["metadata"]["labels"]
             assert all(labels.get(k) == v for p in asserts.pods for k, v in (p.selector or {}).items()), obj
-    crds = {o["metadata"]["name"]: release for release, objs in rendered.items() for o in objs
-            if o["kind"] == "CustomResourceDefinition"}
-    asserted = {crd for ref, _ in ours.values() for crd in (ref.healthCheckAsserts.crds if ref.healthCheckAsserts
-                                                            else [])}
+    crds = {
+        o["metadata"]["name"]: release
+        for release, objs in rendered.items()
+        for o in objs
+        if o["kind"] == "CustomResourceDefinition"
+    }
+    asserted = {
+        crd for ref, _ in ours.values() for crd in (ref.healthCheckAsserts.crds if ref.healthCheckAsserts else [])
+    }
     assert asserted <= set(crds), f"asserted CRDs the chart does not install: {sorted(asserted - set(crds))}"
     assert set(crds.values()) == {"nvcre"}
 

@@ -49,7 +49,11 @@ def test_registry_defaults_fill_only_empty_fields(cat_dir: Path) -> None:
     beta = _resolve(cat_dir, service="eks").recipe.component("beta")
     assert beta is not None
     assert (beta.chart, beta.namespace, beta.version, beta.source) == (
-        "beta", "ns-beta", "v2.0.0", "https://charts.example.com/beta")
+        "beta",
+        "ns-beta",
+        "v2.0.0",
+        "https://charts.example.com/beta",
+    )
     assert beta.healthCheckAsserts is not None and beta.healthCheckAsserts.workloads[0].name == "beta"
 
 
@@ -58,7 +62,12 @@ def test_values_stack_default_file_then_variant_then_overrides(cat_dir: Path) ->
     alpha = resolver.resolve(Criteria(service="eks", intent="training"), cat).recipe.component("alpha")
     assert alpha is not None
     assert values.component_values(alpha, cat) == {
-        "image": {"tag": "v1"}, "replicas": 3, "list": [9], "a": 1, "b": {"y": 2}}
+        "image": {"tag": "v1"},
+        "replicas": 3,
+        "list": [9],
+        "a": 1,
+        "b": {"y": 2},
+    }
 
 
 def test_explain_names_the_overlay_behind_each_field(cat_dir: Path) -> None:
@@ -82,9 +91,12 @@ def test_output_is_byte_identical_across_runs(cat_dir: Path) -> None:
 def test_mixins_are_merged_after_the_overlay_that_names_them(tmp_path: Path) -> None:
     docs = minicatalog.default_documents()
     docs["overlays/eks.yaml"]["spec"]["mixins"] = ["monitoring"]
-    docs["mixins/monitoring.yaml"] = {"apiVersion": minicatalog.API, "kind": "RecipeMixin",
-                                      "metadata": {"name": "monitoring"},
-                                      "spec": {"componentRefs": [{"name": "gamma", "version": "3.2.0"}]}}
+    docs["mixins/monitoring.yaml"] = {
+        "apiVersion": minicatalog.API,
+        "kind": "RecipeMixin",
+        "metadata": {"name": "monitoring"},
+        "spec": {"componentRefs": [{"name": "gamma", "version": "3.2.0"}]},
+    }
     resolution = _resolve(minicatalog.write(tmp_path, docs), service="eks")
     gamma = resolution.recipe.component("gamma")
     assert gamma is not None and gamma.version == "3.2.0"
@@ -92,13 +104,28 @@ def test_mixins_are_merged_after_the_overlay_that_names_them(tmp_path: Path) -> 
 
 
 def test_data_dir_replaces_objects_by_name_and_path(cat_dir: Path, tmp_path: Path) -> None:
-    extra = minicatalog.write(tmp_path / "extra", {
-        "registry.yaml": {"apiVersion": minicatalog.API, "kind": "ComponentRegistry", "components": [
-            {"name": "beta", "displayName": "Beta", "helm": {"defaultRepository": "oci://r.example.com/charts",
-                                                             "defaultChart": "beta", "defaultVersion": "9.9.9"}}]},
-        "overlays/eks.yaml": minicatalog.overlay("eks", criteria={"service": "eks"}, refs=[{"name": "alpha"}]),
-        "components/alpha/values.yaml": {"replicas": 7},
-    })
+    extra = minicatalog.write(
+        tmp_path / "extra",
+        {
+            "registry.yaml": {
+                "apiVersion": minicatalog.API,
+                "kind": "ComponentRegistry",
+                "components": [
+                    {
+                        "name": "beta",
+                        "displayName": "Beta",
+                        "helm": {
+                            "defaultRepository": "oci://r.example.com/charts",
+                            "defaultChart": "beta",
+                            "defaultVersion": "9.9.9",
+                        },
+                    }
+                ],
+            },
+            "overlays/eks.yaml": minicatalog.overlay("eks", criteria={"service": "eks"}, refs=[{"name": "alpha"}]),
+            "components/alpha/values.yaml": {"replicas": 7},
+        },
+    )
     cat = catalog.load_directory(cat_dir).layered(catalog.load_directory(extra))
     recipe = resolver.resolve(Criteria(service="eks"), cat).recipe
     beta, alpha = recipe.component("beta"), recipe.component("alpha")
@@ -120,36 +147,65 @@ def _set(path: list[Any], value: Any) -> Any:
         for key in path[:-1]:
             node = node[key]
         node[path[-1]] = value
+
     return change
 
 
 BAD_CATALOGS = [
-    ("unknown-field", _set(["overlays/eks.yaml", "spec", "componentRefs", 0, "verison"], "1.0.0"),
-     "unknown field 'spec.componentRefs[0].verison'"),
-    ("unknown-registry-field", _set(["registry.yaml", "components", 1, "helm", "repo"], "x"),
-     "unknown field 'components[1].helm.repo'"),
-    ("cycle", _set(["overlays/base.yaml", "spec", "componentRefs", 0, "dependencyRefs"], ["beta"]),
-     "dependency cycle: "),
-    ("dangling", _set(["overlays/eks.yaml", "spec", "componentRefs", 1, "dependencyRefs"], ["delta"]),
-     "component 'gamma' depends on 'delta', which is not in the recipe"),
-    ("duplicate", _set(["overlays/eks.yaml", "spec", "componentRefs", 1], {"name": "alpha"}),
-     "duplicate component 'alpha'"),
-    ("missing-values-file", _set(["overlays/eks.yaml", "spec", "componentRefs", 0, "valuesFile"], "components/x.yaml"),
-     "valuesFile 'components/x.yaml' does not exist in the catalog"),
-    ("floating-version", _set(["overlays/eks.yaml", "spec", "componentRefs", 0, "version"], "latest"),
-     "version 'latest' is not a pin"),
-    ("range-version", _set(["registry.yaml", "components", 2, "helm", "defaultVersion"], "^3.0.0"),
-     "version '^3.0.0' is not a pin"),
-    ("missing-parent", _set(["overlays/eks-training.yaml", "spec", "base"], "ekss"),
-     "overlay 'eks-training' inherits from 'ekss', which does not exist"),
+    (
+        "unknown-field",
+        _set(["overlays/eks.yaml", "spec", "componentRefs", 0, "verison"], "1.0.0"),
+        "unknown field 'spec.componentRefs[0].verison'",
+    ),
+    (
+        "unknown-registry-field",
+        _set(["registry.yaml", "components", 1, "helm", "repo"], "x"),
+        "unknown field 'components[1].helm.repo'",
+    ),
+    (
+        "cycle",
+        _set(["overlays/base.yaml", "spec", "componentRefs", 0, "dependencyRefs"], ["beta"]),
+        "dependency cycle: ",
+    ),
+    (
+        "dangling",
+        _set(["overlays/eks.yaml", "spec", "componentRefs", 1, "dependencyRefs"], ["delta"]),
+        "component 'gamma' depends on 'delta', which is not in the recipe",
+    ),
+    (
+        "duplicate",
+        _set(["overlays/eks.yaml", "spec", "componentRefs", 1], {"name": "alpha"}),
+        "duplicate component 'alpha'",
+    ),
+    (
+        "missing-values-file",
+        _set(["overlays/eks.yaml", "spec", "componentRefs", 0, "valuesFile"], "components/x.yaml"),
+        "valuesFile 'components/x.yaml' does not exist in the catalog",
+    ),
+    (
+        "floating-version",
+        _set(["overlays/eks.yaml", "spec", "componentRefs", 0, "version"], "latest"),
+        "version 'latest' is not a pin",
+    ),
+    (
+        "range-version",
+        _set(["registry.yaml", "components", 2, "helm", "defaultVersion"], "^3.0.0"),
+        "version '^3.0.0' is not a pin",
+    ),
+    (
+        "missing-parent",
+        _set(["overlays/eks-training.yaml", "spec", "base"], "ekss"),
+        "overlay 'eks-training' inherits from 'ekss', which does not exist",
+    ),
     ("inheritance-cycle", _set(["overlays/eks.yaml", "spec", "base"], "eks-training"), "inheritance cycle"),
     ("bad-criteria", _set(["overlays/eks.yaml", "spec", "criteria", "service"], "ecs"), "invalid service 'ecs'"),
     ("bad-api-version", _set(["overlays/eks.yaml", "apiVersion"], "aicr.run/v9"), "unsupported apiVersion"),
 ]
 
 
-@pytest.mark.parametrize(("change", "message"), [(c, m) for _, c, m in BAD_CATALOGS],
-                         ids=[name for name, _, _ in BAD_CATALOGS])
+@pytest.mark.parametrize(
+    ("change", "message"), [(c, m) for _, c, m in BAD_CATALOGS], ids=[name for name, _, _ in BAD_CATALOGS]
+)
 def test_inconsistent_catalogs_are_refused_naming_the_problem(tmp_path: Path, change: Any, message: str) -> None:
     root = _bend(tmp_path, change)
     with pytest.raises(errors.InvalidInput) as caught:

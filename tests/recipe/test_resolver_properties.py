@@ -26,21 +26,31 @@ def _overlay(name: str, base: str | None, crit: dict[str, str], versions: dict[s
     if base:
         spec["base"] = base
     return models.RecipeMetadata.model_validate(
-        {"apiVersion": models.API_VERSION, "metadata": {"name": name}, "spec": spec})
+        {"apiVersion": models.API_VERSION, "metadata": {"name": name}, "spec": spec}
+    )
 
 
-_versions = st.dictionaries(st.sampled_from(COMPONENTS), st.from_regex(r"[1-9]\.[0-9]\.[0-9]", fullmatch=True),
-                            max_size=3)
+_versions = st.dictionaries(
+    st.sampled_from(COMPONENTS), st.from_regex(r"[1-9]\.[0-9]\.[0-9]", fullmatch=True), max_size=3
+)
 
 
 @st.composite
 def catalogs(draw: st.DrawFn) -> catalog.Catalog:
     cat = catalog.Catalog(label="generated")
     for name in COMPONENTS:
-        cat.registry[name] = models.RegistryComponent.model_validate({
-            "name": name, "displayName": name, "helm": {"defaultRepository": "https://charts.example.com",
-                                                        "defaultChart": name, "defaultVersion": "0.0.1",
-                                                        "defaultNamespace": name}})
+        cat.registry[name] = models.RegistryComponent.model_validate(
+            {
+                "name": name,
+                "displayName": name,
+                "helm": {
+                    "defaultRepository": "https://charts.example.com",
+                    "defaultChart": name,
+                    "defaultVersion": "0.0.1",
+                    "defaultNamespace": name,
+                },
+            }
+        )
     cat.base = _overlay("base", None, {}, {c: "0.1.0" for c in COMPONENTS})
     cat.base.spec.criteria = None
     for service in draw(st.lists(st.sampled_from(SERVICES), unique=True, max_size=3)):
@@ -53,8 +63,9 @@ def catalogs(draw: st.DrawFn) -> catalog.Catalog:
     return cat
 
 
-_queries = st.builds(lambda s, i: Criteria(service=s, intent=i), st.sampled_from(SERVICES),
-                     st.sampled_from([*INTENTS, "any"]))
+_queries = st.builds(
+    lambda s, i: Criteria(service=s, intent=i), st.sampled_from(SERVICES), st.sampled_from([*INTENTS, "any"])
+)
 
 
 @settings(max_examples=150, deadline=None)
@@ -63,8 +74,9 @@ def test_the_result_does_not_depend_on_reading_order(cat: catalog.Catalog, query
     first = resolver.resolve(query, cat).document()
     names = list(cat.overlays)
     random.Random(seed).shuffle(names)
-    shuffled = catalog.Catalog(registry=cat.registry, base=cat.base, overlays={n: cat.overlays[n] for n in names},
-                               label="shuffled")
+    shuffled = catalog.Catalog(
+        registry=cat.registry, base=cat.base, overlays={n: cat.overlays[n] for n in names}, label="shuffled"
+    )
     assert resolver.resolve(query, shuffled).document() == first
 
 

@@ -57,10 +57,12 @@ def test_recipe_matches_upstream_golden(team_shared: Path, run_cli, number: str)
     assert set(ours["metadata"]["appliedOverlays"]) == set(theirs["metadata"]["appliedOverlays"])
     assert ours["metadata"]["appliedOverlays"][:2] == theirs["metadata"]["appliedOverlays"][:2]
     assert set(ours["metadata"].get("excludedOverlays", [])) == set(theirs["metadata"].get("excludedOverlays", []))
-    warnings = {(w["overlay"], w["constraint"], w.get("actual"))
-                for w in ours["metadata"].get("constraintWarnings", [])}
-    assert warnings == {(w["overlay"], w["constraint"], w.get("actual"))
-                        for w in theirs["metadata"].get("constraintWarnings", [])}
+    warnings = {
+        (w["overlay"], w["constraint"], w.get("actual")) for w in ours["metadata"].get("constraintWarnings", [])
+    }
+    assert warnings == {
+        (w["overlay"], w["constraint"], w.get("actual")) for w in theirs["metadata"].get("constraintWarnings", [])
+    }
     assert ours["apiVersion"] == "aicr.run/v1alpha2"
 
 
@@ -70,8 +72,15 @@ def _matrix_rows(team_shared: Path) -> list[tuple[str, list[str], list[str], int
         match = re.match(r"^\| (\S+) \| `([^`]*)` \| ([^|]+) \| (\d+) \| ([^|]+) \|$", line)
         if match:
             name, flags, applied, count, order = match.groups()
-            rows.append((name, flags.split(), [a.strip() for a in applied.split(",")], int(count),
-                         [o.strip() for o in order.split(",")]))
+            rows.append(
+                (
+                    name,
+                    flags.split(),
+                    [a.strip() for a in applied.split(",")],
+                    int(count),
+                    [o.strip() for o in order.split(",")],
+                )
+            )
     return rows
 
 
@@ -79,8 +88,7 @@ def test_every_overlay_of_the_upstream_matrix_resolves_as_upstream(team_shared: 
     rows = _matrix_rows(team_shared)
     assert len(rows) >= 36
     for name, flags, applied, count, order in rows:
-        result = run_cli("aicr", "recipe", "--catalog", str(team_shared / UPSTREAM_CATALOG), *flags,
-                         "--format", "json")
+        result = run_cli("aicr", "recipe", "--catalog", str(team_shared / UPSTREAM_CATALOG), *flags, "--format", "json")
         assert result.code == 0, (name, result.stderr)
         doc = json.loads(result.stdout)
         assert doc["metadata"]["appliedOverlays"] == applied, name
@@ -97,8 +105,9 @@ def test_query_matches_upstream_golden(team_shared: Path, run_cli, number: str) 
 
 
 # Upstream exits 8 for bad criteria (it wraps them as internal errors); we exit 2, as for any bad input.
-@pytest.mark.parametrize(("number", "expected_code"), [("12", 2), ("13", 2), ("14", 2), ("15", 2), ("16", 2),
-                                                       ("22", 3)])
+@pytest.mark.parametrize(
+    ("number", "expected_code"), [("12", 2), ("13", 2), ("14", 2), ("15", 2), ("16", 2), ("22", 3)]
+)
 def test_bad_input_exit_codes(team_shared: Path, run_cli, number: str, expected_code: int) -> None:  # type: ignore[no-untyped-def]
     transcript = _transcript(team_shared, number)
     result = run_cli("aicr", *_argv(team_shared, transcript))

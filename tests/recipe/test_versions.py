@@ -15,13 +15,16 @@ from shared.recipe import constraints, versions
 _version = st.lists(st.integers(0, 300), min_size=1, max_size=3).map(lambda p: ".".join(map(str, p)))
 
 
-@pytest.mark.parametrize(("text", "parts"), [
-    ("v1.33.5-eks-3025e55", (1, 33, 5)),
-    ("6.8.0-1024-aws", (6, 8, 0)),
-    ("24.04", (24, 4)),
-    ("v25.10.1", (25, 10, 1)),
-    ("1.2.3.4", (1, 2, 3)),
-])
+@pytest.mark.parametrize(
+    ("text", "parts"),
+    [
+        ("v1.33.5-eks-3025e55", (1, 33, 5)),
+        ("6.8.0-1024-aws", (6, 8, 0)),
+        ("24.04", (24, 4)),
+        ("v25.10.1", (25, 10, 1)),
+        ("1.2.3.4", (1, 2, 3)),
+    ],
+)
 def test_versions_parse_like_kubernetes_tooling_writes_them(text: str, parts: tuple[int, ...]) -> None:
     assert versions.parse(text) == parts
 
@@ -56,13 +59,16 @@ def test_precision_is_that_of_the_less_precise_side() -> None:
     assert not constraints.holds(">= 1.32.4", "v1.31.2-eks-7f9249a")
 
 
-@pytest.mark.parametrize(("expression", "actual", "expected"), [
-    ("ubuntu", "ubuntu", True),
-    ("ubuntu", "rhel", False),
-    ("== 24.04", "24.04", True),
-    ("24.04", "22.04", False),
-    ("!= rhel", "ubuntu", True),
-])
+@pytest.mark.parametrize(
+    ("expression", "actual", "expected"),
+    [
+        ("ubuntu", "ubuntu", True),
+        ("ubuntu", "rhel", False),
+        ("== 24.04", "24.04", True),
+        ("24.04", "22.04", False),
+        ("!= rhel", "ubuntu", True),
+    ],
+)
 def test_equality_compares_strings_or_versions(expression: str, actual: str, expected: bool) -> None:
     assert constraints.holds(expression, actual) is expected
 
@@ -73,10 +79,23 @@ def test_missing_measurements_and_bad_versions_fail_with_a_reason() -> None:
     assert not outcome.passed and outcome.error
 
 
-@pytest.mark.parametrize(("version", "pinned"), [
-    ("v25.10.1", True), ("0.9.0", True), ("82.8.0", True), ("1.2.3-rc.1", True),
-    ("latest", False), ("^1.2.0", False), ("~1.2", False), (">=1.0", False), ("1.x", False), ("*", False),
-    ("", False), ("stable", False), ("1.0 || 2.0", False),
-])
+@pytest.mark.parametrize(
+    ("version", "pinned"),
+    [
+        ("v25.10.1", True),
+        ("0.9.0", True),
+        ("82.8.0", True),
+        ("1.2.3-rc.1", True),
+        ("latest", False),
+        ("^1.2.0", False),
+        ("~1.2", False),
+        (">=1.0", False),
+        ("1.x", False),
+        ("*", False),
+        ("", False),
+        ("stable", False),
+        ("1.0 || 2.0", False),
+    ],
+)
 def test_only_concrete_releases_count_as_pins(version: str, pinned: bool) -> None:
     assert versions.is_pinned(version) is pinned

@@ -50,7 +50,8 @@ def test_the_chart_carries_the_project_version_and_lives_where_the_docs_say() ->
     published = ROOT / "deploy" / "helm" / "dsx-cluster-tools"
     assert (published / "Chart.yaml").read_text() == (ROOT / "shared/chart/files/Chart.yaml").read_text()
     assert sorted(p.name for p in (published / "templates").iterdir()) == sorted(
-        p.name for p in (ROOT / "shared/chart/files/templates").iterdir())
+        p.name for p in (ROOT / "shared/chart/files/templates").iterdir()
+    )
 
 
 def test_the_chart_values_carry_the_shipped_default_values_rule_sets_included() -> None:
@@ -81,8 +82,9 @@ def test_the_crd_templates_equal_the_resource_models() -> None:
     objects = render()
     for spec in chart_crds.TEMPLATES:
         want = chart_crds.expected(spec)
-        assert named(objects, "CustomResourceDefinition", want["metadata"]["name"]) == want, \
+        assert named(objects, "CustomResourceDefinition", want["metadata"]["name"]) == want, (
             f"{spec.file} is stale: run `python -m shared.chart.crds`"
+        )
 
 
 # ------------------------------------------------------------------ objects
@@ -115,8 +117,11 @@ def test_controllers_expose_metrics_with_scrape_annotations_and_probes_on_them()
     for name in CONTROLLERS:
         deployment = named(objects, "Deployment", name)
         annotations = deployment["spec"]["template"]["metadata"]["annotations"]
-        assert annotations == {"prometheus.io/scrape": "true", "prometheus.io/port": "9400",
-                               "prometheus.io/path": "/metrics"}
+        assert annotations == {
+            "prometheus.io/scrape": "true",
+            "prometheus.io/port": "9400",
+            "prometheus.io/path": "/metrics",
+        }
         [container] = _pod_spec(deployment)["containers"]
         assert container["ports"] == [{"name": "metrics", "containerPort": 9400}]
         assert "--metrics-addr=0.0.0.0:9400" in container["args"]
@@ -153,13 +158,17 @@ def test_monitor_mode_is_the_default_and_enforcing_is_one_value_away() -> None:
     assert dry_run(render("global.dryRun=false")) is False
 
 
-@pytest.mark.parametrize(("switch", "gone"), [
-    ("nvsentinel-controller.enabled=false", "nvsentinel-controller"),
-    ("nvcre.enabled=false", "nvcre-controller"),
-    ("monitors.xid.enabled=false", "nvsentinel-monitor-xid"),
-    ("monitors.dcgm.enabled=false", "nvsentinel-monitor-dcgm"),
-    ("monitors.nic.enabled=false", "nvsentinel-monitor-nic"),
-], ids=lambda v: v.split("=")[0] if "=" in v else None)
+@pytest.mark.parametrize(
+    ("switch", "gone"),
+    [
+        ("nvsentinel-controller.enabled=false", "nvsentinel-controller"),
+        ("nvcre.enabled=false", "nvcre-controller"),
+        ("monitors.xid.enabled=false", "nvsentinel-monitor-xid"),
+        ("monitors.dcgm.enabled=false", "nvsentinel-monitor-dcgm"),
+        ("monitors.nic.enabled=false", "nvsentinel-monitor-nic"),
+    ],
+    ids=lambda v: v.split("=")[0] if "=" in v else None,
+)
 def test_each_component_is_optional_and_takes_only_its_own_objects(switch: str, gone: str) -> None:
     before, after = render(), render(switch)
     removed = {key(o) for o in before} - {key(o) for o in after}
@@ -190,17 +199,21 @@ def test_objects_come_in_helms_install_order() -> None:
 
 
 # ------------------------------------------------------------------ values and --set
-@pytest.mark.parametrize(("expression", "expected"), [
-    ("a.b=1", {"a": {"b": 1}}),
-    ("a=true,b=false,c=null,d=x", {"a": True, "b": False, "c": None, "d": "x"}),
-    ("a=007", {"a": "007"}),
-    (r"a=x\,y", {"a": "x,y"}),
-    (r"a\.b=1", {"a.b": 1}),
-    ("l[1]=x", {"l": [None, "x"]}),
-    ("l[0].k=v", {"l": [{"k": "v"}]}),
-    ("a={x,y,3}", {"a": ["x", "y", 3]}),
-    ("fault-quarantine.circuitBreaker.enabled=false", {"fault-quarantine": {"circuitBreaker": {"enabled": False}}}),
-], ids=lambda v: v if isinstance(v, str) else None)
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        ("a.b=1", {"a": {"b": 1}}),
+        ("a=true,b=false,c=null,d=x", {"a": True, "b": False, "c": None, "d": "x"}),
+        ("a=007", {"a": "007"}),
+        (r"a=x\,y", {"a": "x,y"}),
+        (r"a\.b=1", {"a.b": 1}),
+        ("l[1]=x", {"l": [None, "x"]}),
+        ("l[0].k=v", {"l": [{"k": "v"}]}),
+        ("a={x,y,3}", {"a": ["x", "y", 3]}),
+        ("fault-quarantine.circuitBreaker.enabled=false", {"fault-quarantine": {"circuitBreaker": {"enabled": False}}}),
+    ],
+    ids=lambda v: v if isinstance(v, str) else None,
+)
 def test_set_reads_like_helm(expression: str, expected: dict[str, Any]) -> None:
     assert manifests.parse_set(expression) == expected
 
@@ -238,8 +251,9 @@ def test_manifests_equals_the_chart_rendering_object_by_object(program: str, run
     assert [key(o) for o in printed] == [key(o) for o in share]
     for ours, theirs in zip(printed, share, strict=True):
         assert ours == theirs, key(ours)
-    as_json = run_cli(program, "manifests", "-n", "ops", "--values", str(values), "--set", "global.metricsPort=9500",
-                      "-o", "json")
+    as_json = run_cli(
+        program, "manifests", "-n", "ops", "--values", str(values), "--set", "global.metricsPort=9500", "-o", "json"
+    )
     assert json.loads(as_json.stdout) == {"apiVersion": "v1", "kind": "List", "items": printed}
 
 
@@ -250,15 +264,20 @@ def test_the_two_programs_share_out_the_whole_chart() -> None:
     assert sorted(map(key, nvsentinel + nvcre)) == sorted(map(key, chart))
     assert {manifests.component(o) for o in nvcre} == {"nvcre-controller", "nvcre-crds"}
     assert {o["metadata"]["name"] for o in nvsentinel if o["kind"] == "CustomResourceDefinition"} == {
-        "healthevents.nvsentinel.nvidia.com", "validationrequests.nvsentinel.nvidia.com"}
+        "healthevents.nvsentinel.nvidia.com",
+        "validationrequests.nvsentinel.nvidia.com",
+    }
 
 
-@pytest.mark.parametrize(("args", "line"), [
-    (["-o", "table"], "error: --output: must be one of yaml, json, got 'table'"),
-    (["--set", "monitors"], "error: --set: expected KEY=VALUE, got 'monitors'"),
-    (["-n", "Bad_NS"], "error: --namespace: 'Bad_NS' is not a valid namespace name"),
-    (["--values", "missing.yaml"], "error: missing.yaml: file does not exist"),
-])
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["-o", "table"], "error: --output: must be one of yaml, json, got 'table'"),
+        (["--set", "monitors"], "error: --set: expected KEY=VALUE, got 'monitors'"),
+        (["-n", "Bad_NS"], "error: --namespace: 'Bad_NS' is not a valid namespace name"),
+        (["--values", "missing.yaml"], "error: missing.yaml: file does not exist"),
+    ],
+)
 def test_bad_flags_are_one_line_and_exit_2(args: list[str], line: str, run_cli: Any) -> None:
     result = run_cli("nvsentinel", "manifests", *args)
     assert (result.code, result.stderr.strip(), result.stdout) == (2, line, "")
@@ -281,11 +300,16 @@ def test_the_lifecycle_roles_follow_its_switches_and_provider_namespaces() -> No
         return {key(o) for o in objects if o["metadata"]["name"].startswith("nvsentinel-lifecycle")}
 
     on = lifecycle(render())
-    assert {(k, ns) for k, ns, _ in on} == {("ClusterRole", ""), ("ClusterRoleBinding", ""),
-                                            ("Role", "nvsentinel"), ("RoleBinding", "nvsentinel")}
+    assert {(k, ns) for k, ns, _ in on} == {
+        ("ClusterRole", ""),
+        ("ClusterRoleBinding", ""),
+        ("Role", "nvsentinel"),
+        ("RoleBinding", "nvsentinel"),
+    }
     assert lifecycle(render("lifecycle-manager.enabled=false")) == set()
     assert on - lifecycle(render("lifecycle-manager.runCertificationController=false")) == {
         ("Role", "nvsentinel", "nvsentinel-lifecycle-certify"),
-        ("RoleBinding", "nvsentinel", "nvsentinel-lifecycle-certify")}
+        ("RoleBinding", "nvsentinel", "nvsentinel-lifecycle-certify"),
+    }
     moved = lifecycle(render("lifecycle-manager.config.providers.k8s-job-provider.namespace=jobs"))
     assert ("Role", "jobs", "nvsentinel-lifecycle-jobs") in moved

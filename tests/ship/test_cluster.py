@@ -27,8 +27,11 @@ ALL_ON = ("monitors.csp.enabled=true",)
 def _namespaces(api_client: Any, objects: list[dict[str, Any]]) -> None:
     """The release namespace and every other one the objects go to (the lifecycle providers')."""
     for name in sorted({NS} | {o["metadata"].get("namespace") or NS for o in objects} - {"default"}):
-        rest.create(api_client, rest.core_path("namespaces"), {"apiVersion": "v1", "kind": "Namespace",
-                                                               "metadata": {"name": name}})
+        rest.create(
+            api_client,
+            rest.core_path("namespaces"),
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}},
+        )
 
 
 def test_every_object_is_created_through_the_official_client_and_reads_back(sim: Any, api_client: Any) -> None:
@@ -47,14 +50,17 @@ def test_every_object_is_created_through_the_official_client_and_reads_back(sim:
             got = apps.read_namespaced_daemon_set(obj["metadata"]["name"], NS)
         else:
             continue
-        assert api_client.sanitize_for_serialization(got.spec.template.spec)["containers"] == \
-            obj["spec"]["template"]["spec"]["containers"]
+        assert (
+            api_client.sanitize_for_serialization(got.spec.template.spec)["containers"]
+            == obj["spec"]["template"]["spec"]["containers"]
+        )
     rbac = k8s.RbacAuthorizationV1Api(api_client)
     role = rbac.read_cluster_role("nvsentinel-controller")
     assert role.rules[0].resources == ["nodes"]
     served = k8s.ApiextensionsV1Api(api_client).list_custom_resource_definition()
-    assert {c.metadata.name for c in served.items} >= {o["metadata"]["name"] for o in objects
-                                                       if o["kind"] == "CustomResourceDefinition"}
+    assert {c.metadata.name for c in served.items} >= {
+        o["metadata"]["name"] for o in objects if o["kind"] == "CustomResourceDefinition"
+    }
 
 
 def _split(text: str) -> tuple[str, str]:
@@ -67,22 +73,25 @@ def _split(text: str) -> tuple[str, str]:
 
 @pytest.mark.parametrize("program", ["nvsentinel", "nvcrectl"])
 def test_manifests_pass_kubectl_server_side_dry_run_and_apply_cleanly(
-        program: str, kubectl: Kubectl, api_client: Any, run_cli: Any, tmp_path: Path) -> None:
+    program: str, kubectl: Kubectl, api_client: Any, run_cli: Any, tmp_path: Path
+) -> None:
     result = run_cli(program, "manifests", "-n", NS, "--set", ",".join(ALL_ON))
     assert result.code == 0, result.stderr
     _namespaces(api_client, yamlio.loads_all(result.stdout))
     crds, others = _split(result.stdout)
     dry = kubectl("apply", "--dry-run=server", "-f", "-", input=crds)
     assert "(server dry run)" in dry.stdout
-    assert kubectl("get", "crd", "-o", "name").stdout.strip() == ""     # a dry run creates nothing
-    kubectl("apply", "-f", "-", input=crds)   # the rest's dry run needs them (a real apply takes one stream)
+    assert kubectl("get", "crd", "-o", "name").stdout.strip() == ""  # a dry run creates nothing
+    kubectl("apply", "-f", "-", input=crds)  # the rest's dry run needs them (a real apply takes one stream)
     dry = kubectl("apply", "--dry-run=server", "-f", "-", input=others)
     lines = dry.stdout.strip().splitlines()
     assert len(lines) == len(yamlio.loads_all(others)) and all(line.endswith("(server dry run)") for line in lines)
     assert kubectl("get", "deployments", "-n", NS, "-o", "name").stdout.strip() == ""
     kubectl("apply", "-f", "-", input=result.stdout)
-    expected = {"nvsentinel": ["deployment.apps/nvsentinel-controller"],
-                "nvcrectl": ["deployment.apps/nvcre-controller"]}[program]
+    expected = {
+        "nvsentinel": ["deployment.apps/nvsentinel-controller"],
+        "nvcrectl": ["deployment.apps/nvcre-controller"],
+    }[program]
     assert kubectl("get", "deployments", "-n", NS, "-o", "name").stdout.split() == expected
     again = kubectl("apply", "-f", "-", input=result.stdout)
     assert all(line.endswith(" unchanged") for line in again.stdout.strip().splitlines()), again.stdout

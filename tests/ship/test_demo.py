@@ -49,8 +49,9 @@ def _marked(tag: str) -> list[str]:
             if tag.encode() in environ and state != "Z":
                 found.append(f"{entry.name}: {cmdline.strip()}")
         return found
-    listing = subprocess.run(["ps", "eww", "-A", "-o", "pid=,command="], capture_output=True, text=True,
-                             check=True).stdout
+    listing = subprocess.run(
+        ["ps", "eww", "-A", "-o", "pid=,command="], capture_output=True, text=True, check=True
+    ).stdout
     return [line.strip() for line in listing.splitlines() if tag in line.split()]
 
 
@@ -66,8 +67,9 @@ def _survivors(tag: str) -> list[str]:
 def test_demo_walks_the_lifecycle_exits_0_and_leaves_no_process(tmp_path: Path) -> None:
     env, tag = _environment(tmp_path)
     started = time.monotonic()
-    proc = subprocess.run([sys.executable, str(DEMO)], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=400, check=False)
+    proc = subprocess.run(
+        [sys.executable, str(DEMO)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=400, check=False
+    )
     elapsed = time.monotonic() - started
     output = proc.stdout + proc.stderr
     try:
@@ -75,16 +77,16 @@ def test_demo_walks_the_lifecycle_exits_0_and_leaves_no_process(tmp_path: Path) 
         assert not _survivors(tag), _survivors(tag)
         # The steps the walk promises, each seen in the real programs' output.
         for expected in (
-            "PASSED:",                                             # aicr validate
-            "node-005  ThresholdViolation",                        # certification names the 40 % NIC
-            "Quarantined by NIC health monitor fatal error ruleset: subject=node-005",   # monitor mode
-            "Quarantined by Syslog fatal error ruleset: subject=node-002",              # enforcing
-            "evicted tenant-a/trainer",                            # drain
-            "created RebootNode maintenance-node-002-",            # remediation
-            "takes the node over",                                 # quarantine hands over to validation
-            "Succeeded: every test passed on node-002",            # pass
-            "change(s):",                                          # drift
-            "after-driver-upgrade  Succeeded  node-001",           # re-certification
+            "PASSED:",  # aicr validate
+            "node-005  ThresholdViolation",  # certification names the 40 % NIC
+            "Quarantined by NIC health monitor fatal error ruleset: subject=node-005",  # monitor mode
+            "Quarantined by Syslog fatal error ruleset: subject=node-002",  # enforcing
+            "evicted tenant-a/trainer",  # drain
+            "created RebootNode maintenance-node-002-",  # remediation
+            "takes the node over",  # quarantine hands over to validation
+            "Succeeded: every test passed on node-002",  # pass
+            "change(s):",  # drift
+            "after-driver-upgrade  Succeeded  node-001",  # re-certification
             "No drift between cm://default/golden and live cluster.",
         ):
             assert expected in output, f"missing {expected!r} in the demo's output:\n{output[-4000:]}"
@@ -99,17 +101,18 @@ def test_demo_walks_the_lifecycle_exits_0_and_leaves_no_process(tmp_path: Path) 
 @pytest.mark.timeout(300)
 def test_ctrl_c_in_the_middle_stops_every_background_program(tmp_path: Path) -> None:
     env, tag = _environment(tmp_path)
-    proc = subprocess.Popen([sys.executable, str(DEMO)], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(DEMO)], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     seen = []
     try:
         assert proc.stdout is not None
         for line in proc.stdout:
             seen.append(line)
-            if line.startswith("=== 13."):     # the cluster, nvsentinel run and the xid monitor are running
+            if line.startswith("=== 13."):  # the cluster, nvsentinel run and the xid monitor are running
                 break
         assert seen and seen[-1].startswith("=== 13."), "".join(seen[-40:])
-        assert len(_marked(tag)) >= 4, _marked(tag)     # the demo and its three background programs
+        assert len(_marked(tag)) >= 4, _marked(tag)  # the demo and its three background programs
         proc.send_signal(signal.SIGINT)
         rest, _ = proc.communicate(timeout=60)
         assert proc.returncode == 130, "".join(seen[-20:]) + rest

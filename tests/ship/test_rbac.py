@@ -51,20 +51,29 @@ Grant = tuple[str, str, str, str]
 # ------------------------------------------------------------------ roles and the audit
 def grants(objects: list[dict[str, Any]], account: str) -> set[Grant]:
     """What the chart's bindings give ServiceAccount ``NS/account``, rule by rule, verb by verb."""
-    roles = {(o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"]): o for o in objects
-             if o["kind"] in ("Role", "ClusterRole")}
+    roles = {
+        (o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"]): o
+        for o in objects
+        if o["kind"] in ("Role", "ClusterRole")
+    }
     found: set[Grant] = set()
     for binding in (o for o in objects if o["kind"] in ("RoleBinding", "ClusterRoleBinding")):
-        if not any(s.get("kind") == "ServiceAccount" and s.get("name") == account and s.get("namespace") == NS
-                   for s in binding.get("subjects") or []):
+        if not any(
+            s.get("kind") == "ServiceAccount" and s.get("name") == account and s.get("namespace") == NS
+            for s in binding.get("subjects") or []
+        ):
             continue
         ref = binding["roleRef"]
         scope = binding["metadata"].get("namespace", "") if binding["kind"] == "RoleBinding" else "*"
         role = roles[(ref["kind"], scope if ref["kind"] == "Role" else "", ref["name"])]
         for rule in role.get("rules") or []:
             assert not rule.get("resourceNames"), "the comparison below does not narrow by name"
-            found |= {(verb, group, res, scope) for verb in rule["verbs"] for group in rule["apiGroups"]
-                      for res in rule["resources"]}
+            found |= {
+                (verb, group, res, scope)
+                for verb in rule["verbs"]
+                for group in rule["apiGroups"]
+                for res in rule["resources"]
+            }
     return found
 
 
@@ -76,8 +85,11 @@ def check_least_privilege(sim: SimServer, objects: list[dict[str, Any]], account
     denied = sorted({(r.verb, r.group, r.resource, r.namespace) for r in records if r.code == 403})
     assert denied == [], f"{who} was denied: {denied}"
     given = grants(objects, account)
-    unused = sorted(g for g in given if not any(
-        (r.verb, r.group, r.resource) == g[:3] and g[3] in ("*", r.namespace) for r in records))
+    unused = sorted(
+        g
+        for g in given
+        if not any((r.verb, r.group, r.resource) == g[:3] and g[3] in ("*", r.namespace) for r in records)
+    )
     assert unused == [], f"{who} is granted what it never used: {unused}"
 
 
@@ -94,8 +106,11 @@ def installed(gpu_sim: SimServer, api_client: Any, tmp_path: Path) -> Callable[.
             files = (path,)
         objects = manifests.render(manifests.Request(values_files=files, namespace=NS))
         for namespace in sorted({NS} | {o["metadata"].get("namespace") or NS for o in objects} - {"default"}):
-            rest.create(api_client, rest.core_path("namespaces"), {"apiVersion": "v1", "kind": "Namespace",
-                                                                   "metadata": {"name": namespace}})
+            rest.create(
+                api_client,
+                rest.core_path("namespaces"),
+                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
+            )
         for obj in objects:
             if obj["kind"] not in WORKLOADS:
                 rest.create(api_client, _collection(obj), obj)
@@ -106,10 +121,17 @@ def installed(gpu_sim: SimServer, api_client: Any, tmp_path: Path) -> Callable[.
 
 def _collection(obj: dict[str, Any]) -> str:
     group, _, version = obj["apiVersion"].rpartition("/")
-    plural = {"ServiceAccount": "serviceaccounts", "ConfigMap": "configmaps", "ClusterRole": "clusterroles",
-              "ClusterRoleBinding": "clusterrolebindings", "Role": "roles", "RoleBinding": "rolebindings",
-              "CustomResourceDefinition": "customresourcedefinitions", "Deployment": "deployments",
-              "DaemonSet": "daemonsets"}[obj["kind"]]
+    plural = {
+        "ServiceAccount": "serviceaccounts",
+        "ConfigMap": "configmaps",
+        "ClusterRole": "clusterroles",
+        "ClusterRoleBinding": "clusterrolebindings",
+        "Role": "roles",
+        "RoleBinding": "rolebindings",
+        "CustomResourceDefinition": "customresourcedefinitions",
+        "Deployment": "deployments",
+        "DaemonSet": "daemonsets",
+    }[obj["kind"]]
     namespace = obj["metadata"].get("namespace")
     return rest.group_path(group, version, plural, namespace) if group else rest.core_path(plural, namespace)
 
@@ -121,8 +143,11 @@ def wait_for(what: str, predicate: Callable[[], bool], sim: SimServer | None = N
         if predicate():
             return
         time.sleep(0.05)
-    denied = sorted({(r.identity, r.verb, r.group, r.resource, r.namespace) for r in sim.audit.records()
-                     if r.code == 403}) if sim else []
+    denied = (
+        sorted({(r.identity, r.verb, r.group, r.resource, r.namespace) for r in sim.audit.records() if r.code == 403})
+        if sim
+        else []
+    )
     raise AssertionError(f"not reached within {REAL_SECONDS:.0f} real seconds: {what}; denied: {denied}")
 
 
@@ -169,19 +194,46 @@ def _pod(api: Any, namespace: str, name: str, node: str) -> None:
     with_ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
     if not rest.list_items(api, rest.core_path("namespaces"), field_selector=f"metadata.name={namespace}"):
         rest.create(api, rest.core_path("namespaces"), with_ns)
-    rest.create(api, rest.core_path("pods", namespace), {
-        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace},
-        "spec": {"nodeName": node, "restartPolicy": "Never",
-                 "containers": [{"name": "main", "image": "busybox", "command": ["sleep", "100000"]}]}})
+    rest.create(
+        api,
+        rest.core_path("pods", namespace),
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {
+                "nodeName": node,
+                "restartPolicy": "Never",
+                "containers": [{"name": "main", "image": "busybox", "command": ["sleep", "100000"]}],
+            },
+        },
+    )
 
 
-def _event(node: str, *, action: str, fatal: bool = True, uuid: str = "GPU-1", check: str = "GpuXidError",
-           stamp: str = "2026-01-01T00:00:00Z") -> hevent.HealthEvent:
-    return hevent.parse({
-        "agent": "gpu-health-monitor", "componentClass": "GPU", "checkName": check, "isFatal": fatal,
-        "isHealthy": False, "recommendedAction": action, "errorCode": ["79"],
-        "entitiesImpacted": [{"entityType": "GPU_UUID", "entityValue": uuid}], "nodeName": node,
-        "generatedTimestamp": stamp, "message": "scenario"})
+def _event(
+    node: str,
+    *,
+    action: str,
+    fatal: bool = True,
+    uuid: str = "GPU-1",
+    check: str = "GpuXidError",
+    stamp: str = "2026-01-01T00:00:00Z",
+) -> hevent.HealthEvent:
+    return hevent.parse(
+        {
+            "agent": "gpu-health-monitor",
+            "componentClass": "GPU",
+            "checkName": check,
+            "isFatal": fatal,
+            "isHealthy": False,
+            "recommendedAction": action,
+            "errorCode": ["79"],
+            "entitiesImpacted": [{"entityType": "GPU_UUID", "entityValue": uuid}],
+            "nodeName": node,
+            "generatedTimestamp": stamp,
+            "message": "scenario",
+        }
+    )
 
 
 def _pods_on(api: Any, node: str) -> list[str]:
@@ -200,17 +252,21 @@ def _state(api: Any, node: str) -> str:
 
 
 def test_nvsentinel_run_enforcing_uses_exactly_its_role(
-        installed: Callable[..., list[dict[str, Any]]], gpu_sim: SimServer, api_client: Any,
-        sim_identity: Callable[[str, str], Path], threads: Callable[[Callable[[], None]], None],
-        tmp_path: Path) -> None:
+    installed: Callable[..., list[dict[str, Any]]],
+    gpu_sim: SimServer,
+    api_client: Any,
+    sim_identity: Callable[[str, str], Path],
+    threads: Callable[[Callable[[], None]], None],
+    tmp_path: Path,
+) -> None:
     from shared.health import service
 
     objects = installed(SCENARIO_VALUES)
     [config_map] = [o for o in objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "nvsentinel-values"]
-    values_file = tmp_path / "values.yaml"   # what the pod mounts from the ConfigMap
+    values_file = tmp_path / "values.yaml"  # what the pod mounts from the ConfigMap
     values_file.write_text(config_map["data"]["values.yaml"])
     sim = gpu_sim
-    names = sim.add_gpu_nodes(10)   # the breaker allows 5 quarantines; 4 happen
+    names = sim.add_gpu_nodes(10)  # the breaker allows 5 quarantines; 4 happen
     _pod(api_client, "team", "trainer", names[0])
     _pod(api_client, "batch", "job", names[0])
     sim.advance(3)
@@ -221,13 +277,21 @@ def test_nvsentinel_run_enforcing_uses_exactly_its_role(
     # Five of the same Xid on one GPU of another node: the analyzer derives an event (and creates it).
     first = xids[0].generatedTimestamp
     assert first is not None
-    repeated = [xids[0].model_copy(update={"generatedTimestamp": first + timedelta(seconds=i), "nodeName": names[5]})
-                for i in range(5)]
-    resource.publish(api_client, [*xids, *repeated,
-                                  _event(names[1], action="REPLACE_VM"),
-                                  _event(names[2], action="COMPONENT_RESET", uuid="GPU-3"),
-                                  _event(names[3], action="NONE", fatal=False, check="GpuThermalWatch")],
-                     now=clock.WALL.now)
+    repeated = [
+        xids[0].model_copy(update={"generatedTimestamp": first + timedelta(seconds=i), "nodeName": names[5]})
+        for i in range(5)
+    ]
+    resource.publish(
+        api_client,
+        [
+            *xids,
+            *repeated,
+            _event(names[1], action="REPLACE_VM"),
+            _event(names[2], action="COMPONENT_RESET", uuid="GPU-3"),
+            _event(names[3], action="NONE", fatal=False, check="GpuThermalWatch"),
+        ],
+        now=clock.WALL.now,
+    )
 
     # The validation lifecycle: a request on a healthy node for the Job provider's test, and a
     # WorkloadRun in the Certification provider's namespace for the in-process certification engine.
@@ -238,33 +302,66 @@ def test_nvsentinel_run_enforcing_uses_exactly_its_role(
     cluster = service.Cluster(kubeconfig=sim_identity(NS, "nvsentinel-controller"), namespace=NS)
     threads(lambda: service.run(cluster, values_file, None, stop=stop, install=False))
     try:
-        wait_for("TerminateNode and GPUReset created, team/trainer evicted", lambda: (
-            len(rest.list_items(api_client, TERMINATES)) == 1 and len(rest.list_items(api_client, RESETS)) == 1
-            and _pods_on(api_client, names[0]) == ["batch/job"]), sim)
-        sim.advance(61)   # past deleteAfterTimeoutMinutes: batch/job is deleted, the drain ends, a reboot follows
-        wait_for("batch/job deleted and a RebootNode created", lambda: (
-            _pods_on(api_client, names[0]) == []
-            and names[0] in [r["spec"]["nodeName"] for r in rest.list_items(api_client, REBOOTS)]), sim)
+        wait_for(
+            "TerminateNode and GPUReset created, team/trainer evicted",
+            lambda: (
+                len(rest.list_items(api_client, TERMINATES)) == 1
+                and len(rest.list_items(api_client, RESETS)) == 1
+                and _pods_on(api_client, names[0]) == ["batch/job"]
+            ),
+            sim,
+        )
+        sim.advance(61)  # past deleteAfterTimeoutMinutes: batch/job is deleted, the drain ends, a reboot follows
+        wait_for(
+            "batch/job deleted and a RebootNode created",
+            lambda: (
+                _pods_on(api_client, names[0]) == []
+                and names[0] in [r["spec"]["nodeName"] for r in rest.list_items(api_client, REBOOTS)]
+            ),
+            sim,
+        )
         sim.advance(300)
-        wait_for(f"{names[0]} rebooted and remediation-succeeded",
-                 lambda: _state(api_client, names[0]) == "remediation-succeeded", sim)
-        wait_for("the analyzer's event processed", lambda: any(
-            s.event.agent == "health-events-analyzer" and s.phase for s in resource.list_events(api_client)), sim)
-        wait_for("the non-fatal event's core Event", lambda: any(
-            e["involvedObject"]["name"] == names[3]
-            for e in rest.list_items(api_client, rest.core_path("events", "default"))), sim)
+        wait_for(
+            f"{names[0]} rebooted and remediation-succeeded",
+            lambda: _state(api_client, names[0]) == "remediation-succeeded",
+            sim,
+        )
+        wait_for(
+            "the analyzer's event processed",
+            lambda: any(
+                s.event.agent == "health-events-analyzer" and s.phase for s in resource.list_events(api_client)
+            ),
+            sim,
+        )
+        wait_for(
+            "the non-fatal event's core Event",
+            lambda: any(
+                e["involvedObject"]["name"] == names[3]
+                for e in rest.list_items(api_client, rest.core_path("events", "default"))
+            ),
+            sim,
+        )
         # After the reboot the lifecycle validates names[0] (a Certification); every request and the
         # WorkloadRun reach a verdict while the cluster runs.
-        wait_for("every ValidationRequest and the WorkloadRun finished", lambda: _ticked(sim) and (
-            len(vresource.list_all(api_client)) == 2
-            and all(v.status.phase in vmodels.TERMINAL for v in vresource.list_all(api_client))
-            and workload.finished(workload.get(api_client, PROVIDERS, "bench"))), sim)
+        wait_for(
+            "every ValidationRequest and the WorkloadRun finished",
+            lambda: (
+                _ticked(sim)
+                and (
+                    len(vresource.list_all(api_client)) == 2
+                    and all(v.status.phase in vmodels.TERMINAL for v in vresource.list_all(api_client))
+                    and workload.finished(workload.get(api_client, PROVIDERS, "bench"))
+                )
+            ),
+            sim,
+        )
     finally:
         stop.set()
-        sim.vclock.set_speed(600)   # the lifecycle sleeps in cluster time: let it wake up and stop
+        sim.vclock.set_speed(600)  # the lifecycle sleeps in cluster time: let it wake up and stop
     time.sleep(0.1)
-    wait_for("the controller stopped", lambda: not [t for t in threading.enumerate() if t.name.startswith(
-        "nvsentinel-node")])
+    wait_for(
+        "the controller stopped", lambda: not [t for t in threading.enumerate() if t.name.startswith("nvsentinel-node")]
+    )
     check_least_privilege(sim, objects, "nvsentinel-controller")
 
 
@@ -288,8 +385,12 @@ def test_every_remediation_kind_of_the_default_values_is_granted_to_the_controll
 
 
 def test_the_certification_controller_uses_exactly_its_role(
-        installed: Callable[..., list[dict[str, Any]]], gpu_sim: SimServer, api_client: Any,
-        sim_identity: Callable[[str, str], Path], threads: Callable[[Callable[[], None]], None]) -> None:
+    installed: Callable[..., list[dict[str, Any]]],
+    gpu_sim: SimServer,
+    api_client: Any,
+    sim_identity: Callable[[str, str], Path],
+    threads: Callable[[Callable[[], None]], None],
+) -> None:
     from shared.certify import controller, models, store
     from tests.certify import clusterkit as kit
 
@@ -302,10 +403,12 @@ def test_the_certification_controller_uses_exactly_its_role(
     stop = threading.Event()
     threads(lambda: controller.serve(own, namespace=NS, stop=stop))
     try:
-        wait_for("the Certification's verdict", lambda: store.get(api_client, NS, "ship")[0].status.phase
-                 in (models.Phase.SUCCEEDED, models.Phase.FAILED), gpu_sim)
-        wait_for("the WorkloadRun's verdict", lambda: workload.finished(workload.get(api_client, NS, "bench")),
-                 gpu_sim)
+        wait_for(
+            "the Certification's verdict",
+            lambda: store.get(api_client, NS, "ship")[0].status.phase in (models.Phase.SUCCEEDED, models.Phase.FAILED),
+            gpu_sim,
+        )
+        wait_for("the WorkloadRun's verdict", lambda: workload.finished(workload.get(api_client, NS, "bench")), gpu_sim)
     finally:
         stop.set()
     time.sleep(0.1)
@@ -318,10 +421,23 @@ def test_the_certification_controller_uses_exactly_its_role(
 def maintenance_endpoint() -> Iterator[str]:
     """A metadata endpoint announcing maintenance of node-000 in ten minutes."""
     start = datetime.now(UTC) + timedelta(minutes=10)
-    body = json.dumps({"events": [{
-        "eventId": "ev-1", "nodeName": "node-000", "resourceType": "gce_instance", "resourceId": "i-1",
-        "status": "PENDING", "maintenanceType": "SCHEDULED", "recommendedAction": "RESTART_VM",
-        "scheduledStartTime": start.isoformat(), "scheduledEndTime": (start + timedelta(hours=1)).isoformat()}]})
+    body = json.dumps(
+        {
+            "events": [
+                {
+                    "eventId": "ev-1",
+                    "nodeName": "node-000",
+                    "resourceType": "gce_instance",
+                    "resourceId": "i-1",
+                    "status": "PENDING",
+                    "maintenanceType": "SCHEDULED",
+                    "recommendedAction": "RESTART_VM",
+                    "scheduledStartTime": start.isoformat(),
+                    "scheduledEndTime": (start + timedelta(hours=1)).isoformat(),
+                }
+            ]
+        }
+    )
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
@@ -366,12 +482,21 @@ def _on_node(args: list[str], node: str, root: Path, url: str) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize(("kind", "fault"), [("xid", "xid=79"), ("dcgm", "gpu-dead[2]"), ("nic", "nic[0]=0"),
-                                             ("csp", None)], ids=["xid", "dcgm", "nic", "csp"])
+@pytest.mark.parametrize(
+    ("kind", "fault"),
+    [("xid", "xid=79"), ("dcgm", "gpu-dead[2]"), ("nic", "nic[0]=0"), ("csp", None)],
+    ids=["xid", "dcgm", "nic", "csp"],
+)
 def test_each_monitor_uses_exactly_its_role(
-        kind: str, fault: str | None, installed: Callable[..., list[dict[str, Any]]], gpu_sim: SimServer,
-        api_client: Any, sim_identity: Callable[[str, str], Path], maintenance_endpoint: str,
-        run_cli: Any) -> None:
+    kind: str,
+    fault: str | None,
+    installed: Callable[..., list[dict[str, Any]]],
+    gpu_sim: SimServer,
+    api_client: Any,
+    sim_identity: Callable[[str, str], Path],
+    maintenance_endpoint: str,
+    run_cli: Any,
+) -> None:
     objects = installed("monitors: {csp: {enabled: true}}")
     [node] = gpu_sim.add_gpu_nodes(1)
     if fault:
@@ -394,16 +519,25 @@ def test_the_comparison_fails_on_a_denial_and_on_a_grant_never_used(sim: SimServ
     objects = manifests.render(manifests.Request(namespace=NS))
     who = f"system:serviceaccount:{NS}:nvsentinel-monitor-xid"
     sim.audit.add(audit.Record(who, "create", "nvsentinel.nvidia.com", "healthevents", "", "", 201))
-    check_least_privilege(sim, objects, "nvsentinel-monitor-xid")          # exactly its role
+    check_least_privilege(sim, objects, "nvsentinel-monitor-xid")  # exactly its role
     sim.audit.add(audit.Record(who, "list", "", "nodes", "", "", 403))
     with pytest.raises(AssertionError, match=r"was denied: \[\('list', '', 'nodes', ''\)\]"):
         check_least_privilege(sim, objects, "nvsentinel-monitor-xid")
     sim.audit.clear()
     sim.audit.add(audit.Record(who, "create", "nvsentinel.nvidia.com", "healthevents", "", "", 201))
-    wider = [*objects, {"kind": "ClusterRole", "metadata": {"name": "extra"},
-                        "rules": [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get"]}]},
-             {"kind": "ClusterRoleBinding", "metadata": {"name": "extra"},
-              "roleRef": {"kind": "ClusterRole", "name": "extra"},
-              "subjects": [{"kind": "ServiceAccount", "name": "nvsentinel-monitor-xid", "namespace": NS}]}]
+    wider = [
+        *objects,
+        {
+            "kind": "ClusterRole",
+            "metadata": {"name": "extra"},
+            "rules": [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get"]}],
+        },
+        {
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": "extra"},
+            "roleRef": {"kind": "ClusterRole", "name": "extra"},
+            "subjects": [{"kind": "ServiceAccount", "name": "nvsentinel-monitor-xid", "namespace": NS}],
+        },
+    ]
     with pytest.raises(AssertionError, match=r"never used: \[\('get', '', 'nodes', '\*'\)\]"):
         check_least_privilege(sim, wider, "nvsentinel-monitor-xid")

@@ -19,8 +19,11 @@ from shared.chart import template
 from shared.chart.template import TemplateError
 
 CONTEXT = {
-    "Values": {"a": {"b": "x", "n": 3, "on": True, "off": False, "empty": "", "list": [1, 2],
-                     "map": {"k": "v"}}, "fault-quarantine": {"enabled": True}, "port": 9090.0},
+    "Values": {
+        "a": {"b": "x", "n": 3, "on": True, "off": False, "empty": "", "list": [1, 2], "map": {"k": "v"}},
+        "fault-quarantine": {"enabled": True},
+        "port": 9090.0,
+    },
     "Release": {"Name": "rel", "Namespace": "ns"},
     "Chart": {"Name": "c", "Version": "0.1.0", "AppVersion": "0.1.0"},
 }
@@ -30,73 +33,82 @@ def render(text: str) -> str:
     return template.render(template.parse(text, name="templates/t.yaml"), CONTEXT)
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("a: {{ .Values.a.b }}", "a: x"),
-    ("{{ .Release.Name }}/{{ .Release.Namespace }}", "rel/ns"),
-    ("{{ .Chart.Name }}-{{ .Chart.Version }}-{{ .Chart.AppVersion }}", "c-0.1.0-0.1.0"),
-    ("{{ .Values.a.n }} {{ .Values.a.on }} {{ .Values.port }}", "3 true 9090"),
-    ("a:\n  {{- .Values.a.b }}", "a:x"),
-    ("{{ .Values.a.b -}}\n\n  b", "xb"),
-    ("x{{/* a comment */}}y{{- /* trimmed */ -}} z", "xyz"),
-    ("{{- if .Values.a.on }}yes{{- else }}no{{- end }}", "yes"),
-    ("{{- if .Values.a.off }}yes{{- else }}no{{- end }}", "no"),
-    ("{{ if .Values.a.empty }}yes{{ end }}|{{ if .Values.missing.deep }}yes{{ end }}", "|"),
-    ("{{ if .Values.a.list }}{{ if .Values.a.map }}both{{ end }}{{ end }}", "both"),
-    ("{{ if not .Values.a.off }}negated{{ end }}", "negated"),
-    ("{{ if and .Values.a.on .Values.a.off }}and{{ end }}{{ if or .Values.a.off .Values.a.n }}or{{ end }}", "or"),
-    ("{{ index .Values \"fault-quarantine\" \"enabled\" }}", "true"),
-    ("{{ .Values.a.b | quote }} {{ .Values.a.n | quote }}", '"x" "3"'),
-    ("{{ .Values.a.empty | default \"d\" }} {{ .Values.nothing | default .Chart.Name }}", "d c"),
-    ("m:{{ .Values.a.map | toYaml | nindent 2 }}", "m:\n  k: v"),
-    ("{{ .Values.a.list | toYaml | indent 4 }}", "    - 1\n    - 2"),
-    ("{{ .Values.a.map | toJson }}", '{"k":"v"}'),
-    ("{{ .Values.a.nothing | default .Values.a.map | toYaml }}", "k: v"),
-    ("literal }} braces", "literal }} braces"),
-], ids=lambda v: v if len(v) < 40 else v[:40])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("a: {{ .Values.a.b }}", "a: x"),
+        ("{{ .Release.Name }}/{{ .Release.Namespace }}", "rel/ns"),
+        ("{{ .Chart.Name }}-{{ .Chart.Version }}-{{ .Chart.AppVersion }}", "c-0.1.0-0.1.0"),
+        ("{{ .Values.a.n }} {{ .Values.a.on }} {{ .Values.port }}", "3 true 9090"),
+        ("a:\n  {{- .Values.a.b }}", "a:x"),
+        ("{{ .Values.a.b -}}\n\n  b", "xb"),
+        ("x{{/* a comment */}}y{{- /* trimmed */ -}} z", "xyz"),
+        ("{{- if .Values.a.on }}yes{{- else }}no{{- end }}", "yes"),
+        ("{{- if .Values.a.off }}yes{{- else }}no{{- end }}", "no"),
+        ("{{ if .Values.a.empty }}yes{{ end }}|{{ if .Values.missing.deep }}yes{{ end }}", "|"),
+        ("{{ if .Values.a.list }}{{ if .Values.a.map }}both{{ end }}{{ end }}", "both"),
+        ("{{ if not .Values.a.off }}negated{{ end }}", "negated"),
+        ("{{ if and .Values.a.on .Values.a.off }}and{{ end }}{{ if or .Values.a.off .Values.a.n }}or{{ end }}", "or"),
+        ('{{ index .Values "fault-quarantine" "enabled" }}', "true"),
+        ("{{ .Values.a.b | quote }} {{ .Values.a.n | quote }}", '"x" "3"'),
+        ('{{ .Values.a.empty | default "d" }} {{ .Values.nothing | default .Chart.Name }}', "d c"),
+        ("m:{{ .Values.a.map | toYaml | nindent 2 }}", "m:\n  k: v"),
+        ("{{ .Values.a.list | toYaml | indent 4 }}", "    - 1\n    - 2"),
+        ("{{ .Values.a.map | toJson }}", '{"k":"v"}'),
+        ("{{ .Values.a.nothing | default .Values.a.map | toYaml }}", "k: v"),
+        ("literal }} braces", "literal }} braces"),
+    ],
+    ids=lambda v: v if len(v) < 40 else v[:40],
+)
 def test_the_subset_renders_like_helm(text: str, expected: str) -> None:
     assert render(text) == expected
 
 
 def test_a_rendered_map_under_nindent_is_yaml_with_the_same_data() -> None:
-    nested = {"rules": [{"expression": "a &&\nb", "list": []}], "empty": {}, "q": "'\"{{ x }}\""}
+    nested = {"rules": [{"expression": "a &&\nb", "list": []}], "empty": {}, "q": '\'"{{ x }}"'}
     context = {**CONTEXT, "Values": {"x": nested}}
     out = template.render(template.parse("top:\n  x:{{ .Values.x | toYaml | nindent 4 }}\n", name="t"), context)
     assert yamlio.loads(out) == {"top": {"x": nested}}
 
 
-@pytest.mark.parametrize(("text", "line", "message"), [
-    ("a\n{{ range .Values.a.list }}x{{ end }}", 2, "'range' is outside"),
-    ("{{ with .Values.a }}x{{ end }}", 1, "'with' is outside"),
-    ("a\nb\n{{ include \"x\" . }}", 3, "function 'include' is outside"),
-    ('{{ define "x" }}y{{ end }}', 1, "function 'define' is outside"),
-    ("{{ $x := 1 }}", 1, "'$x' is outside"),
-    ("{{ toYaml (.Values.a) }}", 1, "'(.Values.a)' is outside"),
-    ("{{ .Capabilities.KubeVersion }}", 1, "only .Values, .Release and .Chart"),
-    ("{{ .Release.Service }}", 1, ".Release offers only Name, Namespace"),
-    ("{{ . }}", 1, "'.' is outside"),
-    ("{{ upper .Values.a.b }}", 1, "function 'upper' is outside"),
-    ("x\n{{ if .Values.a.on }}\nno end", 2, "'if' is never closed"),
-    ("{{ end }}", 1, "'end' without 'if'"),
-    ("{{ if .Values.a.on }}{{ else }}{{ else }}{{ end }}", 1, "'else' without 'if'"),
-    ("{{ if .Values.a.on }}{{ else if .Values.a.off }}{{ end }}", 1, "'else if'"),
-    ("\n\n{{ .Values.a.b", 3, "never closed"),
-    ("{{-.Values.a.b }}", 1, "needs a space after the dash"),
-    ("{{ .Values.a.b -}}", 1, ""),
-    ("{{ .Values.a.b-}}", 1, "needs a space before the dash"),
-    ("{{ }}", 1, "empty action"),
-    ("{{ if }}{{ end }}", 1, "'if' needs a condition"),
-    ("{{ .Values.a.b | .Values.a.n }}", 1, "only a function can follow"),
-    ("{{ \"s\" \"t\" }}", 1, "takes no arguments"),
-    ("{{ .Values.a.b | nindent }}", 1, "nindent takes 2 argument(s), got 1"),
-    ("{{ .Values.a.b | nindent \"x\" }}", 1, "needs an integer width"),
-    ("\n{{ .Values.nope.deeper }}", 2, "no value for .Values.nope.deeper"),
-    ("{{ .Values.a.map }}", 1, ".Values.a.map is a map: print it with toYaml"),
-    ("{{ .Values.a.list }}", 1, "is a list: print it with toYaml"),
-    ("{{ .Values.gone | toYaml }}", 1, "toYaml of a missing value (.Values.gone)"),
-    ('{{ "\\x41" }}', 1, "escape outside the subset"),
-], ids=lambda v: v if isinstance(v, str) and len(v) < 40 else None)
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        ("a\n{{ range .Values.a.list }}x{{ end }}", 2, "'range' is outside"),
+        ("{{ with .Values.a }}x{{ end }}", 1, "'with' is outside"),
+        ('a\nb\n{{ include "x" . }}', 3, "function 'include' is outside"),
+        ('{{ define "x" }}y{{ end }}', 1, "function 'define' is outside"),
+        ("{{ $x := 1 }}", 1, "'$x' is outside"),
+        ("{{ toYaml (.Values.a) }}", 1, "'(.Values.a)' is outside"),
+        ("{{ .Capabilities.KubeVersion }}", 1, "only .Values, .Release and .Chart"),
+        ("{{ .Release.Service }}", 1, ".Release offers only Name, Namespace"),
+        ("{{ . }}", 1, "'.' is outside"),
+        ("{{ upper .Values.a.b }}", 1, "function 'upper' is outside"),
+        ("x\n{{ if .Values.a.on }}\nno end", 2, "'if' is never closed"),
+        ("{{ end }}", 1, "'end' without 'if'"),
+        ("{{ if .Values.a.on }}{{ else }}{{ else }}{{ end }}", 1, "'else' without 'if'"),
+        ("{{ if .Values.a.on }}{{ else if .Values.a.off }}{{ end }}", 1, "'else if'"),
+        ("\n\n{{ .Values.a.b", 3, "never closed"),
+        ("{{-.Values.a.b }}", 1, "needs a space after the dash"),
+        ("{{ .Values.a.b -}}", 1, ""),
+        ("{{ .Values.a.b-}}", 1, "needs a space before the dash"),
+        ("{{ }}", 1, "empty action"),
+        ("{{ if }}{{ end }}", 1, "'if' needs a condition"),
+        ("{{ .Values.a.b | .Values.a.n }}", 1, "only a function can follow"),
+        ('{{ "s" "t" }}', 1, "takes no arguments"),
+        ("{{ .Values.a.b | nindent }}", 1, "nindent takes 2 argument(s), got 1"),
+        ('{{ .Values.a.b | nindent "x" }}', 1, "needs an integer width"),
+        ("\n{{ .Values.nope.deeper }}", 2, "no value for .Values.nope.deeper"),
+        ("{{ .Values.a.map }}", 1, ".Values.a.map is a map: print it with toYaml"),
+        ("{{ .Values.a.list }}", 1, "is a list: print it with toYaml"),
+        ("{{ .Values.gone | toYaml }}", 1, "toYaml of a missing value (.Values.gone)"),
+        ('{{ "\\x41" }}', 1, "escape outside the subset"),
+    ],
+    ids=lambda v: v if isinstance(v, str) and len(v) < 40 else None,
+)
 def test_anything_outside_the_subset_is_one_error_naming_the_template_and_line(
-        text: str, line: int, message: str) -> None:
+    text: str, line: int, message: str
+) -> None:
     if not message:
         assert render(text) == "x"
         return
@@ -108,9 +120,41 @@ def test_anything_outside_the_subset_is_one_error_naming_the_template_and_line(
     assert caught.value.exit_code == 2
 
 
-FRAGMENTS = st.sampled_from(["{{", "}}", "{{- ", " -}}", "-", " ", "\n", "if ", "else", "end", ".Values.a.b",
-                             ".Values.a.on", ".Values", ".Release.Name", "|", " toYaml", " nindent 2", " quote",
-                             '"s"', "3", "index", "range", "(", ")", "$", "/*", "*/", "x", ":", "not ", "or "])
+FRAGMENTS = st.sampled_from(
+    [
+        "{{",
+        "}}",
+        "{{- ",
+        " -}}",
+        "-",
+        " ",
+        "\n",
+        "if ",
+        "else",
+        "end",
+        ".Values.a.b",
+        ".Values.a.on",
+        ".Values",
+        ".Release.Name",
+        "|",
+        " toYaml",
+        " nindent 2",
+        " quote",
+        '"s"',
+        "3",
+        "index",
+        "range",
+        "(",
+        ")",
+        "$",
+        "/*",
+        "*/",
+        "x",
+        ":",
+        "not ",
+        "or ",
+    ]
+)
 
 
 @settings(max_examples=400, deadline=None)
@@ -132,11 +176,22 @@ def test_text_without_actions_renders_to_itself(text: str) -> None:
     assert render(text) == text
 
 
-@given(st.lists(st.sampled_from(["a: 1", "b: {{ .Values.a.b }}", "{{- if .Values.a.on }}", "{{- end }}", ""]),
-                max_size=12),
-       st.integers(min_value=0, max_value=12),
-       st.sampled_from(["{{ range .Values.a.list }}", "{{ include \"x\" . }}", "{{ $v := 1 }}", "{{ lower \"A\" }}",
-                        "{{ .Files.Get \"x\" }}", "{{ template \"x\" }}"]))
+@given(
+    st.lists(
+        st.sampled_from(["a: 1", "b: {{ .Values.a.b }}", "{{- if .Values.a.on }}", "{{- end }}", ""]), max_size=12
+    ),
+    st.integers(min_value=0, max_value=12),
+    st.sampled_from(
+        [
+            "{{ range .Values.a.list }}",
+            '{{ include "x" . }}',
+            "{{ $v := 1 }}",
+            '{{ lower "A" }}',
+            '{{ .Files.Get "x" }}',
+            '{{ template "x" }}',
+        ]
+    ),
+)
 def test_an_unsupported_action_is_reported_on_its_own_line(lines: list[str], where: int, bad: str) -> None:
     # Balance the ifs so the only fault is the inserted action.
     depth, body = 0, []

@@ -15,24 +15,62 @@ from shared.sim import SimServer
 INDEX = "batch.kubernetes.io/job-completion-index"
 
 
-def group_job(name: str, nodes: list[str], command: list[str], *, gpus: int = 8, env: dict[str, str] | None = None,
-              backoff_limit: int = 0, image: str = "nvcr.io/nvidia/pytorch:26.01-py3") -> dict[str, Any]:
-    container: dict[str, Any] = {"name": "main", "image": image, "command": command,
-                                 "resources": {"limits": {"nvidia.com/gpu": str(gpus)}}}
+def group_job(
+    name: str,
+    nodes: list[str],
+    command: list[str],
+    *,
+    gpus: int = 8,
+    env: dict[str, str] | None = None,
+    backoff_limit: int = 0,
+    image: str = "nvcr.io/nvidia/pytorch:26.01-py3",
+) -> dict[str, Any]:
+    container: dict[str, Any] = {
+        "name": "main",
+        "image": image,
+        "command": command,
+        "resources": {"limits": {"nvidia.com/gpu": str(gpus)}},
+    }
     if env:
         container["env"] = [{"name": k, "value": v} for k, v in env.items()]
-    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": nodes}]}]}}}
-    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
-            "spec": {"completionMode": "Indexed", "completions": len(nodes), "parallelism": len(nodes),
-                     "backoffLimit": backoff_limit,
-                     "template": {"spec": {"restartPolicy": "Never", "affinity": affinity,
-                                           "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}],
-                                           "containers": [container]}}}}
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": nodes}]}
+                ]
+            }
+        }
+    }
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name},
+        "spec": {
+            "completionMode": "Indexed",
+            "completions": len(nodes),
+            "parallelism": len(nodes),
+            "backoffLimit": backoff_limit,
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "affinity": affinity,
+                    "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}],
+                    "containers": [container],
+                }
+            },
+        },
+    }
 
 
-def allreduce(name: str, nodes: list[str], *extra: str, env: dict[str, str] | None = None,
-              binary: str = "all_reduce_perf", gpus: int = 8) -> dict[str, Any]:
+def allreduce(
+    name: str,
+    nodes: list[str],
+    *extra: str,
+    env: dict[str, str] | None = None,
+    binary: str = "all_reduce_perf",
+    gpus: int = 8,
+) -> dict[str, Any]:
     return group_job(name, nodes, [binary, "-b", "8", "-e", "8G", "-f", "2", "-g", "1", *extra], env=env, gpus=gpus)
 
 
@@ -43,8 +81,9 @@ def condition(obj: Any, kind: str) -> str | None:
     return None
 
 
-def run(sim: SimServer, api_client: Any, job: dict[str, Any], *, seconds: float = 600,
-        namespace: str = "default") -> tuple[Any, str]:
+def run(
+    sim: SimServer, api_client: Any, job: dict[str, Any], *, seconds: float = 600, namespace: str = "default"
+) -> tuple[Any, str]:
     """Create ``job``, run the cluster ``seconds`` of virtual time, return (Job, index-0 pod log)."""
     from kubernetes import client as k8s
 
@@ -56,13 +95,19 @@ def run(sim: SimServer, api_client: Any, job: dict[str, Any], *, seconds: float 
     pods = core.list_namespaced_pod(namespace, label_selector=f"batch.kubernetes.io/job-name={name}").items
     first = [p for p in pods if (p.metadata.annotations or {}).get(INDEX) == "0"]
     # _preload_content=False: the client otherwise turns a log that is valid JSON into a Python repr.
-    log = core.read_namespaced_pod_log(first[-1].metadata.name, namespace,
-                                       _preload_content=False).data.decode() if first else ""
+    log = (
+        core.read_namespaced_pod_log(first[-1].metadata.name, namespace, _preload_content=False).data.decode()
+        if first
+        else ""
+    )
     return found, log
 
 
 def pods_of(api_client: Any, job: str, namespace: str = "default") -> list[Any]:
     from kubernetes import client as k8s
 
-    return list(k8s.CoreV1Api(api_client).list_namespaced_pod(
-        namespace, label_selector=f"batch.kubernetes.io/job-name={job}").items)
+    return list(
+        k8s.CoreV1Api(api_client)
+        .list_namespaced_pod(namespace, label_selector=f"batch.kubernetes.io/job-name={job}")
+        .items
+    )

@@ -24,8 +24,14 @@ READY_TIMEOUT = 20.0
 
 
 def _sim(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "shared.sim", *args], capture_output=True, text=True,
-                          timeout=30, env={**os.environ, **(env or {})}, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "shared.sim", *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
 
 
 class _Served:
@@ -39,9 +45,12 @@ def serve(tmp_path: Path) -> Iterator[object]:
 
     def start(*extra: str) -> _Served:
         config = tmp_path / f"kubeconfig-{len(started)}"
-        process = subprocess.Popen([sys.executable, "-m", "shared.sim", "serve", "--port", "0",
-                                    "--kubeconfig-out", str(config), *extra],
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "shared.sim", "serve", "--port", "0", "--kubeconfig-out", str(config), *extra],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         started.append(process)
         assert process.stdout is not None
         line = process.stdout.readline()
@@ -81,12 +90,12 @@ def test_state_survives_a_restart(serve: object, tmp_path: Path) -> None:
     state = tmp_path / "state.json"
     first = serve("--state", str(state))  # type: ignore[operator]
     target = kubeconfig.read(first.config)
-    control.api_request(target, "POST", "/api/v1/namespaces/default/configmaps",
-                        {"metadata": {"name": "survivor"}, "data": {"k": "v"}})
+    control.api_request(
+        target, "POST", "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "survivor"}, "data": {"k": "v"}}
+    )
     assert _stop(first) == 0
     second = serve("--state", str(state))  # type: ignore[operator]
-    again = control.api_request(kubeconfig.read(second.config), "GET",
-                                "/api/v1/namespaces/default/configmaps/survivor")
+    again = control.api_request(kubeconfig.read(second.config), "GET", "/api/v1/namespaces/default/configmaps/survivor")
     assert again["data"] == {"k": "v"}
     assert _stop(second) == 0
 
@@ -101,8 +110,9 @@ def test_api_faults_token_and_audit_commands(sim: SimServer, tmp_path: Path) -> 
     assert sim.faults.settings.conflict_rate == 0
 
     sa_config = tmp_path / "sa"
-    done = _sim("token", "--kubeconfig", str(config), "--serviceaccount", "default/robot",
-                "--kubeconfig-out", str(sa_config))
+    done = _sim(
+        "token", "--kubeconfig", str(config), "--serviceaccount", "default/robot", "--kubeconfig-out", str(sa_config)
+    )
     assert done.returncode == 0, done.stderr
     from shared import errors
 
@@ -114,7 +124,8 @@ def test_api_faults_token_and_audit_commands(sim: SimServer, tmp_path: Path) -> 
 
 def test_commands_without_a_kubeconfig_are_invalid_input(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
-    done = subprocess.run([sys.executable, "-m", "shared.sim", "audit"], capture_output=True, text=True,
-                          timeout=30, env=env, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "shared.sim", "audit"], capture_output=True, text=True, timeout=30, env=env, check=False
+    )
     assert done.returncode == 2
     assert done.stderr.strip() == "error: no kubeconfig: pass --kubeconfig FILE or set KUBECONFIG"

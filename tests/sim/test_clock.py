@@ -51,31 +51,35 @@ def test_the_virtual_clock_runs_at_its_speed_and_fires_timers_in_order() -> None
 
 
 def test_the_api_carries_virtual_time_in_the_date_header_and_clock_endpoint(
-        gpu_sim: SimServer, api_client: Any) -> None:
+    gpu_sim: SimServer, api_client: Any
+) -> None:
     gpu_sim.advance(86400)
     expected = gpu_sim.vclock.time()
     _, _, headers = api_client.call_api("/version", "GET", auth_settings=["BearerToken"], response_type="object")
     stamp = email.utils.parsedate_to_datetime(headers["Date"]).timestamp()
     assert abs(stamp - expected) < 2
-    reading = clock.parse_reading(api_client.call_api(clock.CLOCK_PATH, "GET", auth_settings=["BearerToken"],
-                                                      response_type="object", _return_http_data_only=True))
+    reading = clock.parse_reading(
+        api_client.call_api(
+            clock.CLOCK_PATH, "GET", auth_settings=["BearerToken"], response_type="object", _return_http_data_only=True
+        )
+    )
     assert reading.speed == 0 and abs(reading.now.timestamp() - expected) < 0.01
 
 
 def test_the_product_clock_follows_the_simulated_cluster(gpu_sim: SimServer, sim_identity: Callable[..., Path]) -> None:
-    robot = client.new_client(kubeconfig=sim_identity("default", "robot"))   # not an admin: reading time is open
+    robot = client.new_client(kubeconfig=sim_identity("default", "robot"))  # not an admin: reading time is open
     try:
         cluster = clock.for_api_client(robot, max_age=60)
         before = cluster.now()
         assert cluster.is_virtual and abs(before.timestamp() - gpu_sim.vclock.time()) < 0.01
         gpu_sim.advance(300)
-        assert cluster.now() == before          # the reading is still fresh: extrapolated at speed 0
+        assert cluster.now() == before  # the reading is still fresh: extrapolated at speed 0
         cluster.refresh()
         assert cluster.now().timestamp() == pytest.approx(before.timestamp() + 300, abs=0.01)
         gpu_sim.vclock.set_speed(600)
         cluster.refresh()
         start = cluster.monotonic()
-        cluster.sleep(30)                        # 30 virtual seconds: 50 ms of real time
+        cluster.sleep(30)  # 30 virtual seconds: 50 ms of real time
         assert cluster.monotonic() - start >= 30
     finally:
         robot.close()
@@ -111,8 +115,10 @@ def test_a_404_from_the_api_means_no_cluster_clock() -> None:
 
 def test_a_failed_read_keeps_extrapolating_the_last_reading() -> None:
     real = _Ticks()
-    answers: list[clock.Reading | Exception] = [clock.Reading(datetime(2030, 1, 1, tzinfo=UTC), 10.0),
-                                                 OSError("connection refused")]
+    answers: list[clock.Reading | Exception] = [
+        clock.Reading(datetime(2030, 1, 1, tzinfo=UTC), 10.0),
+        OSError("connection refused"),
+    ]
 
     def fetch() -> clock.Reading:
         answer = answers.pop(0)

@@ -24,8 +24,9 @@ from tests.sim import jobkit
 H100 = stages.profile("h100")
 
 
-def _oracle(sim: SimServer, names: list[str], faults: dict[str, float], links: dict[tuple[str, str], float],
-            hot: set[str]) -> float:
+def _oracle(
+    sim: SimServer, names: list[str], faults: dict[str, float], links: dict[tuple[str, str], float], hot: set[str]
+) -> float:
     """The model's busbw, from the documented formula rather than from shared.sim.fabric."""
     racks = {sim.fabric.nodes[n].rack for n in names}
     thermal = stages.faults().thermal.bandwidthFactor
@@ -48,8 +49,11 @@ def test_a_groups_reported_busbw_equals_the_models(gpu_sim: SimServer, api_clien
     group = data.draw(st.lists(st.sampled_from(names), min_size=1, max_size=4, unique=True), label="group")
     nics = data.draw(st.dictionaries(st.sampled_from(names), st.sampled_from([0.25, 0.4, 0.5, 0.9]), max_size=3))
     hot = data.draw(st.sets(st.sampled_from(names), max_size=2))
-    links = data.draw(st.dictionaries(st.sampled_from([("rack-0", "rack-1"), ("rack-1", "rack-2")]),
-                                      st.sampled_from([0.3, 0.6]), max_size=2))
+    links = data.draw(
+        st.dictionaries(
+            st.sampled_from([("rack-0", "rack-1"), ("rack-1", "rack-2")]), st.sampled_from([0.3, 0.6]), max_size=2
+        )
+    )
     specs = [f"{n}:nic={v}" for n, v in nics.items()] + [f"{n}:thermal" for n in hot]
     specs += [f"{a}/{b}:link={v}" for (a, b), v in links.items()]
     gpu_sim.fabric.inject(fabric.parse_all(specs))
@@ -61,7 +65,7 @@ def test_a_groups_reported_busbw_equals_the_models(gpu_sim: SimServer, api_clien
 
 
 def test_a_link_fault_slows_only_groups_spanning_both_racks(gpu_sim: SimServer, api_client: Any) -> None:
-    names = gpu_sim.add_gpu_nodes(6, racks=3)   # rack-0: 000,001  rack-1: 002,003  rack-2: 004,005
+    names = gpu_sim.add_gpu_nodes(6, racks=3)  # rack-0: 000,001  rack-1: 002,003  rack-2: 004,005
     gpu_sim.fabric.inject(fabric.parse_all(["rack-0/rack-1:link=0.3"]))
     network = H100.bandwidth.networkBusGBps
     measured = {}
@@ -83,15 +87,17 @@ def test_thermal_throttling_degrades_bandwidth_and_step_time(gpu_sim: SimServer,
     assert after.avg_step_time_s > before.avg_step_time_s / stages.faults().thermal.computeFactor * 0.99
     _, log = jobkit.run(gpu_sim, api_client, jobkit.allreduce("hot-ar", names[2:]))
     assert nccl_log.parse(log).largest_busbw_gbps == pytest.approx(
-        H100.bandwidth.networkBusGBps * stages.faults().thermal.bandwidthFactor)
+        H100.bandwidth.networkBusGBps * stages.faults().thermal.bandwidthFactor
+    )
 
 
 def test_a_loopback_run_goes_through_the_nics_of_its_one_node(gpu_sim: SimServer, api_client: Any) -> None:
     names = gpu_sim.add_gpu_nodes(1)
     gpu_sim.fabric.inject(fabric.parse_all([f"{names[0]}:nic[3]=0.5"]))
     _, nvlink = jobkit.run(gpu_sim, api_client, jobkit.allreduce("nvl", names))
-    _, loop = jobkit.run(gpu_sim, api_client, jobkit.allreduce("loop", names, env={"NCCL_P2P_DISABLE": "1",
-                                                                                    "NCCL_SHM_DISABLE": "1"}))
+    _, loop = jobkit.run(
+        gpu_sim, api_client, jobkit.allreduce("loop", names, env={"NCCL_P2P_DISABLE": "1", "NCCL_SHM_DISABLE": "1"})
+    )
     assert nccl_log.parse(nvlink).largest_busbw_gbps == H100.bandwidth.nvlinkBusGBps
     assert nccl_log.parse(loop).largest_busbw_gbps == H100.bandwidth.networkBusGBps * 0.5
 
@@ -108,7 +114,8 @@ def test_gb200_racks_are_nvlink_domains(gpu_sim: SimServer, api_client: Any) -> 
 
 @pytest.mark.parametrize("binary", ["all_reduce_perf", "all_gather_perf", "alltoall_perf", "reduce_scatter_perf"])
 def test_every_collective_log_parses_with_its_share_of_the_bandwidth(
-        gpu_sim: SimServer, api_client: Any, binary: str) -> None:
+    gpu_sim: SimServer, api_client: Any, binary: str
+) -> None:
     names = gpu_sim.add_gpu_nodes(2)
     _, log = jobkit.run(gpu_sim, api_client, jobkit.allreduce("c", names, binary=binary))
     result = nccl_log.parse(log)
@@ -120,8 +127,9 @@ def test_every_collective_log_parses_with_its_share_of_the_bandwidth(
 
 @pytest.mark.parametrize("level", [1, 2, 3, 4])
 @pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
-def test_dcgm_diag_logs_parse_and_name_the_faulty_gpus(gpu_sim: SimServer, api_client: Any, team_shared: Any,
-                                                        level: int, as_json: bool) -> None:
+def test_dcgm_diag_logs_parse_and_name_the_faulty_gpus(
+    gpu_sim: SimServer, api_client: Any, team_shared: Any, level: int, as_json: bool
+) -> None:
     names = gpu_sim.add_gpu_nodes(1)
     gpu_sim.fabric.inject(fabric.parse_all([f"{names[0]}:gpu-dead[2]", f"{names[0]}:thermal[5]"]))
     command = ["dcgmi", "diag", "-r", str(level)] + (["-j"] if as_json else [])
@@ -138,7 +146,7 @@ def test_dcgm_diag_logs_parse_and_name_the_faulty_gpus(gpu_sim: SimServer, api_c
         import jsonschema
 
         schema = json.loads((team_shared / "reference/samples/dcgm/REFERENCE-nvidia-dcgm_diag_schema.json").read_text())
-        schema.pop("$schema", None)   # "http://json-schema.org/schema#" names no draft; the schema is draft 7
+        schema.pop("$schema", None)  # "http://json-schema.org/schema#" names no draft; the schema is draft 7
         jsonschema.Draft7Validator(schema).validate(json.loads(log))
 
 
@@ -150,8 +158,12 @@ def test_a_healthy_node_passes_dcgm_diag(gpu_sim: SimServer, api_client: Any) ->
 
 def test_training_logs_report_steps_tflops_and_goodput(gpu_sim: SimServer, api_client: Any) -> None:
     names = gpu_sim.add_gpu_nodes(2, racks=2)
-    job, log = jobkit.run(gpu_sim, api_client, jobkit.group_job(
-        "train", names, ["train-bench", "--model", "nemotron5-8b", "--steps", "20"]), seconds=3600)
+    job, log = jobkit.run(
+        gpu_sim,
+        api_client,
+        jobkit.group_job("train", names, ["train-bench", "--model", "nemotron5-8b", "--steps", "20"]),
+        seconds=3600,
+    )
     result = training_log.parse(log)
     assert jobkit.condition(job, "Complete") == "True"
     assert result.verdict == "pass" and result.world_size == 16 and len(result.steps) == 20

@@ -25,13 +25,17 @@ def _cm(name: str) -> dict[str, Any]:
     return {"metadata": {"name": name}, "data": {}}
 
 
-def test_writes_after_the_kth_vanish_for_that_identity_only(sim: SimServer, api_client: Any,
-                                                           sim_identity: Callable[[str, str], Path]) -> None:
+def test_writes_after_the_kth_vanish_for_that_identity_only(
+    sim: SimServer, api_client: Any, sim_identity: Callable[[str, str], Path]
+) -> None:
     robot = k8s.CoreV1Api(client.new_client(kubeconfig=sim_identity("default", "robot")))
-    k8s.RbacAuthorizationV1Api(api_client).create_cluster_role_binding({
-        "metadata": {"name": "robot-admin"},
-        "subjects": [{"kind": "ServiceAccount", "name": "robot", "namespace": "default"}],
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"}})
+    k8s.RbacAuthorizationV1Api(api_client).create_cluster_role_binding(
+        {
+            "metadata": {"name": "robot-admin"},
+            "subjects": [{"kind": "ServiceAccount", "name": "robot", "namespace": "default"}],
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+        }
+    )
     sim.faults.configure(kill_after_writes=2, kill_identity="system:serviceaccount:default:robot")
     robot.create_namespaced_config_map("default", _cm("w1"))
     robot.create_namespaced_config_map("default", _cm("w2"))

@@ -25,14 +25,26 @@ def _nodes(sim: SimServer, count: int, *, racks: int = 1, gpu: str = "h100") -> 
     return sim.add_gpu_nodes(count, racks=racks, gpu=gpu)
 
 
-def _pod(name: str, *, node: str | None = None, gpus: int = 8, command: list[str] | None = None,
-         restart: str = "Never", **spec: Any) -> dict[str, Any]:
-    container: dict[str, Any] = {"name": "main", "image": "busybox",
-                                 "resources": {"limits": {"nvidia.com/gpu": str(gpus)}}}
+def _pod(
+    name: str,
+    *,
+    node: str | None = None,
+    gpus: int = 8,
+    command: list[str] | None = None,
+    restart: str = "Never",
+    **spec: Any,
+) -> dict[str, Any]:
+    container: dict[str, Any] = {
+        "name": "main",
+        "image": "busybox",
+        "resources": {"limits": {"nvidia.com/gpu": str(gpus)}},
+    }
     if command:
         container["command"] = command
-    body: dict[str, Any] = {"metadata": {"name": name},
-                            "spec": {"restartPolicy": restart, "containers": [container], **spec}}
+    body: dict[str, Any] = {
+        "metadata": {"name": name},
+        "spec": {"restartPolicy": restart, "containers": [container], **spec},
+    }
     if node:
         body["spec"]["nodeName"] = node
     return body
@@ -65,24 +77,37 @@ def test_a_job_takes_the_virtual_time_its_workload_needs(gpu_sim: SimServer, api
     assert jobkit.condition(k8s.BatchV1Api(api_client).read_namespaced_job("slow", "default"), "Complete") == "True"
 
 
-@pytest.mark.parametrize(("cause", "expected"), [
-    ("cordon", "1 node(s) were unschedulable"),
-    ("taint", "1 node(s) had untolerated taint {nvidia.com/gpu-error: fatal}"),
-    ("busy", "1 Insufficient nvidia.com/gpu"),
-], ids=["cordoned", "tainted", "no-free-gpus"])
+@pytest.mark.parametrize(
+    ("cause", "expected"),
+    [
+        ("cordon", "1 node(s) were unschedulable"),
+        ("taint", "1 node(s) had untolerated taint {nvidia.com/gpu-error: fatal}"),
+        ("busy", "1 Insufficient nvidia.com/gpu"),
+    ],
+    ids=["cordoned", "tainted", "no-free-gpus"],
+)
 def test_a_pod_that_cannot_fit_stays_pending_with_the_scheduler_reason(
-        gpu_sim: SimServer, api_client: Any, cause: str, expected: str) -> None:
+    gpu_sim: SimServer, api_client: Any, cause: str, expected: str
+) -> None:
     names = _nodes(gpu_sim, 2)
     core = k8s.CoreV1Api(api_client)
     if cause == "cordon":
         core.patch_node(names[0], {"spec": {"unschedulable": True}})
     elif cause == "taint":
-        core.patch_node(names[0], {"spec": {"taints": [{"key": "nvidia.com/gpu-error", "value": "fatal",
-                                                        "effect": "NoSchedule"}]}})
+        core.patch_node(
+            names[0], {"spec": {"taints": [{"key": "nvidia.com/gpu-error", "value": "fatal", "effect": "NoSchedule"}]}}
+        )
     else:
         core.create_namespaced_pod("default", _pod("hog", node=names[0], command=["sleep", "3600"]))
-    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": [names[0]]}]}]}}}
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": [names[0]]}]}
+                ]
+            }
+        }
+    }
     core.create_namespaced_pod("default", _pod("want", affinity=affinity, command=["sleep", "10"]))
     gpu_sim.advance(5)
     pod = core.read_namespaced_pod("want", "default")
@@ -160,9 +185,16 @@ def test_a_reboot_aborts_the_group_run_on_that_node(gpu_sim: SimServer, api_clie
     batch.create_namespaced_job("default", jobkit.group_job("long", names, ["train-bench", "--steps", "500"]))
     gpu_sim.advance(30)
     k8s.CustomObjectsApi(api_client).create_cluster_custom_object(
-        "janitor.dgxc.nvidia.com", "v1alpha1", "rebootnodes",
-        {"apiVersion": "janitor.dgxc.nvidia.com/v1alpha1", "kind": "RebootNode", "metadata": {"name": "r1"},
-         "spec": {"nodeName": names[1]}})
+        "janitor.dgxc.nvidia.com",
+        "v1alpha1",
+        "rebootnodes",
+        {
+            "apiVersion": "janitor.dgxc.nvidia.com/v1alpha1",
+            "kind": "RebootNode",
+            "metadata": {"name": "r1"},
+            "spec": {"nodeName": names[1]},
+        },
+    )
     gpu_sim.advance(30)
     job = batch.read_namespaced_job("long", "default")
     assert jobkit.condition(job, "Failed") == "True"

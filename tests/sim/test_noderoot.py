@@ -30,16 +30,19 @@ def test_our_xid_lines_are_the_real_kernel_lines(team_shared: Path) -> None:
     moment = datetime(2024, 4, 5, 21, 29, 39, tzinfo=UTC).timestamp()
     messages = stages.faults().xidMessages
     assert noderoot.xid_line(moment, "0000:a1:00", 79, messages[79]) == lines[23]
-    for number, code in ((32, 48), (33, 64)):   # syslog-prefixed samples: compare from "NVRM:" on
+    for number, code in ((32, 48), (33, 64)):  # syslog-prefixed samples: compare from "NVRM:" on
         ours = noderoot.xid_line(moment, "0000:07:00", code, messages[code])
-        assert ours[ours.index("NVRM:"):] == lines[number - 1][lines[number - 1].index("NVRM:"):]
+        assert ours[ours.index("NVRM:") :] == lines[number - 1][lines[number - 1].index("NVRM:") :]
     assert noderoot.stamp(datetime(2024, 8, 5, 3, 54, 13, tzinfo=UTC).timestamp()) == lines[15][:26]
 
 
 def _files(root: Path, node: str) -> tuple[str, dict[str, Any], Path]:
     folder = root / node
-    return ((folder / "kern.log").read_text(), json.loads((folder / "dcgm-health.json").read_text()),
-            folder / "sys/class/infiniband")
+    return (
+        (folder / "kern.log").read_text(),
+        json.loads((folder / "dcgm-health.json").read_text()),
+        folder / "sys/class/infiniband",
+    )
 
 
 def test_node_files_follow_faults_as_they_come_and_go(gpu_sim: SimServer) -> None:
@@ -65,12 +68,15 @@ def test_node_files_follow_faults_as_they_come_and_go(gpu_sim: SimServer) -> Non
     assert (ib / "mlx5_2/ports/1/state").read_text() == "4: ACTIVE\n"
     gpu_sim.fabric.remove(fabric.faultspec.parse_selector(f"{node}:nic"))
     assert (ib / "mlx5_3/ports/1/state").read_text() == "4: ACTIVE\n"
-    assert (ib / "mlx5_3/ports/1/counters/link_downed").read_text() == "1\n"   # counters only reset at boot
+    assert (ib / "mlx5_3/ports/1/counters/link_downed").read_text() == "1\n"  # counters only reset at boot
 
 
 def _reboot(api_client: Any, name: str, node: str) -> None:
-    k8s.CustomObjectsApi(api_client).create_cluster_custom_object(*JANITOR, "rebootnodes", {
-        "apiVersion": "/".join(JANITOR), "kind": "RebootNode", "metadata": {"name": name}, "spec": {"nodeName": node}})
+    k8s.CustomObjectsApi(api_client).create_cluster_custom_object(
+        *JANITOR,
+        "rebootnodes",
+        {"apiVersion": "/".join(JANITOR), "kind": "RebootNode", "metadata": {"name": name}, "spec": {"nodeName": node}},
+    )
 
 
 def _conditions(api_client: Any, plural: str, name: str) -> dict[str, str]:
@@ -84,11 +90,13 @@ def _ready(api_client: Any, node: str) -> tuple[str, str]:
     return ready, found.status.node_info.boot_id
 
 
-def test_a_reboot_takes_the_node_down_and_back_clearing_what_a_reboot_clears(gpu_sim: SimServer,
-                                                                             api_client: Any) -> None:
+def test_a_reboot_takes_the_node_down_and_back_clearing_what_a_reboot_clears(
+    gpu_sim: SimServer, api_client: Any
+) -> None:
     (node,) = gpu_sim.add_gpu_nodes(1)
-    gpu_sim.fabric.inject(fabric.parse_all([f"{node}:gpu-dead[1]", f"{node}:xid=48", f"{node}:thermal",
-                                            f"{node}:nic[0]=0.5"]))
+    gpu_sim.fabric.inject(
+        fabric.parse_all([f"{node}:gpu-dead[1]", f"{node}:xid=48", f"{node}:thermal", f"{node}:nic[0]=0.5"])
+    )
     _, boot_before = _ready(api_client, node)
     _reboot(api_client, "fix-it", node)
     timings = stages.repair().reboot
@@ -120,9 +128,16 @@ def test_a_gpu_reset_clears_that_gpus_faults_and_completes(gpu_sim: SimServer, a
     (node,) = gpu_sim.add_gpu_nodes(1)
     gpu_sim.fabric.inject(fabric.parse_all([f"{node}:xid[3]=95", f"{node}:xid[4]=95"]))
     uuid = gpu_sim.fabric.nodes[node].gpu_uuids[3]
-    k8s.CustomObjectsApi(api_client).create_cluster_custom_object(*JANITOR, "gpuresets", {
-        "apiVersion": "/".join(JANITOR), "kind": "GPUReset", "metadata": {"name": "r3"},
-        "spec": {"nodeName": node, "gpuUUID": uuid}})
+    k8s.CustomObjectsApi(api_client).create_cluster_custom_object(
+        *JANITOR,
+        "gpuresets",
+        {
+            "apiVersion": "/".join(JANITOR),
+            "kind": "GPUReset",
+            "metadata": {"name": "r3"},
+            "spec": {"nodeName": node, "gpuUUID": uuid},
+        },
+    )
     gpu_sim.advance(1)
     assert _conditions(api_client, "gpuresets", "r3") == {"Complete": "Unknown"}
     gpu_sim.advance(stages.repair().gpuReset.seconds)

@@ -23,19 +23,37 @@ from shared import errors
 from shared.sim import SimServer, control, kubeconfig
 
 RECIPE: dict[str, Any] = {
-    "kind": "RecipeResult", "apiVersion": "aicr.run/v1alpha2", "metadata": {"version": "0.1.0"},
+    "kind": "RecipeResult",
+    "apiVersion": "aicr.run/v1alpha2",
+    "metadata": {"version": "0.1.0"},
     "componentRefs": [
-        {"name": "cert-manager", "namespace": "cert-manager", "chart": "cert-manager", "type": "Helm",
-         "version": "v1.17.2", "healthCheckAsserts": {
-             "workloads": [{"kind": "Deployment", "name": "cert-manager"},
-                           {"kind": "Deployment", "name": "cert-manager-webhook"}],
-             "pods": [{"selector": {"app.kubernetes.io/instance": "cert-manager"}}],
-             "crds": ["certificates.cert-manager.io", "issuers.cert-manager.io"]}},
-        {"name": "gpu-operator", "namespace": "gpu-operator", "chart": "gpu-operator", "type": "Helm",
-         "version": "v25.3.0", "healthCheckAsserts": {
-             "workloads": [{"kind": "DaemonSet", "name": "nvidia-device-plugin-daemonset"}],
-             "pods": [{"selector": {"app": "nvidia-device-plugin-daemonset"}}],
-             "crds": ["clusterpolicies.nvidia.com"]}},
+        {
+            "name": "cert-manager",
+            "namespace": "cert-manager",
+            "chart": "cert-manager",
+            "type": "Helm",
+            "version": "v1.17.2",
+            "healthCheckAsserts": {
+                "workloads": [
+                    {"kind": "Deployment", "name": "cert-manager"},
+                    {"kind": "Deployment", "name": "cert-manager-webhook"},
+                ],
+                "pods": [{"selector": {"app.kubernetes.io/instance": "cert-manager"}}],
+                "crds": ["certificates.cert-manager.io", "issuers.cert-manager.io"],
+            },
+        },
+        {
+            "name": "gpu-operator",
+            "namespace": "gpu-operator",
+            "chart": "gpu-operator",
+            "type": "Helm",
+            "version": "v25.3.0",
+            "healthCheckAsserts": {
+                "workloads": [{"kind": "DaemonSet", "name": "nvidia-device-plugin-daemonset"}],
+                "pods": [{"selector": {"app": "nvidia-device-plugin-daemonset"}}],
+                "crds": ["clusterpolicies.nvidia.com"],
+            },
+        },
         {"name": "plain", "namespace": "tools", "chart": "repo/plain", "type": "Helm", "version": "1.2.3"},
     ],
     "deploymentOrder": ["cert-manager", "gpu-operator", "plain"],
@@ -50,7 +68,7 @@ def _release(core: Any, namespace: str, name: str) -> dict[str, Any]:
     secret = core.read_namespaced_secret(f"sh.helm.release.v1.{name}.v1", namespace)
     assert secret.type == "helm.sh/release.v1"
     assert secret.metadata.labels == {"name": name, "owner": "helm", "status": "deployed", "version": "1"}
-    helm_stored = base64.b64decode(secret.data["release"])          # the Secret's own base64 layer
+    helm_stored = base64.b64decode(secret.data["release"])  # the Secret's own base64 layer
     value: dict[str, Any] = json.loads(gzip.decompress(base64.b64decode(helm_stored)))
     return value
 
@@ -58,7 +76,7 @@ def _release(core: Any, namespace: str, name: str) -> dict[str, Any]:
 def test_a_seeded_recipe_looks_installed_by_helm(gpu_sim: SimServer, sim_kubeconfig: Path, api_client: Any) -> None:
     nodes = gpu_sim.add_gpu_nodes(3)
     _seed(sim_kubeconfig)
-    gpu_sim.advance(60)   # the kubelet must leave seeded pods alone
+    gpu_sim.advance(60)  # the kubelet must leave seeded pods alone
     core, apps = k8s.CoreV1Api(api_client), k8s.AppsV1Api(api_client)
     release = _release(core, "cert-manager", "cert-manager")
     assert release["chart"]["metadata"]["name"] == "cert-manager"
@@ -82,8 +100,11 @@ def test_a_seeded_recipe_looks_installed_by_helm(gpu_sim: SimServer, sim_kubecon
 
 def test_each_break_shows_as_validate_will_see_it(gpu_sim: SimServer, sim_kubeconfig: Path, api_client: Any) -> None:
     nodes = gpu_sim.add_gpu_nodes(2)
-    _seed(sim_kubeconfig, breaks={"cert-manager": "crashloop", "plain": "old-chart", "gpu-operator": "missing-crd"},
-          kernels={nodes[1]: "6.5.0-old"})
+    _seed(
+        sim_kubeconfig,
+        breaks={"cert-manager": "crashloop", "plain": "old-chart", "gpu-operator": "missing-crd"},
+        kernels={nodes[1]: "6.5.0-old"},
+    )
     core, apps = k8s.CoreV1Api(api_client), k8s.AppsV1Api(api_client)
     pods = core.list_namespaced_pod("cert-manager", label_selector="app.kubernetes.io/instance=cert-manager").items
     looping = [p for p in pods if p.status.container_statuses[0].state.waiting is not None]
@@ -98,30 +119,40 @@ def test_each_break_shows_as_validate_will_see_it(gpu_sim: SimServer, sim_kubeco
 
 
 def test_an_unavailable_component_has_pending_pods_and_no_ready_replicas(
-        gpu_sim: SimServer, sim_kubeconfig: Path, api_client: Any) -> None:
+    gpu_sim: SimServer, sim_kubeconfig: Path, api_client: Any
+) -> None:
     gpu_sim.add_gpu_nodes(2)
     _seed(sim_kubeconfig, breaks={"gpu-operator": "unavailable"})
     ds = k8s.AppsV1Api(api_client).read_namespaced_daemon_set("nvidia-device-plugin-daemonset", "gpu-operator")
     assert ds.status.number_ready == 0 and ds.status.number_unavailable == 2
-    pods = k8s.CoreV1Api(api_client).list_namespaced_pod(
-        "gpu-operator", label_selector="app=nvidia-device-plugin-daemonset").items
+    pods = (
+        k8s.CoreV1Api(api_client)
+        .list_namespaced_pod("gpu-operator", label_selector="app=nvidia-device-plugin-daemonset")
+        .items
+    )
     assert {p.status.phase for p in pods} == {"Pending"}
 
 
-@pytest.mark.parametrize(("body", "message"), [
-    ({"breaks": {"nope": "crashloop"}}, "the recipe has no component 'nope'"),
-    ({"breaks": {"plain": "explode"}}, "mode must be one of crashloop, old-chart, missing-crd, unavailable"),
-    ({"kernels": {"node-999": "6.1"}}, "no node 'node-999'"),
-], ids=["unknown-component", "unknown-mode", "unknown-node"])
-def test_bad_seed_input_is_refused_with_its_reason(gpu_sim: SimServer, sim_kubeconfig: Path, body: dict[str, Any],
-                                                   message: str) -> None:
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"breaks": {"nope": "crashloop"}}, "the recipe has no component 'nope'"),
+        ({"breaks": {"plain": "explode"}}, "mode must be one of crashloop, old-chart, missing-crd, unavailable"),
+        ({"kernels": {"node-999": "6.1"}}, "no node 'node-999'"),
+    ],
+    ids=["unknown-component", "unknown-mode", "unknown-node"],
+)
+def test_bad_seed_input_is_refused_with_its_reason(
+    gpu_sim: SimServer, sim_kubeconfig: Path, body: dict[str, Any], message: str
+) -> None:
     gpu_sim.add_gpu_nodes(1)
     with pytest.raises(errors.InvalidInput, match=message):
         _seed(sim_kubeconfig, **body)
 
 
 def test_a_driver_upgrade_changes_labels_daemonset_image_and_module(
-        gpu_sim: SimServer, sim_kubeconfig: Path, api_client: Any) -> None:
+    gpu_sim: SimServer, sim_kubeconfig: Path, api_client: Any
+) -> None:
     nodes = gpu_sim.add_gpu_nodes(2)
     _seed(sim_kubeconfig)
     target = kubeconfig.read(sim_kubeconfig)
@@ -129,8 +160,11 @@ def test_a_driver_upgrade_changes_labels_daemonset_image_and_module(
     assert done["images"] == ["nvcr.io/nvidia/driver:575.51.03-ubuntu24.04"]
     core = k8s.CoreV1Api(api_client)
     labels = core.read_node(nodes[0]).metadata.labels
-    assert (labels["nvidia.com/cuda.driver.major"], labels["nvidia.com/cuda.driver.minor"],
-            labels["nvidia.com/cuda.driver.rev"]) == ("575", "51", "03")
+    assert (
+        labels["nvidia.com/cuda.driver.major"],
+        labels["nvidia.com/cuda.driver.minor"],
+        labels["nvidia.com/cuda.driver.rev"],
+    ) == ("575", "51", "03")
     assert core.read_node(nodes[1]).metadata.labels["nvidia.com/cuda.driver.major"] == "570"
     ds = k8s.AppsV1Api(api_client).read_namespaced_daemon_set("nvidia-driver-daemonset", "gpu-operator")
     assert ds.spec.template.spec.containers[0].image == "nvcr.io/nvidia/driver:575.51.03-ubuntu24.04"

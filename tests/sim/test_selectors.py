@@ -20,15 +20,29 @@ PODS = next(r for r in resources.BUILTINS if r.plural == "pods")
 NODES = next(r for r in resources.BUILTINS if r.plural == "nodes")
 
 
-@pytest.mark.parametrize(("text", "labels", "expected"), [
-    ("a=1", {"a": "1"}, True), ("a=1", {"a": "2"}, False), ("a==1", {"a": "1"}, True),
-    ("a!=1", {}, True), ("a!=1", {"a": "1"}, False),
-    ("a in (1, 2)", {"a": "2"}, True), ("a in (1,2)", {}, False),
-    ("a notin (1,2)", {}, True), ("a notin (1,2)", {"a": "1"}, False),
-    ("a", {"a": ""}, True), ("!a", {"a": ""}, False), ("!a", {"b": "1"}, True),
-    ("a=1, b in (x)", {"a": "1", "b": "x"}, True), ("example.com/role=gpu", {"example.com/role": "gpu"}, True),
-    ("n>3", {"n": "4"}, True), ("n<3", {"n": "4"}, False), ("", {}, True),
-], ids=repr)
+@pytest.mark.parametrize(
+    ("text", "labels", "expected"),
+    [
+        ("a=1", {"a": "1"}, True),
+        ("a=1", {"a": "2"}, False),
+        ("a==1", {"a": "1"}, True),
+        ("a!=1", {}, True),
+        ("a!=1", {"a": "1"}, False),
+        ("a in (1, 2)", {"a": "2"}, True),
+        ("a in (1,2)", {}, False),
+        ("a notin (1,2)", {}, True),
+        ("a notin (1,2)", {"a": "1"}, False),
+        ("a", {"a": ""}, True),
+        ("!a", {"a": ""}, False),
+        ("!a", {"b": "1"}, True),
+        ("a=1, b in (x)", {"a": "1", "b": "x"}, True),
+        ("example.com/role=gpu", {"example.com/role": "gpu"}, True),
+        ("n>3", {"n": "4"}, True),
+        ("n<3", {"n": "4"}, False),
+        ("", {}, True),
+    ],
+    ids=repr,
+)
 def test_each_operator_matches_as_kubernetes_does(text: str, labels: dict[str, str], expected: bool) -> None:
     assert selectors.match_labels(selectors.parse_labels(text), labels) is expected
 
@@ -63,13 +77,20 @@ def _render(req: tuple[str, str, frozenset[str]]) -> str:
 def _expected(req: tuple[str, str, frozenset[str]], labels: dict[str, str]) -> bool:
     key, op, values = req
     have = labels.get(key)
-    return {"=": have in values, "in": have in values, "!=": have not in values, "notin": have not in values,
-            "exists": have is not None, "!exists": have is None}[op]
+    return {
+        "=": have in values,
+        "in": have in values,
+        "!=": have not in values,
+        "notin": have not in values,
+        "exists": have is not None,
+        "!exists": have is None,
+    }[op]
 
 
 @given(st.lists(_requirement, min_size=1, max_size=4), st.dictionaries(_key, _name, max_size=5))
-def test_rendered_selectors_parse_back_and_match_their_meaning(reqs: list[tuple[str, str, frozenset[str]]],
-                                                               labels: dict[str, str]) -> None:
+def test_rendered_selectors_parse_back_and_match_their_meaning(
+    reqs: list[tuple[str, str, frozenset[str]]], labels: dict[str, str]
+) -> None:
     parsed = selectors.parse_labels(",".join(_render(r) for r in reqs))
     assert [(p.key, p.op, p.values) for p in parsed] == reqs
     assert selectors.match_labels(parsed, labels) is all(_expected(r, labels) for r in reqs)

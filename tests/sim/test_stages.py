@@ -23,8 +23,12 @@ def test_every_profile_loads_with_one_bus_id_per_gpu(name: str) -> None:
 def test_the_stage_files_name_only_known_faults_and_collectives() -> None:
     kinds = {k.value for k in faultspec.Kind}
     assert set(stages.faults().rebootClears) <= kinds and set(stages.faults().resetClears) <= kinds
-    assert set(stages.workloads().nccl.collectives) == {"all_reduce_perf", "all_gather_perf", "alltoall_perf",
-                                                        "reduce_scatter_perf"}
+    assert set(stages.workloads().nccl.collectives) == {
+        "all_reduce_perf",
+        "all_gather_perf",
+        "alltoall_perf",
+        "reduce_scatter_perf",
+    }
     assert sorted(stages.workloads().dcgm.levelSeconds) == [1, 2, 3, 4]
     assert stages.repair().reboot.downSeconds > 0
 

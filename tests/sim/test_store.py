@@ -72,7 +72,10 @@ def test_scans_follow_namespace_then_name_order(world: api.Api) -> None:
     for namespace, name in (("zeta", "b"), ("default", "c"), ("zeta", "a")):
         world.create(cms, namespace, _cm(name))
     assert [(e.namespace, e.name) for e in world.store.scan(cms.group_resource, None)] == [
-        ("default", "c"), ("zeta", "a"), ("zeta", "b")]
+        ("default", "c"),
+        ("zeta", "a"),
+        ("zeta", "b"),
+    ]
     assert [e.name for e in world.store.scan(cms.group_resource, "zeta", after=("zeta", "a"))] == ["b"]
 
 
@@ -90,8 +93,12 @@ def test_the_owner_index_finds_dependents(world: api.Api) -> None:
     cms = _row(world, "configmaps")
     owner = world.create(cms, "default", _cm("owner"))
     body = _cm("dep")
-    body["metadata"] = {"name": "dep", "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap",
-                                                            "name": "owner", "uid": owner["metadata"]["uid"]}]}
+    body["metadata"] = {
+        "name": "dep",
+        "ownerReferences": [
+            {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner["metadata"]["uid"]}
+        ],
+    }
     world.create(cms, "default", body)
     assert world.store.dependents(owner["metadata"]["uid"]) == [(("", "configmaps"), ("default", "dep"))]
 
@@ -117,9 +124,15 @@ def test_a_new_namespace_is_active_and_gets_a_default_service_account(world: api
 
 def test_a_crd_name_must_be_plural_dot_group(world: api.Api) -> None:
     crds = _row(world, "customresourcedefinitions")
-    body = {"metadata": {"name": "wrong.example.com"}, "spec": {
-        "group": "example.com", "scope": "Namespaced", "names": {"plural": "things", "kind": "Thing"},
-        "versions": [{"name": "v1", "served": True, "storage": True}]}}
+    body = {
+        "metadata": {"name": "wrong.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "things", "kind": "Thing"},
+            "versions": [{"name": "v1", "served": True, "storage": True}],
+        },
+    }
     with pytest.raises(ApiError) as caught:
         world.create(crds, None, body)
     assert caught.value.code == 422
@@ -127,8 +140,12 @@ def test_a_crd_name_must_be_plural_dot_group(world: api.Api) -> None:
 
 def test_identical_seeds_give_identical_uids() -> None:
     def first_uid() -> str:
-        verbs = api.Api(objects=store.Store(), table=resources.ResourceTable.with_builtins(), clock=_fixed_clock,
-                        rng=random.Random(7))
+        verbs = api.Api(
+            objects=store.Store(),
+            table=resources.ResourceTable.with_builtins(),
+            clock=_fixed_clock,
+            rng=random.Random(7),
+        )
         return str(verbs.create(_row(verbs, "namespaces"), None, {"metadata": {"name": "x"}})["metadata"]["uid"])
 
     assert first_uid() == first_uid()

@@ -24,13 +24,23 @@ def snap(data: dict[str, dict[str, str]]) -> Snapshot:
     return Snapshot(measurements=[Measurement(type=k, subtypes=v) for k, v in by_type.items()])
 
 
-BASE = snap({"GPU.smi": {"driver": "580.105.08"},
-             "NodeTopology.label": {"nvidia.com/cuda.driver.major=580": "node-000,node-001,node-002"},
-             "K8s.helm": {"gpu-operator/gpu-operator.version": "v25.10.1"}})
-UPGRADED = snap({"GPU.smi": {"driver": "580.105.08 | 590.44.01"},
-                 "NodeTopology.label": {"nvidia.com/cuda.driver.major=580": "node-000,node-002",
-                                        "nvidia.com/cuda.driver.major=590": "node-001"},
-                 "K8s.helm": {"gpu-operator/gpu-operator.version": "v25.10.1"}})
+BASE = snap(
+    {
+        "GPU.smi": {"driver": "580.105.08"},
+        "NodeTopology.label": {"nvidia.com/cuda.driver.major=580": "node-000,node-001,node-002"},
+        "K8s.helm": {"gpu-operator/gpu-operator.version": "v25.10.1"},
+    }
+)
+UPGRADED = snap(
+    {
+        "GPU.smi": {"driver": "580.105.08 | 590.44.01"},
+        "NodeTopology.label": {
+            "nvidia.com/cuda.driver.major=580": "node-000,node-002",
+            "nvidia.com/cuda.driver.major=590": "node-001",
+        },
+        "K8s.helm": {"gpu-operator/gpu-operator.version": "v25.10.1"},
+    }
+)
 
 
 def test_a_driver_upgrade_on_one_node_shows_exactly_the_changed_fields_and_the_node() -> None:
@@ -53,13 +63,22 @@ def test_ignored_changes_are_listed_but_not_counted() -> None:
 def test_a_recipe_baseline_compares_only_what_it_pins() -> None:
     recipe = models.RecipeResult(
         metadata=models.ResultMetadata(version="t"),
-        constraints=[models.Constraint(name="GPU.smi.driver", value=">= 585"),
-                     models.Constraint(name="OS.release.ID", value="ubuntu")],
-        componentRefs=[models.ComponentRef(name="gpu-operator", namespace="gpu-operator", source="https://x",
-                                           version="v25.10.1", chart="gpu-operator"),
-                       models.ComponentRef(name="cert-manager", namespace="cert-manager", source="https://y",
-                                           version="v1.17.2"),
-                       models.ComponentRef(name="tuning", namespace="skyhook", source="")])
+        constraints=[
+            models.Constraint(name="GPU.smi.driver", value=">= 585"),
+            models.Constraint(name="OS.release.ID", value="ubuntu"),
+        ],
+        componentRefs=[
+            models.ComponentRef(
+                name="gpu-operator",
+                namespace="gpu-operator",
+                source="https://x",
+                version="v25.10.1",
+                chart="gpu-operator",
+            ),
+            models.ComponentRef(name="cert-manager", namespace="cert-manager", source="https://y", version="v1.17.2"),
+            models.ComponentRef(name="tuning", namespace="skyhook", source=""),
+        ],
+    )
     changes = diff.compare_recipe(recipe, UPGRADED)
     assert [(c.kind, c.path, c.baseline, c.target) for c in changes] == [
         ("modified", "GPU.smi.driver", ">= 585", "580.105.08 | 590.44.01"),
@@ -70,9 +89,11 @@ def test_a_recipe_baseline_compares_only_what_it_pins() -> None:
 
 _snapshots = st.dictionaries(
     st.sampled_from(["K8s.server", "GPU.smi", "OS.release", "NodeTopology.label"]),
-    st.dictionaries(st.from_regex(r"[a-z]{1,5}", fullmatch=True), st.from_regex(r"[a-z0-9,.]{1,8}", fullmatch=True),
-                    max_size=4),
-    max_size=4).map(snap)
+    st.dictionaries(
+        st.from_regex(r"[a-z]{1,5}", fullmatch=True), st.from_regex(r"[a-z0-9,.]{1,8}", fullmatch=True), max_size=4
+    ),
+    max_size=4,
+).map(snap)
 
 
 @given(a=_snapshots)

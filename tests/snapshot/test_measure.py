@@ -18,31 +18,42 @@ from tests.snapshot import nodes_fixture as fx
 from tests.snapshot.test_helm import secret
 
 
-@pytest.mark.parametrize(("image", "expected"), [
-    ("Ubuntu 24.04.1 LTS", ("ubuntu", "24.04")),
-    ("Ubuntu 22.04.5 LTS", ("ubuntu", "22.04")),
-    ("Red Hat Enterprise Linux 9.4 (Plow)", ("rhel", "9.4")),
-    ("Amazon Linux 2023.6.20250101", ("amzn", "2023")),
-    ("Container-Optimized OS from Google", ("cos", "")),
-])
+@pytest.mark.parametrize(
+    ("image", "expected"),
+    [
+        ("Ubuntu 24.04.1 LTS", ("ubuntu", "24.04")),
+        ("Ubuntu 22.04.5 LTS", ("ubuntu", "22.04")),
+        ("Red Hat Enterprise Linux 9.4 (Plow)", ("rhel", "9.4")),
+        ("Amazon Linux 2023.6.20250101", ("amzn", "2023")),
+        ("Container-Optimized OS from Google", ("cos", "")),
+    ],
+)
 def test_os_release_is_read_from_the_os_image(image: str, expected: tuple[str, str]) -> None:
     assert nodes.os_release(image) == expected
 
 
-DRIVER_DAEMONSET = {"metadata": {"name": "nvidia-driver-daemonset", "namespace": "gpu-operator"},
-                    "spec": {"template": {"spec": {"containers": [{"name": "driver",
-                                                                   "image": "nvcr.io/nvidia/driver:580"}]}}}}
+DRIVER_DAEMONSET = {
+    "metadata": {"name": "nvidia-driver-daemonset", "namespace": "gpu-operator"},
+    "spec": {"template": {"spec": {"containers": [{"name": "driver", "image": "nvcr.io/nvidia/driver:580"}]}}},
+}
 
 
 def _measure(node_list: list[dict]) -> dict[str, str]:  # type: ignore[type-arg]
     from shared.snapshot import diff
 
-    snap = collect.measure(version={"gitVersion": "v1.33.5-eks-3025e55", "platform": "linux/amd64"},
-                           node_list=node_list, secrets=[secret("gpu-operator", "gpu-operator", 2, "v25.10.1")],
-                           workloads={"DaemonSet": [DRIVER_DAEMONSET]},
-                           crds=[{"metadata": {"name": "clusterpolicies.nvidia.com"},
-                                  "spec": {"versions": [{"name": "v1", "served": True}]},
-                                  "status": {"conditions": [{"type": "Established", "status": "True"}]}}])
+    snap = collect.measure(
+        version={"gitVersion": "v1.33.5-eks-3025e55", "platform": "linux/amd64"},
+        node_list=node_list,
+        secrets=[secret("gpu-operator", "gpu-operator", 2, "v25.10.1")],
+        workloads={"DaemonSet": [DRIVER_DAEMONSET]},
+        crds=[
+            {
+                "metadata": {"name": "clusterpolicies.nvidia.com"},
+                "spec": {"versions": [{"name": "v1", "served": True}]},
+                "status": {"conditions": [{"type": "Established", "status": "True"}]},
+            }
+        ],
+    )
     return diff.flatten(snap)
 
 

@@ -21,9 +21,15 @@ APP_OF_APPS = "nvidia-stack"
 def render(plan: BundlePlan, out_dir: Path) -> BundleResult:
     """Write one Application per component, their values and manifests, and the app-of-apps."""
     writer = _templating.Writer(out_dir, _templating.environment(_templating.templates_of(__file__)))
-    context: dict[str, Any] = {"plan": plan, "components": plan.components, "repo": plan.repo or PLACEHOLDER_REPO,
-               "revision": REVISION, "argocd_namespace": ARGOCD_NAMESPACE, "app_of_apps": APP_OF_APPS,
-               "version": __version__}
+    context: dict[str, Any] = {
+        "plan": plan,
+        "components": plan.components,
+        "repo": plan.repo or PLACEHOLDER_REPO,
+        "revision": REVISION,
+        "argocd_namespace": ARGOCD_NAMESPACE,
+        "app_of_apps": APP_OF_APPS,
+        "version": __version__,
+    }
     for component in plan.components:
         if component.has_chart:
             writer.data(f"{component.folder}/values.yaml", component.values)
@@ -32,8 +38,20 @@ def render(plan: BundlePlan, out_dir: Path) -> BundleResult:
         writer.template(f"{component.folder}/application.yaml", "application.yaml.j2", c=component, **context)
     writer.template("app-of-apps.yaml", "app-of-apps.yaml.j2", **context)
     writer.template("README.md", "README.md.j2", **context)
-    notes = [] if plan.repo else [f"--repo not set: replace {PLACEHOLDER_REPO} in every application.yaml and "
-                                  "app-of-apps.yaml before applying"]
-    return BundleResult(deployer="argocd", title=TITLE, files=writer.written, notes=notes,
-                        steps=[f"Push the contents of {{output}} to the root of {plan.repo or 'your Git repository'}",
-                               "kubectl apply -f {output}/app-of-apps.yaml"])
+    notes = (
+        []
+        if plan.repo
+        else [
+            f"--repo not set: replace {PLACEHOLDER_REPO} in every application.yaml and app-of-apps.yaml before applying"
+        ]
+    )
+    return BundleResult(
+        deployer="argocd",
+        title=TITLE,
+        files=writer.written,
+        notes=notes,
+        steps=[
+            f"Push the contents of {{output}} to the root of {plan.repo or 'your Git repository'}",
+            "kubectl apply -f {output}/app-of-apps.yaml",
+        ],
+    )

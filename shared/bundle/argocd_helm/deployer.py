@@ -54,8 +54,12 @@ def _component_schema(c: ComponentPlan) -> dict[str, Any]:
     keys = [k for k in _component_values(c) if k not in ("enabled", "syncWave")]
     for key in keys:
         properties[key] = {"type": "object"} if key == "values" else {"type": "string", "minLength": 1}
-    return {"type": "object", "additionalProperties": False, "required": ["enabled", "syncWave", *keys],
-            "properties": properties}
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["enabled", "syncWave", *keys],
+        "properties": properties,
+    }
 
 
 def values_schema(plan: BundlePlan) -> dict[str, Any]:
@@ -70,13 +74,24 @@ def values_schema(plan: BundlePlan) -> dict[str, Any]:
         "properties": {
             "repoURL": text,
             "targetRevision": text,
-            "argocd": {"type": "object", "additionalProperties": False, "required": ["namespace", "project"],
-                       "properties": {"namespace": text, "project": text}},
-            "destination": {"type": "object", "additionalProperties": False, "required": ["server"],
-                            "properties": {"server": text}},
-            "components": {"type": "object", "additionalProperties": False,
-                           "required": [c.name for c in plan.components],
-                           "properties": {c.name: _component_schema(c) for c in plan.components}},
+            "argocd": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["namespace", "project"],
+                "properties": {"namespace": text, "project": text},
+            },
+            "destination": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["server"],
+                "properties": {"server": text},
+            },
+            "components": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": [c.name for c in plan.components],
+                "properties": {c.name: _component_schema(c) for c in plan.components},
+            },
         },
     }
 
@@ -86,8 +101,13 @@ def render(plan: BundlePlan, out_dir: Path) -> BundleResult:
     folder = _templating.templates_of(__file__)
     writer = _templating.Writer(out_dir, _templating.environment(folder))
     helm_templates = _templating.Writer(out_dir, _templating.environment(folder, go_delimiters=True))
-    context: dict[str, Any] = {"plan": plan, "components": plan.components, "chart": CHART_NAME, "version": __version__,
-               "repo": plan.repo or PLACEHOLDER_REPO}
+    context: dict[str, Any] = {
+        "plan": plan,
+        "components": plan.components,
+        "chart": CHART_NAME,
+        "version": __version__,
+        "repo": plan.repo or PLACEHOLDER_REPO,
+    }
     writer.template("Chart.yaml", "Chart.yaml.j2", **context)
     writer.data("values.yaml", values_document(plan))
     writer.text("values.schema.json", json.dumps(values_schema(plan), indent=2) + "\n")
@@ -97,9 +117,21 @@ def render(plan: BundlePlan, out_dir: Path) -> BundleResult:
         for manifest in component.manifests:
             writer.text(f"manifests/{component.folder}/{manifest.name}", manifest.text)
     writer.template("README.md", "README.md.j2", **context)
-    notes = [] if plan.repo else [f"--repo not set: pass --set repoURL=<your repository> when installing the chart "
-                                  f"(default {PLACEHOLDER_REPO})"]
-    return BundleResult(deployer="argocd-helm", title=TITLE, files=writer.written + helm_templates.written,
-                        notes=notes,
-                        steps=[f"Push the contents of {{output}} to the root of {plan.repo or 'your Git repository'}",
-                               "helm install aicr-stack {output} --namespace argocd"])
+    notes = (
+        []
+        if plan.repo
+        else [
+            f"--repo not set: pass --set repoURL=<your repository> when installing the chart "
+            f"(default {PLACEHOLDER_REPO})"
+        ]
+    )
+    return BundleResult(
+        deployer="argocd-helm",
+        title=TITLE,
+        files=writer.written + helm_templates.written,
+        notes=notes,
+        steps=[
+            f"Push the contents of {{output}} to the root of {plan.repo or 'your Git repository'}",
+            "helm install aicr-stack {output} --namespace argocd",
+        ],
+    )

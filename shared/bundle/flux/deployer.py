@@ -43,31 +43,54 @@ def render(plan: BundlePlan, out_dir: Path) -> BundleResult:
     """Write sources, HelmReleases, manifest Kustomizations and the kustomization.yaml listing them."""
     for c in plan.components:
         if c.is_kustomize:
-            raise errors.InvalidInput(f"component {c.name!r} is a Kustomize component, which the flux deployer "
-                                      "does not support (use helm or argocd)")
+            raise errors.InvalidInput(
+                f"component {c.name!r} is a Kustomize component, which the flux deployer "
+                "does not support (use helm or argocd)"
+            )
     writer = _templating.Writer(out_dir, _templating.environment(_templating.templates_of(__file__)))
-    context: dict[str, Any] = {"plan": plan, "components": plan.components, "namespace": FLUX_NAMESPACE,
-               "git_source": GIT_SOURCE, "version": __version__}
+    context: dict[str, Any] = {
+        "plan": plan,
+        "components": plan.components,
+        "namespace": FLUX_NAMESPACE,
+        "git_source": GIT_SOURCE,
+        "version": __version__,
+    }
     resources: list[str] = []
     for c in plan.components:
         if c.has_chart:
             writer.template(f"{c.folder}/source.yaml", "source.yaml.j2", c=c, **context)
-            writer.template(f"{c.folder}/helmrelease.yaml", "helmrelease.yaml.j2", c=c,
-                            depends_on=nearest(plan, c, lambda d: d.has_chart), **context)
+            writer.template(
+                f"{c.folder}/helmrelease.yaml",
+                "helmrelease.yaml.j2",
+                c=c,
+                depends_on=nearest(plan, c, lambda d: d.has_chart),
+                **context,
+            )
             resources += [f"{c.folder}/source.yaml", f"{c.folder}/helmrelease.yaml"]
         if c.manifests:
             for manifest in c.manifests:
                 writer.text(f"{c.folder}/manifests/{manifest.name}", manifest.text)
-            writer.template(f"{c.folder}/manifests/kustomization.yaml", "manifests-kustomization.yaml.j2", c=c,
-                            **context)
-            writer.template(f"{c.folder}/manifests-sync.yaml", "manifests-sync.yaml.j2", c=c,
-                            name=manifests_name(c),
-                            depends_on=[manifests_name(plan.component(n))
-                                        for n in nearest(plan, c, lambda d: bool(d.manifests))], **context)
+            writer.template(
+                f"{c.folder}/manifests/kustomization.yaml", "manifests-kustomization.yaml.j2", c=c, **context
+            )
+            writer.template(
+                f"{c.folder}/manifests-sync.yaml",
+                "manifests-sync.yaml.j2",
+                c=c,
+                name=manifests_name(c),
+                depends_on=[manifests_name(plan.component(n)) for n in nearest(plan, c, lambda d: bool(d.manifests))],
+                **context,
+            )
             resources.append(f"{c.folder}/manifests-sync.yaml")
     writer.template("kustomization.yaml", "kustomization.yaml.j2", resources=resources, **context)
     writer.template("README.md", "README.md.j2", **context)
-    return BundleResult(deployer="flux", title=TITLE, files=writer.written,
-                        steps=["Push the contents of {output} to the root of the repository Flux syncs "
-                               f"(GitRepository {FLUX_NAMESPACE}/{GIT_SOURCE})",
-                               "kubectl apply -k {output}   (or let a Flux Kustomization reconcile the folder)"])
+    return BundleResult(
+        deployer="flux",
+        title=TITLE,
+        files=writer.written,
+        steps=[
+            "Push the contents of {output} to the root of the repository Flux syncs "
+            f"(GitRepository {FLUX_NAMESPACE}/{GIT_SOURCE})",
+            "kubectl apply -k {output}   (or let a Flux Kustomization reconcile the folder)",
+        ],
+    )

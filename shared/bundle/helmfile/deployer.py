@@ -31,13 +31,29 @@ def releases(plan: BundlePlan) -> list[dict[str, Any]]:
             if dep.manifests:
                 needs.append(_ref(dep, dep.name + (MANIFESTS_SUFFIX if dep.has_chart else "")))
         if c.has_chart:
-            out.append({"name": c.name, "component": c, "chart": f"{c.name}/{c.chart}", "version": c.version,
-                        "values_file": f"./{c.folder}/values.yaml", "needs": needs})
+            out.append(
+                {
+                    "name": c.name,
+                    "component": c,
+                    "chart": f"{c.name}/{c.chart}",
+                    "version": c.version,
+                    "values_file": f"./{c.folder}/values.yaml",
+                    "needs": needs,
+                }
+            )
         if c.manifests:
             name = c.name + (MANIFESTS_SUFFIX if c.has_chart else "")
             own = [_ref(c, c.name)] if c.has_chart else needs
-            out.append({"name": name, "component": c, "chart": f"./{c.folder}/manifests", "version": "",
-                        "values_file": "", "needs": own})
+            out.append(
+                {
+                    "name": name,
+                    "component": c,
+                    "chart": f"./{c.folder}/manifests",
+                    "version": "",
+                    "values_file": "",
+                    "needs": own,
+                }
+            )
     return out
 
 
@@ -45,17 +61,23 @@ def render(plan: BundlePlan, out_dir: Path) -> BundleResult:
     """Write helmfile.yaml, the values files and the manifests."""
     for c in plan.components:
         if c.is_kustomize:
-            raise errors.InvalidInput(f"component {c.name!r} is a Kustomize component, which the helmfile deployer "
-                                      "does not support (use helm or argocd)")
+            raise errors.InvalidInput(
+                f"component {c.name!r} is a Kustomize component, which the helmfile deployer "
+                "does not support (use helm or argocd)"
+            )
     writer = _templating.Writer(out_dir, _templating.environment(_templating.templates_of(__file__)))
     for c in plan.components:
         if c.has_chart:
             writer.data(f"{c.folder}/values.yaml", c.values)
         for manifest in c.manifests:
             writer.text(f"{c.folder}/manifests/{manifest.name}", manifest.text)
-    context: dict[str, Any] = {"plan": plan, "components": plan.components, "releases": releases(plan),
-               "charts": [c for c in plan.components if c.has_chart], "version": __version__}
+    context: dict[str, Any] = {
+        "plan": plan,
+        "components": plan.components,
+        "releases": releases(plan),
+        "charts": [c for c in plan.components if c.has_chart],
+        "version": __version__,
+    }
     writer.template("helmfile.yaml", "helmfile.yaml.j2", **context)
     writer.template("README.md", "README.md.j2", **context)
-    return BundleResult(deployer="helmfile", title=TITLE, files=writer.written,
-                        steps=["cd {output}", "helmfile apply"])
+    return BundleResult(deployer="helmfile", title=TITLE, files=writer.written, steps=["cd {output}", "helmfile apply"])

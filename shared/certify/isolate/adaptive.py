@@ -65,8 +65,9 @@ LINK_CONFIRMATIONS = 2
 Pair = tuple[str, str]
 
 
-def adaptive(nodes: Sequence[model.Node], history: Sequence[model.RoundResult],
-             settings: model.Settings) -> model.Decision:
+def adaptive(
+    nodes: Sequence[model.Node], history: Sequence[model.RoundResult], settings: model.Settings
+) -> model.Decision:
     """Hard mode while results fit hard faults and links; flaky mode from the first misfit on."""
     domains = model.by_domain(nodes)
     if not history:
@@ -81,8 +82,7 @@ def _pairs(domains: Iterable[str]) -> set[Pair]:
     return {(a, b) for a, b in itertools.combinations(sorted(set(domains)), 2)}
 
 
-def _screen(domains: dict[str, list[str]], size: int, *, spanning: bool, shift: int = 0
-            ) -> tuple[tuple[str, ...], ...]:
+def _screen(domains: dict[str, list[str]], size: int, *, spanning: bool, shift: int = 0) -> tuple[tuple[str, ...], ...]:
     """Groups of ``size`` inside each domain; odd nodes paired across domains; optionally one
     inter-domain group of a node per domain. ``shift`` rotates partners for a repeat screening."""
     span = [members[-1] for members in domains.values()] if spanning and len(domains) > 1 else []
@@ -91,14 +91,14 @@ def _screen(domains: dict[str, list[str]], size: int, *, spanning: bool, shift: 
     for members in domains.values():
         rest = [m for m in members if m not in span]
         if shift and rest:
-            rest = rest[shift % len(rest):] + rest[:shift % len(rest)]
+            rest = rest[shift % len(rest) :] + rest[: shift % len(rest)]
         if size > 2:
             groups += model.chunks(rest, size)
             continue
-        groups += [tuple(rest[i:i + 2]) for i in range(0, len(rest) - 1, 2)]
+        groups += [tuple(rest[i : i + 2]) for i in range(0, len(rest) - 1, 2)]
         if len(rest) % 2:
             odd.append(rest[-1])
-    groups += [tuple(odd[i:i + 2]) for i in range(0, len(odd) - 1, 2)]
+    groups += [tuple(odd[i : i + 2]) for i in range(0, len(odd) - 1, 2)]
     if len(odd) % 2:
         target = len(groups) - 1 if groups else None
         if span and (target is None or len(span) <= 2):
@@ -220,8 +220,13 @@ class _HardView:
             if s in self.blamed:
                 continue
             home = self.domain[s]
-            only = {d for _, accused in fails if len(accused) == 1
-                    for d in next(iter(accused)) if home in next(iter(accused))} - {home}
+            only = {
+                d
+                for _, accused in fails
+                if len(accused) == 1
+                for d in next(iter(accused))
+                if home in next(iter(accused))
+            } - {home}
             self.tried[s] = only
             separate = any(not a & b for (_, a), (_, b) in itertools.combinations(fails, 2))
             if separate or (homes and homes <= only):
@@ -236,8 +241,7 @@ class _Refs:
         self.free = {d: [n for n in members if n in view.cleared] for d, members in domains.items()}
         self.busy: set[str] = set()
 
-    def take(self, domain: str, avoid: frozenset[str] | set[str] = frozenset(), *, last: bool = False
-             ) -> str | None:
+    def take(self, domain: str, avoid: frozenset[str] | set[str] = frozenset(), *, last: bool = False) -> str | None:
         """A free reference of the domain; ``last`` takes from the other end, so that link tests
         leave the first references of every domain to the suspects."""
         members = self.free.get(domain, [])
@@ -277,8 +281,9 @@ class _Refs:
         return sum(1 for n in self.free.get(domain, []) if n not in self.busy)
 
 
-def _hard(view: _HardView, domains: dict[str, list[str]], history: Sequence[model.RoundResult],
-          settings: model.Settings) -> model.Decision:
+def _hard(
+    view: _HardView, domains: dict[str, list[str]], history: Sequence[model.RoundResult], settings: model.Settings
+) -> model.Decision:
     if not view.failures and len(history) < 2:
         # Nothing failed: whatever started the isolation went unexplained, so screen once more
         # with new partners (a flaky node passes a test only part of the time).
@@ -414,10 +419,12 @@ def _split(candidates: set[Pair], refs: _Refs) -> list[tuple[str, ...]]:
     return groups
 
 
-def _hard_verdict(view: _HardView, domains: dict[str, list[str]], unresolved: Sequence[str],
-                  note: str) -> model.Verdict:
-    faulty = {n: f"failed beside healthy reference(s) {', '.join(sorted(refs))}"
-              for n, refs in sorted(view.blamed.items())}
+def _hard_verdict(
+    view: _HardView, domains: dict[str, list[str]], unresolved: Sequence[str], note: str
+) -> model.Verdict:
+    faulty = {
+        n: f"failed beside healthy reference(s) {', '.join(sorted(refs))}" for n, refs in sorted(view.blamed.items())
+    }
     if not view.cleared:
         faulty.update({n: "no healthy reference node to confirm against" for n in unresolved})
     sides = tuple((tuple(domains[a]), tuple(domains[b])) for a, b in view.links)
@@ -427,8 +434,9 @@ def _hard_verdict(view: _HardView, domains: dict[str, list[str]], unresolved: Se
     if unresolved and view.cleared:
         parts.append(f"{len(unresolved)} suspect(s) without a usable reference")
     message = ("found " + " and ".join(parts)) if parts else "no faults confirmed"
-    return model.Verdict(faulty=faulty, infrastructure=sides, healthy=healthy,
-                         message=f"{message}; {note}" if note else message)
+    return model.Verdict(
+        faulty=faulty, infrastructure=sides, healthy=healthy, message=f"{message}; {note}" if note else message
+    )
 
 
 # Flaky mode ---------------------------------------------------------------------------------
@@ -457,8 +465,9 @@ class _Evidence:
 
     def refs(self, blamed: set[str]) -> set[str]:
         # A failure spanning domains may be a link, which does not make its members bad references.
-        dirty = {n for t in self.unexplained(blamed) if not self.attributable(t) and len(self.racks(t)) == 1
-                 for n in t} | set(self.solo)
+        dirty = {
+            n for t in self.unexplained(blamed) if not self.attributable(t) and len(self.racks(t)) == 1 for n in t
+        } | set(self.solo)
         if self.strict:
             dirty |= {n for t in self.unexplained(blamed) for n in t}
         return {n for n in self.passes if n not in dirty and n not in blamed}
@@ -493,8 +502,9 @@ class _Evidence:
         return {self.domain[n] for n in nodes}
 
 
-def _read(nodes: Sequence[model.Node], history: Sequence[model.RoundResult], *, strict: bool
-          ) -> tuple[_Evidence, set[str], list[tuple[str, ...]], bool, list[set[tuple[str, str]]]]:
+def _read(
+    nodes: Sequence[model.Node], history: Sequence[model.RoundResult], *, strict: bool
+) -> tuple[_Evidence, set[str], list[tuple[str, ...]], bool, list[set[tuple[str, str]]]]:
     """Evidence, blamed nodes, unexplained failures, whether results look flaky, accused domain pairs."""
     ev = _Evidence(nodes, strict=strict)
     for result in history:
@@ -526,8 +536,9 @@ def _shuffled(names: Sequence[str], salt: int) -> list[str]:
     return sorted(names, key=lambda n: hashlib.sha256(f"{salt}:{n}".encode()).hexdigest())
 
 
-def _robust(nodes: Sequence[model.Node], history: Sequence[model.RoundResult],
-            settings: model.Settings) -> model.Decision:
+def _robust(
+    nodes: Sequence[model.Node], history: Sequence[model.RoundResult], settings: model.Settings
+) -> model.Decision:
     """Flaky mode: strict references, two failures beside different references, repeated screening."""
     names = sorted(n.name for n in nodes)
     domains = model.by_domain(nodes)
@@ -535,8 +546,9 @@ def _robust(nodes: Sequence[model.Node], history: Sequence[model.RoundResult],
     # Strict references: a node that shared an unexplained failure may be the flaky one.
     ev, blamed, unexplained, _, accusations = _read(nodes, history, strict=True)
     # A node stays under test until blamed or FLAKY_PASSES clean passes after its last failure.
-    pending = [n for n in names if n not in blamed and ev.ever_failed(n, blamed)
-               and ev.clean_passes(n, blamed) < FLAKY_PASSES]
+    pending = [
+        n for n in names if n not in blamed and ev.ever_failed(n, blamed) and ev.clean_passes(n, blamed) < FLAKY_PASSES
+    ]
     found = Counter(next(iter(c)) for c in accusations if len(c) == 1)
     infra = sorted(pair for pair, times in found.items() if times >= 2)
     open_accusations = [c for c in accusations if not (c & set(infra))]
@@ -572,8 +584,11 @@ def _robust(nodes: Sequence[model.Node], history: Sequence[model.RoundResult],
         size = min(k, max(biggest // 2, 1))
         if biggest <= settings.min_group_size or size < 1:
             faulty = {n: "no healthy reference node to confirm against" for n in unpaired}
-            return model.Verdict(faulty=faulty, healthy=frozenset(set(names) - set(faulty)),
-                                 message=f"no healthy reference node; {len(faulty)} suspect(s) marked failed")
+            return model.Verdict(
+                faulty=faulty,
+                healthy=frozenset(set(names) - set(faulty)),
+                message=f"no healthy reference node; {len(faulty)} suspect(s) marked failed",
+            )
         by_dom: dict[str, list[str]] = defaultdict(list)
         for n in unpaired:
             by_dom[ev.domain[n]].append(n)
@@ -607,14 +622,21 @@ def _robust(nodes: Sequence[model.Node], history: Sequence[model.RoundResult],
             groups += [g for g in model.chunks(members, k) if len(g) >= 2]
     if groups:
         return model.Plan("flaky-rescreen", tuple(groups))
-    faulty = {n: f"failed beside {len(ev.solo[n])} different healthy reference(s) "
-                 f"({', '.join(sorted({p for ps in ev.solo[n] for p in ps}))})" for n in sorted(blamed)}
+    faulty = {
+        n: f"failed beside {len(ev.solo[n])} different healthy reference(s) "
+        f"({', '.join(sorted({p for ps in ev.solo[n] for p in ps}))})"
+        for n in sorted(blamed)
+    }
     sides = tuple((tuple(sorted(domains[a])), tuple(sorted(domains[b]))) for a, b in infra)
     healthy = frozenset(set(names) - set(faulty))
     parts = [f"{len(faulty)} faulty node(s)"] if faulty else []
     parts += [f"{len(sides)} infrastructure fault(s)"] if sides else []
-    return model.Verdict(faulty=faulty, infrastructure=sides, healthy=healthy,
-                         message=("found " + " and ".join(parts)) if parts else "no faults confirmed")
+    return model.Verdict(
+        faulty=faulty,
+        infrastructure=sides,
+        healthy=healthy,
+        message=("found " + " and ".join(parts)) if parts else "no faults confirmed",
+    )
 
 
 def _link_tests(wanted: set[tuple[str, str]]) -> list[set[str]]:
@@ -625,6 +647,12 @@ def _link_tests(wanted: set[tuple[str, str]]) -> list[set[str]]:
     half = len(racks) // 2
     r1, r2 = racks[:half], racks[half:]
     q1, q2 = len(r1) // 2, len(r2) // 2
-    sets = [set(r1), set(r2), set(r1[:q1] + r2[:q2]), set(r1[:q1] + r2[q2:]), set(r1[q1:] + r2[:q2]),
-            set(r1[q1:] + r2[q2:])]
+    sets = [
+        set(r1),
+        set(r2),
+        set(r1[:q1] + r2[:q2]),
+        set(r1[:q1] + r2[q2:]),
+        set(r1[q1:] + r2[:q2]),
+        set(r1[q1:] + r2[q2:]),
+    ]
     return [s for s in sets if len(s) >= 2 and _pairs_of(s) & wanted]

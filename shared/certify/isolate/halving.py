@@ -46,11 +46,12 @@ class _Machine:
             return model.Plan("screening", tuple(tuple(v) for v in domains.values()))
         names = sorted(n.name for n in self.nodes)
         k = self.size or max(math.ceil(math.sqrt(len(names))), 2)
-        return model.Plan("screening", tuple(tuple(names[i:i + k]) for i in range(0, len(names), k)))
+        return model.Plan("screening", tuple(tuple(names[i : i + k]) for i in range(0, len(names), k)))
 
     def done(self, message: str, faulty: dict[str, str] | None = None) -> model.Verdict:
-        return model.Verdict(faulty=faulty or {}, infrastructure=tuple(self.infra),
-                             healthy=frozenset(self.healthy), message=message)
+        return model.Verdict(
+            faulty=faulty or {}, infrastructure=tuple(self.infra), healthy=frozenset(self.healthy), message=message
+        )
 
     def feed(self, result: model.RoundResult) -> model.Decision:
         failed = [t.nodes for t in result.tests if not t.passed]
@@ -58,12 +59,18 @@ class _Machine:
         if self.stage != "cross":
             for nodes in passed:
                 self.healthy.update(nodes)
-        handler = {"screening": self._screened, "inter": self._inter, "bisection": self._bisected,
-                   "cross": self._crossed, "confirmation": self._confirmed}[self.stage]
+        handler = {
+            "screening": self._screened,
+            "inter": self._inter,
+            "bisection": self._bisected,
+            "cross": self._crossed,
+            "confirmation": self._confirmed,
+        }[self.stage]
         return handler(result, failed, passed)
 
-    def _screened(self, result: model.RoundResult, failed: list[tuple[str, ...]],
-                  passed: list[tuple[str, ...]]) -> model.Decision:
+    def _screened(
+        self, result: model.RoundResult, failed: list[tuple[str, ...]], passed: list[tuple[str, ...]]
+    ) -> model.Decision:
         self.screen_failed = failed
         for nodes in failed:
             self.suspects.update(nodes)
@@ -76,16 +83,18 @@ class _Machine:
         self.suspects = set()
         return self._next(self.screen_failed)
 
-    def _inter(self, result: model.RoundResult, failed: list[tuple[str, ...]],
-               passed: list[tuple[str, ...]]) -> model.Decision:
+    def _inter(
+        self, result: model.RoundResult, failed: list[tuple[str, ...]], passed: list[tuple[str, ...]]
+    ) -> model.Decision:
         to_split = (self.screen_failed if self.suspects else []) + failed
         self.suspects = set()
         if not to_split:
             return self.done("all screening passed, no faults detected")
         return self._next(to_split)
 
-    def _bisected(self, result: model.RoundResult, failed: list[tuple[str, ...]],
-                  passed: list[tuple[str, ...]]) -> model.Decision:
+    def _bisected(
+        self, result: model.RoundResult, failed: list[tuple[str, ...]], passed: list[tuple[str, ...]]
+    ) -> model.Decision:
         to_split = []
         for nodes in failed:
             if len(nodes) <= self.min:
@@ -114,8 +123,9 @@ class _Machine:
                 groups.append(second)
         return model.Plan("cross", tuple(groups))
 
-    def _crossed(self, result: model.RoundResult, failed: list[tuple[str, ...]],
-                 passed: list[tuple[str, ...]]) -> model.Decision:
+    def _crossed(
+        self, result: model.RoundResult, failed: list[tuple[str, ...]], passed: list[tuple[str, ...]]
+    ) -> model.Decision:
         outcome = {t.nodes: t.passed for t in result.tests}
         remaining = []
         for probe in self.probes:
@@ -142,8 +152,9 @@ class _Machine:
             return self.done(f"diagnosis complete: {len(self.infra)} infrastructure fault(s) detected")
         return self.done("cross-boundary probing complete: no faults confirmed")
 
-    def _confirmed(self, result: model.RoundResult, failed: list[tuple[str, ...]],
-                   passed: list[tuple[str, ...]]) -> model.Decision:
+    def _confirmed(
+        self, result: model.RoundResult, failed: list[tuple[str, ...]], passed: list[tuple[str, ...]]
+    ) -> model.Decision:
         faulty = {nodes[0]: f"failed with healthy reference {nodes[1]}" for nodes in failed}
         self.healthy.difference_update(faulty)
         if not faulty:
@@ -172,17 +183,23 @@ class _Machine:
         suspects = sorted(self.suspects)
         refs = sorted(self.healthy)
         if not suspects:
-            return self.done("no suspects remain" if not self.infra else
-                             f"diagnosis complete: {len(self.infra)} infrastructure fault(s) detected")
+            return self.done(
+                "no suspects remain"
+                if not self.infra
+                else f"diagnosis complete: {len(self.infra)} infrastructure fault(s) detected"
+            )
         if not refs:
-            return self.done(f"no healthy reference node; {len(suspects)} suspect(s) marked failed",
-                             {s: "no healthy reference to confirm against" for s in suspects})
+            return self.done(
+                f"no healthy reference node; {len(suspects)} suspect(s) marked failed",
+                {s: "no healthy reference to confirm against" for s in suspects},
+            )
         self.stage = "confirmation"
         return model.Plan("confirmation", tuple((s, refs[i % len(refs)]) for i, s in enumerate(suspects)))
 
 
-def halving(nodes: Sequence[model.Node], history: Sequence[model.RoundResult],
-            settings: model.Settings) -> model.Decision:
+def halving(
+    nodes: Sequence[model.Node], history: Sequence[model.RoundResult], settings: model.Settings
+) -> model.Decision:
     """Upstream's diagnose algorithm as a pure function of the results so far."""
     machine = _Machine(nodes, settings)
     decision: model.Decision = machine.start()

@@ -39,18 +39,23 @@ class Trial:
     history: tuple[model.RoundResult, ...]
 
 
-def run(strategy: model.Strategy, nodes: Sequence[model.Node], oracle: Oracle, *,
-        settings: model.Settings = model.Settings(),
-        first: Sequence[Sequence[str]] | None = None) -> Trial:
+def run(
+    strategy: model.Strategy,
+    nodes: Sequence[model.Node],
+    oracle: Oracle,
+    *,
+    settings: model.Settings = model.Settings(),
+    first: Sequence[Sequence[str]] | None = None,
+) -> Trial:
     """Drive ``strategy`` until it returns a verdict; ``first`` is an initial round it did not plan."""
     history: list[model.RoundResult] = []
     if first is not None:
-        history.append(model.RoundResult("full-scale", tuple(model.Test(tuple(g), oracle.passes(g))
-                                                                for g in first)))
+        history.append(model.RoundResult("full-scale", tuple(model.Test(tuple(g), oracle.passes(g)) for g in first)))
     for _ in range(settings.max_rounds + 2):
         decision = strategy(nodes, history, settings)
         if isinstance(decision, model.Verdict):
             return Trial(decision, tuple(history))
-        history.append(model.RoundResult(decision.stage, tuple(model.Test(g, oracle.passes(g))
-                                                               for g in decision.groups)))
+        history.append(
+            model.RoundResult(decision.stage, tuple(model.Test(g, oracle.passes(g)) for g in decision.groups))
+        )
     raise AssertionError("strategy did not reach a verdict")  # max_rounds guards every strategy

@@ -78,8 +78,15 @@ def _overall(statuses: list[Status]) -> Status:
     return "pass"
 
 
-def _finish(tests: list[TestResult], *, fmt: Literal["text", "json"], version: str | None, driver: str | None,
-            gpus: int | None, errors: list[str]) -> DcgmResult:
+def _finish(
+    tests: list[TestResult],
+    *,
+    fmt: Literal["text", "json"],
+    version: str | None,
+    driver: str | None,
+    gpus: int | None,
+    errors: list[str],
+) -> DcgmResult:
     failed_gpus: dict[int, list[str]] = {}
     for test in tests:
         for gpu in test.gpus:
@@ -89,8 +96,17 @@ def _finish(tests: list[TestResult], *, fmt: Literal["text", "json"], version: s
     verdict: Verdict = "error" if errors or not tests else ("fail" if failed else "pass")
     if not tests and not errors:
         errors = ["no diagnostic results found"]
-    return DcgmResult(verdict=verdict, format=fmt, dcgm_version=version, driver_version=driver, gpu_count=gpus,
-                      tests=tests, failed_tests=failed, failed_gpus=dict(sorted(failed_gpus.items())), errors=errors)
+    return DcgmResult(
+        verdict=verdict,
+        format=fmt,
+        dcgm_version=version,
+        driver_version=driver,
+        gpu_count=gpus,
+        tests=tests,
+        failed_tests=failed,
+        failed_gpus=dict(sorted(failed_gpus.items())),
+        errors=errors,
+    )
 
 
 # ------------------------------------------------------------------ text
@@ -99,8 +115,8 @@ class _Table:
         self.tests: list[TestResult] = []
         self.meta: dict[str, str] = {}
         self.category = ""
-        self.verdicts: list[tuple[Status, list[int] | None]] = []   # of the current test
-        self.note: list[str] | None = None                            # chunks of the note being read
+        self.verdicts: list[tuple[Status, list[int] | None]] = []  # of the current test
+        self.note: list[str] | None = None  # chunks of the note being read
 
     def close_note(self) -> None:
         if self.note is None or not self.tests:
@@ -123,7 +139,7 @@ class _Table:
         test = self.tests[-1]
         per_gpu: dict[int, Status] = {}
         for status, gpus in self.verdicts:
-            for gpu in (range(gpu_count or 0) if gpus is None else gpus):
+            for gpu in range(gpu_count or 0) if gpus is None else gpus:
                 per_gpu[gpu] = status
         messages = {g.gpu: g.messages for g in test.gpus}
         test.gpus = [GpuResult(gpu=g, status=s, messages=messages.get(g, [])) for g, s in sorted(per_gpu.items())]
@@ -147,8 +163,8 @@ def _text(text: str) -> DcgmResult:
             continue
         if not line.startswith("|") or line.count("|") < 3:
             continue
-        left = line[1:line.index("|", 1)].strip()
-        cell = line[line.index("|", 1) + 2:-2] if len(line) > line.index("|", 1) + 2 else ""
+        left = line[1 : line.index("|", 1)].strip()
+        cell = line[line.index("|", 1) + 2 : -2] if len(line) > line.index("|", 1) + 2 else ""
         if (left == "Diagnostic" and cell.strip() == "Result") or table.category == "":
             continue
         if table.category == "Metadata":
@@ -170,15 +186,21 @@ def _text(text: str) -> DcgmResult:
             if result is not None:
                 table.verdicts.append(_verdict(result))
     table.close_test(_gpu_count(table.meta))
-    return _finish(table.tests, fmt="text", version=table.meta.get("DCGM Version"),
-                   driver=table.meta.get("Driver Version Detected"), gpus=_gpu_count(table.meta), errors=errors)
+    return _finish(
+        table.tests,
+        fmt="text",
+        version=table.meta.get("DCGM Version"),
+        driver=table.meta.get("Driver Version Detected"),
+        gpus=_gpu_count(table.meta),
+        errors=errors,
+    )
 
 
 def _verdict(match: re.Match[str]) -> tuple[Status, list[int] | None]:
     status = _status(match[1])
     if match[3]:
         return status, [int(x) for x in match[3].replace(" ", "").split(",") if x]
-    return status, None   # "All" or a plain verdict: every GPU
+    return status, None  # "All" or a plain verdict: every GPU
 
 
 # ------------------------------------------------------------------ JSON
@@ -192,18 +214,41 @@ def _json(document: dict[str, Any]) -> DcgmResult:
                 if result.get("entity_group", "GPU") != "GPU":
                     continue
                 messages = [str(w.get("warning", "")) for w in result.get("warnings") or []]
-                gpus.append(GpuResult(gpu=int(result.get("entity_id", 0)), status=_status(str(result.get("status"))),
-                                      messages=messages))
+                gpus.append(
+                    GpuResult(
+                        gpu=int(result.get("entity_id", 0)),
+                        status=_status(str(result.get("status"))),
+                        messages=messages,
+                    )
+                )
             summary = test.get("test_summary") or {}
-            status = _status(str(summary.get("status"))) if summary.get("status") else \
-                _overall([g.status for g in gpus])
-            tests.append(TestResult(category=str(category.get("category", "")), name=str(test.get("name", "")),
-                                    status=status, gpus=gpus, messages=[str(i) for i in summary.get("info") or []]))
+            status = (
+                _status(str(summary.get("status"))) if summary.get("status") else _overall([g.status for g in gpus])
+            )
+            tests.append(
+                TestResult(
+                    category=str(category.get("category", "")),
+                    name=str(test.get("name", "")),
+                    status=status,
+                    gpus=gpus,
+                    messages=[str(i) for i in summary.get("info") or []],
+                )
+            )
     metadata = document.get("metadata") or {}
-    entities = [e for group in document.get("entity_groups") or [] if group.get("entity_group") == "GPU"
-                for e in group.get("entities") or []]
-    return _finish(tests, fmt="json", version=metadata.get("version"), driver=metadata.get("Driver Version Detected"),
-                   gpus=len(entities) if entities else None, errors=[])
+    entities = [
+        e
+        for group in document.get("entity_groups") or []
+        if group.get("entity_group") == "GPU"
+        for e in group.get("entities") or []
+    ]
+    return _finish(
+        tests,
+        fmt="json",
+        version=metadata.get("version"),
+        driver=metadata.get("Driver Version Detected"),
+        gpus=len(entities) if entities else None,
+        errors=[],
+    )
 
 
 def parse(text: str) -> DcgmResult:
@@ -211,7 +256,7 @@ def parse(text: str) -> DcgmResult:
     start = text.find("{")
     if start >= 0 and "DCGM Diagnostic" in text:
         try:
-            document = json.loads(text[start:text.rfind("}") + 1])
+            document = json.loads(text[start : text.rfind("}") + 1])
         except ValueError as exc:
             return DcgmResult(verdict="error", format="json", errors=[f"invalid JSON: {exc}"])
         if isinstance(document, dict):

@@ -21,13 +21,17 @@ from pydantic import BaseModel, Field
 Verdict = Literal["pass", "fail", "error"]
 
 _PREFIX = re.compile(r"^(?:\d{4}-\d\d-\d\dT\S+\s)?(?:\[\d+,\d+\]<std(?:out|err)>:)?")
-_BINARY = re.compile(r"\b((?:all_reduce|all_gather|alltoall|reduce_scatter|broadcast|reduce|sendrecv|scatter|gather|"
-                     r"hypercube)_perf)(?:_mpi)?\b")
+_BINARY = re.compile(
+    r"\b((?:all_reduce|all_gather|alltoall|reduce_scatter|broadcast|reduce|sendrecv|scatter|gather|"
+    r"hypercube)_perf)(?:_mpi)?\b"
+)
 _OOB = re.compile(r"^[#\s]*Out of bounds values\s*:\s*(\d+)\s+(OK|FAILED)", re.IGNORECASE)
 _AVG = re.compile(r"^[#\s]*Avg bus bandwidth\s*:\s*([-+\d.eE]+)")
 _RANK = re.compile(r"^#\s*Rank\s+\d+\b")
-_FATAL = re.compile(r"Test (?:NCCL |CUDA )?failure|Segmentation fault|core dumped|Aborted \(|"
-                    r"terminated normally, but|non-zero exit code|mpirun noticed")
+_FATAL = re.compile(
+    r"Test (?:NCCL |CUDA )?failure|Segmentation fault|core dumped|Aborted \(|"
+    r"terminated normally, but|non-zero exit code|mpirun noticed"
+)
 _WARN = re.compile(r"\bNCCL WARN\b")
 
 
@@ -82,8 +86,13 @@ def _half(tokens: list[str], layout: str) -> Half:
             wrong = int(last)
         else:
             error = float(last)
-    return Half(time_us=_number(tokens[0]), algbw_gbps=_number(tokens[1]), busbw_gbps=_number(tokens[2]),
-                wrong=wrong, error=error)
+    return Half(
+        time_us=_number(tokens[0]),
+        algbw_gbps=_number(tokens[1]),
+        busbw_gbps=_number(tokens[2]),
+        wrong=wrong,
+        error=error,
+    )
 
 
 def _row(line: str, layout: str | None) -> Row | None:
@@ -98,8 +107,15 @@ def _row(line: str, layout: str | None) -> Row | None:
         elif len(middle) == 1:
             redop = middle[0]
         kind = layout or ("new" if len(middle) == 2 else "old")
-        return Row(size_bytes=int(tokens[0]), count=int(tokens[1]), type=tokens[2], redop=redop, root=root,
-                   out_of_place=_half(tokens[-8:-4], kind), in_place=_half(tokens[-4:], kind))
+        return Row(
+            size_bytes=int(tokens[0]),
+            count=int(tokens[1]),
+            type=tokens[2],
+            redop=redop,
+            root=root,
+            out_of_place=_half(tokens[-8:-4], kind),
+            in_place=_half(tokens[-4:], kind),
+        )
     except ValueError:
         return None
 
@@ -145,14 +161,25 @@ def parse(text: str) -> NcclResult:
     elif avg is None:
         verdict = "error"
         errors.append("the log ends before the '# Avg bus bandwidth' summary")
-    elif oob_failed or (oob or 0) > 0 or any((r.out_of_place.wrong or 0) > 0 or (r.in_place.wrong or 0) > 0
-                                             for r in rows):
+    elif (
+        oob_failed
+        or (oob or 0) > 0
+        or any((r.out_of_place.wrong or 0) > 0 or (r.in_place.wrong or 0) > 0 for r in rows)
+    ):
         verdict = "fail"
     largest = max(rows, key=lambda r: r.size_bytes) if rows else None
     return NcclResult(
-        verdict=verdict, binary=binary, ranks=ranks or None, layout=layout if rows else None, rows=rows,
-        avg_busbw_gbps=avg, peak_busbw_gbps=max((r.out_of_place.busbw_gbps for r in rows), default=None),
+        verdict=verdict,
+        binary=binary,
+        ranks=ranks or None,
+        layout=layout if rows else None,
+        rows=rows,
+        avg_busbw_gbps=avg,
+        peak_busbw_gbps=max((r.out_of_place.busbw_gbps for r in rows), default=None),
         peak_algbw_gbps=max((r.out_of_place.algbw_gbps for r in rows), default=None),
         largest_size_bytes=largest.size_bytes if largest else None,
         largest_busbw_gbps=largest.out_of_place.busbw_gbps if largest else None,
-        out_of_bounds=oob, errors=errors, warnings=warnings)
+        out_of_bounds=oob,
+        errors=errors,
+        warnings=warnings,
+    )

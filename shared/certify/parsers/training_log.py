@@ -16,11 +16,15 @@ from pydantic import BaseModel, Field
 
 Verdict = Literal["pass", "fail", "error"]
 
-_ITERATION = re.compile(r"iteration\s+(\d+)\s*/\s*(\d+)\s*\|.*?elapsed time per iteration \(ms\):\s*([\d.]+)"
-                        r"(?:.*?throughput per GPU \(TFLOP/s/GPU\):\s*([\d.]+))?")
+_ITERATION = re.compile(
+    r"iteration\s+(\d+)\s*/\s*(\d+)\s*\|.*?elapsed time per iteration \(ms\):\s*([\d.]+)"
+    r"(?:.*?throughput per GPU \(TFLOP/s/GPU\):\s*([\d.]+))?"
+)
 _FIELDS = re.compile(r"(\w+)=(\S+)")
-_ERROR = re.compile(r"\[train-bench\] error:|Traceback \(most recent call last\)|CUDA error|NCCL error|"
-                    r"ChildFailedError")
+_ERROR = re.compile(
+    r"\[train-bench\] error:|Traceback \(most recent call last\)|CUDA error|NCCL error|"
+    r"ChildFailedError"
+)
 
 
 class Step(BaseModel):
@@ -60,8 +64,13 @@ def parse(text: str) -> TrainingResult:
             header = dict(_FIELDS.findall(line))
         elif (match := _ITERATION.search(line)) is not None:
             planned = int(match[2])
-            steps.append(Step(iteration=int(match[1]), step_time_s=float(match[3]) / 1000,
-                              tflops_per_gpu=float(match[4]) if match[4] else None))
+            steps.append(
+                Step(
+                    iteration=int(match[1]),
+                    step_time_s=float(match[3]) / 1000,
+                    tflops_per_gpu=float(match[4]) if match[4] else None,
+                )
+            )
         elif _ERROR.search(line):
             errors.append(line.strip())
     later = steps[1:] if len(steps) > 1 else steps
@@ -79,9 +88,14 @@ def parse(text: str) -> TrainingResult:
         return int(value) if value is not None and value.isdigit() else None
 
     return TrainingResult(
-        verdict="error" if errors or not steps else "pass", model=header.get("model"),
-        nodes=number(header.get("nodes")), world_size=number(header.get("world_size")),
-        steps_planned=number(header.get("steps")) or planned, steps=steps,
+        verdict="error" if errors or not steps else "pass",
+        model=header.get("model"),
+        nodes=number(header.get("nodes")),
+        world_size=number(header.get("world_size")),
+        steps_planned=number(header.get("steps")) or planned,
+        steps=steps,
         avg_step_time_s=_mean([s.step_time_s for s in later]),
         avg_tflops_per_gpu=_mean([s.tflops_per_gpu for s in later if s.tflops_per_gpu is not None]),
-        goodput=goodput, errors=errors)
+        goodput=goodput,
+        errors=errors,
+    )

@@ -32,8 +32,7 @@ class Target:
     path: Path
 
 
-def targets(*, node: str | None, path: Path | None, node_root: Path | None, relative: str,
-            flag: str) -> list[Target]:
+def targets(*, node: str | None, path: Path | None, node_root: Path | None, relative: str, flag: str) -> list[Target]:
     """``--node-root DIR`` → every DIR/<node>/<relative> that exists; else ``--node N`` with the path."""
     if node_root is not None:
         if not node_root.is_dir():
@@ -78,9 +77,15 @@ def nic_once(found: list[Target], mem: memory.Memory, now: datetime) -> list[hev
     return out
 
 
-def poll(read: Callable[[datetime], list[hevent.HealthEvent]], *, interval: float | None, duration: float | None,
-         sink: Callable[[list[hevent.HealthEvent]], None], stop: threading.Event | None = None,
-         now: Callable[[], datetime] = clock.WALL.now) -> None:
+def poll(
+    read: Callable[[datetime], list[hevent.HealthEvent]],
+    *,
+    interval: float | None,
+    duration: float | None,
+    sink: Callable[[list[hevent.HealthEvent]], None],
+    stop: threading.Event | None = None,
+    now: Callable[[], datetime] = clock.WALL.now,
+) -> None:
     """Read once, or every ``interval`` seconds until ``duration`` passed or ``stop`` is set."""
     stop = stop or threading.Event()
     deadline = None if duration is None else time.monotonic() + duration
@@ -122,10 +127,21 @@ def node_ready_check(cluster: Any) -> Callable[[str], bool]:
     return check
 
 
-def run(kind: str, *, node: str | None, path: Path | None, node_root: Path | None, state: Path | None,
-        interval: str | None, duration: str | None, dry_run: bool, cluster: Any,
-        emit: Callable[[list[hevent.HealthEvent]], None], url: str | None = None,
-        ready_timeout: str | None = None) -> list[hevent.HealthEvent]:
+def run(
+    kind: str,
+    *,
+    node: str | None,
+    path: Path | None,
+    node_root: Path | None,
+    state: Path | None,
+    interval: str | None,
+    duration: str | None,
+    dry_run: bool,
+    cluster: Any,
+    emit: Callable[[list[hevent.HealthEvent]], None],
+    url: str | None = None,
+    ready_timeout: str | None = None,
+) -> list[hevent.HealthEvent]:
     """``nvsentinel monitor dcgm|nic|csp``: poll, hand each batch to ``emit`` and publish it; all events.
 
     ``ready_timeout`` (csp): how long a healthy event waits for the Node to be Ready; "0" sends it
@@ -150,6 +166,7 @@ def run(kind: str, *, node: str | None, path: Path | None, node_root: Path | Non
 
         def read_csp(_found: list[Target], mem: memory.Memory, now: datetime) -> list[hevent.HealthEvent]:
             return csp.once(endpoint, name, mem, now, ready=ready, ready_timeout=wait)
+
         once = read_csp
     elif kind == "dcgm":
         found = targets(node=node, path=path, node_root=node_root, relative=DCGM_FILE, flag="--file")
@@ -167,7 +184,7 @@ def run(kind: str, *, node: str | None, path: Path | None, node_root: Path | Non
 
     def sink(events: list[hevent.HealthEvent]) -> None:
         publish(events)
-        if not dry_run:   # a dry run must not make a later real run think these were published
+        if not dry_run:  # a dry run must not make a later real run think these were published
             mem.save()
         seen.extend(events)
         emit(events)

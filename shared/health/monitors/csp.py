@@ -44,10 +44,10 @@ logger = logging.getLogger(__name__)
 
 AGENT, CHECK = "csp-health-monitor", "CSPMaintenance"
 SCHEDULED_MESSAGE, COMPLETED_MESSAGE = "CSP maintenance scheduled", "CSP maintenance completed"
-LEAD = timedelta(minutes=30)          # triggerQuarantineWorkflowTimeLimitMinutes
+LEAD = timedelta(minutes=30)  # triggerQuarantineWorkflowTimeLimitMinutes
 HEALTHY_DELAY = timedelta(minutes=15)  # postMaintenanceHealthyDelayMinutes
 READY_TIMEOUT = timedelta(minutes=60)  # nodeReadinessTimeoutMinutes
-_WAIT = "ready-wait|"                  # memory.counters key prefix: when the Ready wait began
+_WAIT = "ready-wait|"  # memory.counters key prefix: when the Ready wait began
 PENDING = frozenset({"PENDING", "SCHEDULED", "UPCOMING"})
 ONGOING = frozenset({"ONGOING", "ACTIVE", "OPEN", "IN_PROGRESS"})
 OVER = frozenset({"COMPLETED", "CLOSED", "CANCELLED", "CANCELED"})
@@ -94,8 +94,9 @@ def _items(doc: Any) -> list[dict[str, Any]]:
     return items
 
 
-def events(doc: Any, *, node: str, now: datetime, reported: set[str] | frozenset[str] = frozenset()
-           ) -> list[hevent.HealthEvent]:
+def events(
+    doc: Any, *, node: str, now: datetime, reported: set[str] | frozenset[str] = frozenset()
+) -> list[hevent.HealthEvent]:
     """The fatal events of one read: maintenances of ``node`` that are due, under way, or just over.
 
     A maintenance that ended less than ``HEALTHY_DELAY`` ago stays unhealthy only if it was
@@ -111,19 +112,30 @@ def events(doc: Any, *, node: str, now: datetime, reported: set[str] | frozenset
         resource_type = str(item.get("resourceType") or "CSP")
         resource_id = str(item.get("resourceId") or item.get("instanceId") or node)
         ev = hevent.HealthEvent(
-            agent=AGENT, componentClass=resource_type, checkName=CHECK, isFatal=True, isHealthy=False,
-            message=SCHEDULED_MESSAGE, recommendedAction=_action(item.get("recommendedAction")),
+            agent=AGENT,
+            componentClass=resource_type,
+            checkName=CHECK,
+            isFatal=True,
+            isHealthy=False,
+            message=SCHEDULED_MESSAGE,
+            recommendedAction=_action(item.get("recommendedAction")),
             errorCode=[str(item.get("maintenanceType") or "SCHEDULED")],
             entitiesImpacted=[hevent.Entity(entityType=resource_type, entityValue=resource_id)],
             metadata={k: str(item[k]) for k in ("eventId", "description", "maintenanceType") if item.get(k)},
-            generatedTimestamp=now, nodeName=node,
-            processingStrategy=hevent.ProcessingStrategy.EXECUTE_REMEDIATION)
+            generatedTimestamp=now,
+            nodeName=node,
+            processingStrategy=hevent.ProcessingStrategy.EXECUTE_REMEDIATION,
+        )
         if status in OVER:
-            due = (status.startswith("COMPLETED") or status == "CLOSED") and end is not None \
-                and now < end + HEALTHY_DELAY and memory.key_of(ev) in reported
+            due = (
+                (status.startswith("COMPLETED") or status == "CLOSED")
+                and end is not None
+                and now < end + HEALTHY_DELAY
+                and memory.key_of(ev) in reported
+            )
         elif status in ONGOING:
             due = True
-        else:   # scheduled: from LEAD before its start (no start time: now)
+        else:  # scheduled: from LEAD before its start (no start time: now)
             due = start is None or now >= start - LEAD
         if due:
             out.append(ev)
@@ -138,16 +150,23 @@ def node_ready(api: Any, node: str) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
 
 
-def once(url: str, node: str, mem: memory.Memory, now: datetime, *,
-         ready: Callable[[str], bool] | None = None, ready_timeout: timedelta = READY_TIMEOUT
-         ) -> list[hevent.HealthEvent]:
+def once(
+    url: str,
+    node: str,
+    mem: memory.Memory,
+    now: datetime,
+    *,
+    ready: Callable[[str], bool] | None = None,
+    ready_timeout: timedelta = READY_TIMEOUT,
+) -> list[hevent.HealthEvent]:
     """One poll: new maintenances (fatal) and finished ones (healthy, "CSP maintenance completed").
 
     With ``ready``, a healthy event waits for the node to be Ready (see the module docstring)."""
     doc = fetch(url)
     try:
-        unhealthy = events(doc, node=node, now=now, reported={
-            slot for slot, data in mem.reported.items() if not data.get("isHealthy")})
+        unhealthy = events(
+            doc, node=node, now=now, reported={slot for slot, data in mem.reported.items() if not data.get("isHealthy")}
+        )
     except errors.InvalidInput as exc:
         raise errors.InvalidInput(str(exc), where=url) from None
     before = dict(mem.reported)
@@ -161,9 +180,9 @@ def once(url: str, node: str, mem: memory.Memory, now: datetime, *,
             mem.counters.pop(_WAIT + slot, None)
             out.append(ev.model_copy(update={"message": COMPLETED_MESSAGE}))
         elif _given_up(mem, slot, now, ready_timeout):
-            mem.counters.pop(_WAIT + slot)   # memory keeps the slot recovered: nothing is ever sent for it
+            mem.counters.pop(_WAIT + slot)  # memory keeps the slot recovered: nothing is ever sent for it
         else:
-            mem.reported[slot] = before[slot]   # still unhealthy as far as anyone was told
+            mem.reported[slot] = before[slot]  # still unhealthy as far as anyone was told
     return out
 
 
@@ -181,7 +200,11 @@ def _given_up(mem: memory.Memory, slot: str, now: datetime, timeout: timedelta) 
     waited = now - datetime.fromtimestamp(since, UTC)
     if waited < timeout:
         return False
-    logger.error("node not Ready %d min after its maintenance ended: no healthy event is sent "
-                 "(nodeReadinessTimeoutMinutes %d); the node stays quarantined", waited.total_seconds() // 60,
-                 timeout.total_seconds() // 60, extra={"subject": slot.split("|", 1)[0]})
+    logger.error(
+        "node not Ready %d min after its maintenance ended: no healthy event is sent "
+        "(nodeReadinessTimeoutMinutes %d); the node stays quarantined",
+        waited.total_seconds() // 60,
+        timeout.total_seconds() // 60,
+        extra={"subject": slot.split("|", 1)[0]},
+    )
     return True

@@ -31,27 +31,48 @@ AGENT, COMPONENT, DIAG_AGENT = "gpu-health-monitor", "GPU", "preflight-dcgm-diag
 A = hevent.RecommendedAction
 # upstream's dcgmerrorsmapping.csv (old vocabulary) → our actions; unknown codes → CONTACT_SUPPORT
 ACTIONS: dict[str, hevent.RecommendedAction] = {
-    "DCGM_FR_VOLATILE_DBE_DETECTED": A.COMPONENT_RESET, "DCGM_FR_CORRUPT_INFOROM": A.COMPONENT_RESET,
-    "DCGM_FR_PENDING_ROW_REMAP": A.COMPONENT_RESET, "DCGM_FR_NVLINK_DOWN": A.RESTART_BM,
-    "DCGM_FR_UNCONTAINED_ERROR": A.RESTART_BM, "DCGM_FR_GPU_LOST": A.RESTART_BM,
-    "DCGM_FR_FAULTY_MEMORY": A.RUN_FIELDDIAG, "DCGM_FR_ROW_REMAP_FAILURE": A.RUN_FIELDDIAG,
-    "DCGM_FR_CLOCK_THROTTLE_POWER": A.NONE, "DCGM_FR_XID_ERROR": A.NONE,
-    "DCGM_FR_THERMAL_VIOLATIONS": A.CONTACT_SUPPORT, "DCGM_FR_NVSWITCH_NVLINK_DOWN": A.CONTACT_SUPPORT,
+    "DCGM_FR_VOLATILE_DBE_DETECTED": A.COMPONENT_RESET,
+    "DCGM_FR_CORRUPT_INFOROM": A.COMPONENT_RESET,
+    "DCGM_FR_PENDING_ROW_REMAP": A.COMPONENT_RESET,
+    "DCGM_FR_NVLINK_DOWN": A.RESTART_BM,
+    "DCGM_FR_UNCONTAINED_ERROR": A.RESTART_BM,
+    "DCGM_FR_GPU_LOST": A.RESTART_BM,
+    "DCGM_FR_FAULTY_MEMORY": A.RUN_FIELDDIAG,
+    "DCGM_FR_ROW_REMAP_FAILURE": A.RUN_FIELDDIAG,
+    "DCGM_FR_CLOCK_THROTTLE_POWER": A.NONE,
+    "DCGM_FR_XID_ERROR": A.NONE,
+    "DCGM_FR_THERMAL_VIOLATIONS": A.CONTACT_SUPPORT,
+    "DCGM_FR_NVSWITCH_NVLINK_DOWN": A.CONTACT_SUPPORT,
     "DCGM_FR_PCI_REPLAY_RATE": A.CONTACT_SUPPORT,
 }
 # watch (dcgmi's system name, lower case, without " system") → (checkName, fatal category)
 WATCHES: dict[str, tuple[str, bool]] = {
-    "pcie": ("GpuPcieWatch", True), "nvlink": ("GpuNvlinkWatch", True), "memory": ("GpuMemWatch", True),
-    "mem": ("GpuMemWatch", True), "inforom": ("GpuInforomWatch", True), "sm": ("GpuSmWatch", True),
-    "mcu": ("GpuMcuWatch", True), "pmu": ("GpuPmuWatch", True), "driver": ("GpuDriverWatch", True),
-    "cpuset": ("GpuCpusetWatch", True), "nvswitch fatal": ("GpuNvswitchFatalWatch", True),
-    "thermal": ("GpuThermalWatch", False), "power": ("GpuPowerWatch", False),
+    "pcie": ("GpuPcieWatch", True),
+    "nvlink": ("GpuNvlinkWatch", True),
+    "memory": ("GpuMemWatch", True),
+    "mem": ("GpuMemWatch", True),
+    "inforom": ("GpuInforomWatch", True),
+    "sm": ("GpuSmWatch", True),
+    "mcu": ("GpuMcuWatch", True),
+    "pmu": ("GpuPmuWatch", True),
+    "driver": ("GpuDriverWatch", True),
+    "cpuset": ("GpuCpusetWatch", True),
+    "nvswitch fatal": ("GpuNvswitchFatalWatch", True),
+    "thermal": ("GpuThermalWatch", False),
+    "power": ("GpuPowerWatch", False),
     "nvswitch non-fatal": ("GpuNvswitchNonfatalWatch", False),
 }
 _GPU_ID = re.compile(r"GPU ID:\s*(\d+)")
 _XID = re.compile(r"XID (\d+)", re.IGNORECASE)
-_ORDER = {A.NONE: 0, A.CONTACT_SUPPORT: 1, A.RUN_FIELDDIAG: 2, A.COMPONENT_RESET: 3, A.RESTART_VM: 4,
-          A.RESTART_BM: 5, A.REPLACE_VM: 6}
+_ORDER = {
+    A.NONE: 0,
+    A.CONTACT_SUPPORT: 1,
+    A.RUN_FIELDDIAG: 2,
+    A.COMPONENT_RESET: 3,
+    A.RESTART_VM: 4,
+    A.RESTART_BM: 5,
+    A.REPLACE_VM: 6,
+}
 
 
 def kind(doc: Any) -> str:
@@ -108,12 +129,22 @@ def health_events(doc: dict[str, Any], *, node: str, now: datetime) -> list[heve
             actions = [action_for(code, msg) for _, code, msg in found]
             action = max(actions, key=lambda a: _ORDER.get(a, 1))
             failure = any(level == "Failure" for level, _, _ in found)
-            out.append(hevent.HealthEvent(
-                agent=AGENT, componentClass=COMPONENT, checkName=check, isFatal=fatal_watch and failure,
-                isHealthy=False, message="; ".join(msg for _, _, msg in found), recommendedAction=action,
-                errorCode=codes, entitiesImpacted=[hevent.Entity(entityType="GPU", entityValue=str(index))],
-                metadata={"level": "Failure" if failure else "Warning", "watch": system},
-                generatedTimestamp=now, nodeName=node))
+            out.append(
+                hevent.HealthEvent(
+                    agent=AGENT,
+                    componentClass=COMPONENT,
+                    checkName=check,
+                    isFatal=fatal_watch and failure,
+                    isHealthy=False,
+                    message="; ".join(msg for _, _, msg in found),
+                    recommendedAction=action,
+                    errorCode=codes,
+                    entitiesImpacted=[hevent.Entity(entityType="GPU", entityValue=str(index))],
+                    metadata={"level": "Failure" if failure else "Warning", "watch": system},
+                    generatedTimestamp=now,
+                    nodeName=node,
+                )
+            )
     return out
 
 
@@ -142,9 +173,20 @@ def diag_events(doc: dict[str, Any], *, node: str, now: datetime) -> list[hevent
                 metadata = {"test": name, "status": status, "category": str(category.get("category", ""))}
                 if version:
                     metadata["dcgmVersion"] = version
-                out.append(hevent.HealthEvent(
-                    agent=DIAG_AGENT, componentClass=COMPONENT, checkName=f"DcgmDiag{_camel(name)}",
-                    isFatal=fatal, isHealthy=False, message=text or f"{name}: {status}",
-                    recommendedAction=action, errorCode=codes, metadata=metadata, generatedTimestamp=now,
-                    entitiesImpacted=[hevent.Entity(entityType="GPU", entityValue=str(gpu))], nodeName=node))
+                out.append(
+                    hevent.HealthEvent(
+                        agent=DIAG_AGENT,
+                        componentClass=COMPONENT,
+                        checkName=f"DcgmDiag{_camel(name)}",
+                        isFatal=fatal,
+                        isHealthy=False,
+                        message=text or f"{name}: {status}",
+                        recommendedAction=action,
+                        errorCode=codes,
+                        metadata=metadata,
+                        generatedTimestamp=now,
+                        entitiesImpacted=[hevent.Entity(entityType="GPU", entityValue=str(gpu))],
+                        nodeName=node,
+                    )
+                )
     return out

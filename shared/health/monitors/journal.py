@@ -52,7 +52,7 @@ def detect(data: bytes) -> Format:
 
 
 def _text(value: object) -> str:
-    if isinstance(value, list):   # journalctl -o json writes non-UTF-8 messages as byte arrays
+    if isinstance(value, list):  # journalctl -o json writes non-UTF-8 messages as byte arrays
         try:
             return bytes(int(b) & 0xFF for b in value).decode("utf-8", "replace")
         except (TypeError, ValueError):
@@ -80,8 +80,9 @@ def parse_json(data: bytes, *, source: str) -> Iterator[Record]:
         try:
             obj = json.loads(raw)
         except ValueError:
-            raise errors.InvalidInput(f"line {number}: not a journal JSON record (journalctl -o json)",
-                                      where=source) from None
+            raise errors.InvalidInput(
+                f"line {number}: not a journal JSON record (journalctl -o json)", where=source
+            ) from None
         if not isinstance(obj, dict):
             raise errors.InvalidInput(f"line {number}: a journal JSON record is an object", where=source)
         record = _record({str(k): _text(v) for k, v in obj.items()})
@@ -112,14 +113,18 @@ def parse_export(data: bytes, *, source: str) -> Iterator[Record]:
             continue
         # binary field: NAME\n, 64-bit little-endian length, the data, \n
         if pos + 8 > len(data):
-            raise errors.InvalidInput(f"line {line_number}: field {name.decode('utf-8', 'replace')!r} has no "
-                                      "value (journal export format)", where=source)
-        (size,) = struct.unpack("<Q", data[pos:pos + 8])
+            raise errors.InvalidInput(
+                f"line {line_number}: field {name.decode('utf-8', 'replace')!r} has no value (journal export format)",
+                where=source,
+            )
+        (size,) = struct.unpack("<Q", data[pos : pos + 8])
         start = pos + 8
-        if start + size > len(data) or data[start + size:start + size + 1] not in (b"\n", b""):
-            raise errors.InvalidInput(f"line {line_number}: field {name.decode('utf-8', 'replace')!r} is cut "
-                                      "short (journal export format)", where=source)
-        value = data[start:start + size]
+        if start + size > len(data) or data[start + size : start + size + 1] not in (b"\n", b""):
+            raise errors.InvalidInput(
+                f"line {line_number}: field {name.decode('utf-8', 'replace')!r} is cut short (journal export format)",
+                where=source,
+            )
+        value = data[start : start + size]
         fields[name.decode("utf-8", "replace")] = value.decode("utf-8", "replace")
         line_number += value.count(b"\n") + 1
         pos = start + size + 1
@@ -141,19 +146,22 @@ def read_host() -> bytes:
     if binary is None:
         raise errors.NotFound("journalctl is not installed; pass the journal with --file", where="--journal")
     try:
-        done = subprocess.run([binary, "-k", "-o", "json", "--no-pager"], capture_output=True,
-                              timeout=JOURNALCTL_TIMEOUT, check=False)
+        done = subprocess.run(
+            [binary, "-k", "-o", "json", "--no-pager"], capture_output=True, timeout=JOURNALCTL_TIMEOUT, check=False
+        )
     except subprocess.TimeoutExpired:
-        raise errors.Unavailable(f"journalctl did not answer within {JOURNALCTL_TIMEOUT:.0f}s",
-                                 where="--journal") from None
+        raise errors.Unavailable(
+            f"journalctl did not answer within {JOURNALCTL_TIMEOUT:.0f}s", where="--journal"
+        ) from None
     if done.returncode != 0:
         first = (done.stderr.decode("utf-8", "replace").strip().splitlines() or ["no message"])[0]
         raise errors.Unavailable(f"journalctl exited {done.returncode}: {first}", where="--journal")
     return done.stdout
 
 
-def events(records: list[Record], *, node: str | None, now: datetime,
-           boot_time: datetime | None = None) -> list[hevent.HealthEvent]:
+def events(
+    records: list[Record], *, node: str | None, now: datetime, boot_time: datetime | None = None
+) -> list[hevent.HealthEvent]:
     """Xid events of the records, in order; one parser (bus id → GPU) per node."""
     parsers: dict[str, xid.Parser] = {}
     out = []

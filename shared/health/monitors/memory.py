@@ -47,11 +47,20 @@ class Memory:
     def save(self) -> None:
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            files.atomic_write_text(self.path, json.dumps(
-                {"reported": self.reported, "counters": self.counters}, indent=1, sort_keys=True) + "\n")
+            files.atomic_write_text(
+                self.path,
+                json.dumps({"reported": self.reported, "counters": self.counters}, indent=1, sort_keys=True) + "\n",
+            )
 
-    def changes(self, node: str, agent: str, unhealthy: Iterable[hevent.HealthEvent], *, now: datetime,
-                seen: set[str] | None = None) -> list[hevent.HealthEvent]:
+    def changes(
+        self,
+        node: str,
+        agent: str,
+        unhealthy: Iterable[hevent.HealthEvent],
+        *,
+        now: datetime,
+        seen: set[str] | None = None,
+    ) -> list[hevent.HealthEvent]:
         """Events to publish for one read of ``node``: new or changed failures, then recoveries.
 
         A slot of this node and agent that was last reported unhealthy and is not among
@@ -76,10 +85,18 @@ class Memory:
                 continue
             if seen is not None and not any(f"{e.entityType}={e.entityValue}" in seen for e in last.entitiesImpacted):
                 continue
-            healed = last.model_copy(update={
-                "isFatal": False, "isHealthy": True, "recommendedAction": hevent.RecommendedAction.NONE,
-                "errorCode": [], "message": f"{last.checkName}: no health failures", "generatedTimestamp": now,
-                "id": "", "metadata": {k: v for k, v in last.metadata.items() if k in ("port", "linkLayer")}})
+            healed = last.model_copy(
+                update={
+                    "isFatal": False,
+                    "isHealthy": True,
+                    "recommendedAction": hevent.RecommendedAction.NONE,
+                    "errorCode": [],
+                    "message": f"{last.checkName}: no health failures",
+                    "generatedTimestamp": now,
+                    "id": "",
+                    "metadata": {k: v for k, v in last.metadata.items() if k in ("port", "linkLayer")},
+                }
+            )
             self.reported[slot] = healed.wire()
             out.append(healed)
         return out

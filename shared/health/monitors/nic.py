@@ -25,19 +25,30 @@ from shared.health import event as hevent
 from shared.health.monitors import memory
 
 AGENT, COMPONENT = "nic-health-monitor", "NIC"
-FATAL_COUNTERS = frozenset({"link_downed", "excessive_buffer_overrun_errors", "local_link_integrity_errors",
-                            "rnr_nak_retry_err"})
-IGNORED_COUNTERS = frozenset({"port_rcv_data", "port_xmit_data", "port_rcv_packets", "port_xmit_packets",
-                              "unicast_rcv_packets", "unicast_xmit_packets", "multicast_rcv_packets",
-                              "multicast_xmit_packets", "port_xmit_wait"})
+FATAL_COUNTERS = frozenset(
+    {"link_downed", "excessive_buffer_overrun_errors", "local_link_integrity_errors", "rnr_nak_retry_err"}
+)
+IGNORED_COUNTERS = frozenset(
+    {
+        "port_rcv_data",
+        "port_xmit_data",
+        "port_rcv_packets",
+        "port_xmit_packets",
+        "unicast_rcv_packets",
+        "unicast_xmit_packets",
+        "multicast_rcv_packets",
+        "multicast_xmit_packets",
+        "port_xmit_wait",
+    }
+)
 
 
 @dataclass(frozen=True)
 class Port:
     device: str
     port: str
-    state: str          # "ACTIVE", "DOWN", … (sysfs "4: ACTIVE")
-    phys_state: str     # "LinkUp", "Disabled", …
+    state: str  # "ACTIVE", "DOWN", … (sysfs "4: ACTIVE")
+    phys_state: str  # "LinkUp", "Disabled", …
     link_layer: str
     counters: dict[str, int] = field(default_factory=dict)
 
@@ -69,25 +80,44 @@ def read_ports(sysfs: Path) -> list[Port]:
                 counters[counter.name] = int(counter.read_text(encoding="utf-8").split()[0])
             except (OSError, ValueError, IndexError):
                 continue
-        ports.append(Port(device=folder.parent.parent.name, port=folder.name, state=_value(folder / "state"),
-                          phys_state=_value(folder / "phys_state"), counters=counters,
-                          link_layer=_value(folder / "link_layer") or "InfiniBand"))
+        ports.append(
+            Port(
+                device=folder.parent.parent.name,
+                port=folder.name,
+                state=_value(folder / "state"),
+                phys_state=_value(folder / "phys_state"),
+                counters=counters,
+                link_layer=_value(folder / "link_layer") or "InfiniBand",
+            )
+        )
     return ports
 
 
 def _entities(port: Port) -> list[hevent.Entity]:
-    return [hevent.Entity(entityType="NIC", entityValue=port.device),
-            hevent.Entity(entityType="NIC_PORT", entityValue=f"{port.device}/{port.port}")]
+    return [
+        hevent.Entity(entityType="NIC", entityValue=port.device),
+        hevent.Entity(entityType="NIC_PORT", entityValue=f"{port.device}/{port.port}"),
+    ]
 
 
-def _event(port: Port, node: str, check: str, *, fatal: bool, message: str, codes: list[str],
-           now: datetime) -> hevent.HealthEvent:
+def _event(
+    port: Port, node: str, check: str, *, fatal: bool, message: str, codes: list[str], now: datetime
+) -> hevent.HealthEvent:
     action = hevent.RecommendedAction.REPLACE_VM if fatal else hevent.RecommendedAction.NONE
     return hevent.HealthEvent(
-        agent=AGENT, componentClass=COMPONENT, checkName=f"{port.family}{check}", isFatal=fatal, isHealthy=False,
-        message=message, recommendedAction=action,
-        errorCode=codes, entitiesImpacted=_entities(port), generatedTimestamp=now, nodeName=node,
-        metadata={"port": port.port, "linkLayer": port.link_layer})
+        agent=AGENT,
+        componentClass=COMPONENT,
+        checkName=f"{port.family}{check}",
+        isFatal=fatal,
+        isHealthy=False,
+        message=message,
+        recommendedAction=action,
+        errorCode=codes,
+        entitiesImpacted=_entities(port),
+        generatedTimestamp=now,
+        nodeName=node,
+        metadata={"port": port.port, "linkLayer": port.link_layer},
+    )
 
 
 def events(ports: list[Port], *, node: str, now: datetime, mem: memory.Memory) -> list[hevent.HealthEvent]:
@@ -95,21 +125,42 @@ def events(ports: list[Port], *, node: str, now: datetime, mem: memory.Memory) -
     out = []
     for port in ports:
         if not port.up:
-            out.append(_event(port, node, "StateCheck", fatal=True, codes=[f"PORT_{port.state or 'UNKNOWN'}"],
-                              now=now, message=f"{port.device} port {port.port} is {port.state or 'unknown'}"
-                              f" ({port.phys_state or 'unknown'})"))
+            out.append(
+                _event(
+                    port,
+                    node,
+                    "StateCheck",
+                    fatal=True,
+                    codes=[f"PORT_{port.state or 'UNKNOWN'}"],
+                    now=now,
+                    message=f"{port.device} port {port.port} is {port.state or 'unknown'}"
+                    f" ({port.phys_state or 'unknown'})",
+                )
+            )
         slot = f"{node}|{port.device}/{port.port}"
         before = mem.counters.get(slot)
         mem.counters[slot] = dict(port.counters)
         if before is None:
             continue
-        grown = {name: value - before[name] for name, value in sorted(port.counters.items())
-                 if name not in IGNORED_COUNTERS and name in before and value > before[name]}
+        grown = {
+            name: value - before[name]
+            for name, value in sorted(port.counters.items())
+            if name not in IGNORED_COUNTERS and name in before and value > before[name]
+        }
         if grown:
             fatal = any(name in FATAL_COUNTERS for name in grown)
             detail = ", ".join(f"{name} +{delta}" for name, delta in grown.items())
-            out.append(_event(port, node, "DegradationCheck", fatal=fatal, codes=sorted(grown), now=now,
-                              message=f"{port.device} port {port.port} error counters grew: {detail}"))
+            out.append(
+                _event(
+                    port,
+                    node,
+                    "DegradationCheck",
+                    fatal=fatal,
+                    codes=sorted(grown),
+                    now=now,
+                    message=f"{port.device} port {port.port} error counters grew: {detail}",
+                )
+            )
     return out
 
 

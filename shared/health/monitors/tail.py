@@ -45,18 +45,18 @@ class Tail:
         try:
             status = os.stat(self.path)
         except FileNotFoundError:
-            return self._split(self._drain())       # rotated away: finish the old file, wait for the new
+            return self._split(self._drain())  # rotated away: finish the old file, wait for the new
         if self.handle is not None and status.st_ino != self.inode:
-            data += self._drain()                   # rotated: the old file's rest first
+            data += self._drain()  # rotated: the old file's rest first
             self.close()
             self.partial, data = self.partial + data, b""
             if self.partial and not self.partial.endswith(b"\n"):
-                self.partial += b"\n"               # a line cut by rotation still ends there
+                self.partial += b"\n"  # a line cut by rotation still ends there
         if self.handle is None:
-            self.handle = open(self.path, "rb")     # noqa: SIM115 - kept open across reads
+            self.handle = open(self.path, "rb")  # noqa: SIM115 - kept open across reads
             self.inode = status.st_ino
         elif status.st_size < self.handle.tell():
-            self.handle.seek(0)                     # truncated: read it again from the start
+            self.handle.seek(0)  # truncated: read it again from the start
             self.partial = b""
         return self._split(data + self._drain())
 
@@ -83,10 +83,19 @@ class XidFollower:
         return out
 
 
-def follow_xid(*, file: str | None, node: str | None, node_root: Path | None, boot_time: datetime | None,
-               interval: float, duration: float | None, dry_run: bool, cluster: object,
-               emit: Callable[[list[hevent.HealthEvent]], None], now: Callable[[], datetime]
-               ) -> list[hevent.HealthEvent]:
+def follow_xid(
+    *,
+    file: str | None,
+    node: str | None,
+    node_root: Path | None,
+    boot_time: datetime | None,
+    interval: float,
+    duration: float | None,
+    dry_run: bool,
+    cluster: object,
+    emit: Callable[[list[hevent.HealthEvent]], None],
+    now: Callable[[], datetime],
+) -> list[hevent.HealthEvent]:
     """Read each log from its start, then every ``interval`` the lines appended; publish and emit each batch."""
     start = now()
     if node_root is not None:
@@ -112,8 +121,13 @@ def follow_xid(*, file: str | None, node: str | None, node_root: Path | None, bo
         emit(events)
 
     try:
-        agent.poll(lambda moment: [e for f in followers for e in f.read(moment)], interval=interval,
-                   duration=duration, sink=sink, now=now)
+        agent.poll(
+            lambda moment: [e for f in followers for e in f.read(moment)],
+            interval=interval,
+            duration=duration,
+            sink=sink,
+            now=now,
+        )
     finally:
         for follower in followers:
             follower.tail.close()

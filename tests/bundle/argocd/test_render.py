@@ -19,8 +19,7 @@ def _applications(root: Path) -> dict[str, dict]:  # type: ignore[type-arg]
     return {p.parent.name: yamlio.load_file(p) for p in sorted(root.glob("*/application.yaml"))}
 
 
-def test_every_application_validates_against_the_official_crd(seed_bundles: dict[str, Path],
-                                                              team_shared: Path) -> None:
+def test_every_application_validates_against_the_official_crd(seed_bundles: dict[str, Path], team_shared: Path) -> None:
     root = seed_bundles["argocd"]
     documents = [*_applications(root).values(), yamlio.load_file(root / "app-of-apps.yaml")]
     assert len(documents) > 10
@@ -40,17 +39,23 @@ def test_repo_fills_every_repository_url_of_the_bundle(seed_bundles: dict[str, P
 
 def test_sync_waves_are_positions_in_the_deployment_order(seed_bundles: dict[str, Path], seed_recipe: Path) -> None:
     order = yamlio.load_file(seed_recipe)["deploymentOrder"]
-    waves = {app["metadata"]["name"]: int(app["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"])
-             for app in _applications(seed_bundles["argocd"]).values()}
+    waves = {
+        app["metadata"]["name"]: int(app["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"])
+        for app in _applications(seed_bundles["argocd"]).values()
+    }
     assert waves == {name: i for i, name in enumerate(order, start=1)}
 
 
 def test_oci_charts_name_the_registry_without_scheme_and_manifest_only_apps_sync_a_path(
-        seed_bundles: dict[str, Path]) -> None:
+    seed_bundles: dict[str, Path],
+) -> None:
     apps = {a["metadata"]["name"]: a for a in _applications(seed_bundles["argocd"]).values()}
     kai = apps["kai-scheduler"]["spec"]["sources"][0]
-    assert (kai["repoURL"], kai["chart"], kai["targetRevision"]) == ("ghcr.io/nvidia/kai-scheduler", "kai-scheduler",
-                                                                     "v0.13.0")
+    assert (kai["repoURL"], kai["chart"], kai["targetRevision"]) == (
+        "ghcr.io/nvidia/kai-scheduler",
+        "kai-scheduler",
+        "v0.13.0",
+    )
     sky = apps["skyhook-customizations"]["spec"]["source"]
     assert sky["path"].endswith("-skyhook-customizations/manifests") and sky["repoURL"] == REPO
 

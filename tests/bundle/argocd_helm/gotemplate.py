@@ -13,8 +13,11 @@ from typing import Any
 
 from shared import yamlio
 
-_BIND = re.compile(r'^\{\{- \$c := index \.Values\.components ("[^"]+") \}\}\n\{\{- if \$c\.enabled \}\}\n'
-                   r"(?P<body>.*)\{\{- end \}\}\n$", re.S)
+_BIND = re.compile(
+    r'^\{\{- \$c := index \.Values\.components ("[^"]+") \}\}\n\{\{- if \$c\.enabled \}\}\n'
+    r"(?P<body>.*)\{\{- end \}\}\n$",
+    re.S,
+)
 
 
 def _lookup(expr: str, values: dict[str, Any], component: dict[str, Any]) -> Any:
@@ -38,7 +41,6 @@ def render(template: str, values: dict[str, Any]) -> str:
         return "\n" + "\n".join(pad + line for line in text.split("\n"))
 
     body = re.sub(r"\s*\{\{- toYaml (\S+) \| nindent (\d+) \}\}", yaml_block, body)
-    body = re.sub(r"\{\{ (\S+) \| quote \}\}", lambda m: json.dumps(str(_lookup(m.group(1), values, component))),
-                  body)
+    body = re.sub(r"\{\{ (\S+) \| quote \}\}", lambda m: json.dumps(str(_lookup(m.group(1), values, component))), body)
     assert "{{" not in body, body
     return body

@@ -37,8 +37,9 @@ def test_values_validate_against_the_generated_schema_which_refuses_a_typo(seed_
     assert list(jsonschema.Draft7Validator(schema).iter_errors(broken)) != []
 
 
-def test_every_template_renders_an_application_valid_against_the_crd(seed_bundles: dict[str, Path],
-                                                                     seed_recipe: Path, team_shared: Path) -> None:
+def test_every_template_renders_an_application_valid_against_the_crd(
+    seed_bundles: dict[str, Path], seed_recipe: Path, team_shared: Path
+) -> None:
     root = seed_bundles["argocd-helm"]
     values = yamlio.load_file(root / "values.yaml")
     order = yamlio.load_file(seed_recipe)["deploymentOrder"]

@@ -22,16 +22,18 @@ def _plan(recipe: Path) -> plan_mod.BundlePlan:
     return plan_mod.build(BundleRequest(recipe=recipe, output=Path("unused")))
 
 
-def test_every_component_gets_a_numbered_folder_in_deployment_order(seed_bundles: dict[str, Path],
-                                                                    seed_recipe: Path) -> None:
+def test_every_component_gets_a_numbered_folder_in_deployment_order(
+    seed_bundles: dict[str, Path], seed_recipe: Path
+) -> None:
     root = seed_bundles["helm"]
     order = yamlio.load_file(seed_recipe)["deploymentOrder"]
     folders = sorted(p.name for p in root.iterdir() if p.is_dir())
     assert folders == [f"{i:03d}-{name}" for i, name in enumerate(order, start=1)]
 
 
-def test_values_files_hold_the_merged_values_and_manifests_are_copied_verbatim(seed_bundles: dict[str, Path],
-                                                                                seed_recipe: Path) -> None:
+def test_values_files_hold_the_merged_values_and_manifests_are_copied_verbatim(
+    seed_bundles: dict[str, Path], seed_recipe: Path
+) -> None:
     root = seed_bundles["helm"]
     files = catalog.embedded().files
     for component in _plan(seed_recipe).components:
@@ -51,13 +53,13 @@ def test_scripts_are_executable_and_other_files_are_not(seed_bundles: dict[str, 
             assert executable == (path.suffix == ".sh"), path
 
 
-def test_deploy_runs_installs_in_order_and_undeploy_in_reverse(seed_bundles: dict[str, Path],
-                                                               seed_recipe: Path) -> None:
+def test_deploy_runs_installs_in_order_and_undeploy_in_reverse(
+    seed_bundles: dict[str, Path], seed_recipe: Path
+) -> None:
     root = seed_bundles["helm"]
     order = yamlio.load_file(seed_recipe)["deploymentOrder"]
     installs = re.findall(r"^\"\$\{HERE\}/\"\d+-([a-z0-9-]+)/install\.sh$", (root / "deploy.sh").read_text(), re.M)
-    removals = re.findall(r"^\"\$\{HERE\}/\"\d+-([a-z0-9-]+)/uninstall\.sh$", (root / "undeploy.sh").read_text(),
-                          re.M)
+    removals = re.findall(r"^\"\$\{HERE\}/\"\d+-([a-z0-9-]+)/uninstall\.sh$", (root / "undeploy.sh").read_text(), re.M)
     assert installs == order
     assert removals == list(reversed(order))
 

@@ -31,10 +31,17 @@ def _scripts(tmp_path: Path, seed_bundles: dict[str, Path], team_shared: Path) -
     recipe, cat = hostile_recipe(tmp_path / "hostile")
     bundles.make_bundle(recipe, tmp_path / "hostile-bundle", catalog_dir=cat, sets=["evil:a=$(x)"])
     roots.append(tmp_path / "hostile-bundle")
-    kustomize = bundles.write_document(tmp_path / "kz.yaml", {
-        "kind": "RecipeResult", "apiVersion": "aicr.run/v1alpha2", "metadata": {"version": "0.1.0"},
-        "componentRefs": [{"name": "kz", "type": "Kustomize", "source": "https://github.com/x/y", "path": "d",
-                           "tag": "v1.0.0"}]})
+    kustomize = bundles.write_document(
+        tmp_path / "kz.yaml",
+        {
+            "kind": "RecipeResult",
+            "apiVersion": "aicr.run/v1alpha2",
+            "metadata": {"version": "0.1.0"},
+            "componentRefs": [
+                {"name": "kz", "type": "Kustomize", "source": "https://github.com/x/y", "path": "d", "tag": "v1.0.0"}
+            ],
+        },
+    )
     bundles.make_bundle(kustomize, tmp_path / "kz-bundle")
     roots.append(tmp_path / "kz-bundle")
     upstream = team_shared / "research/aicr-golden/recipes/eks-h100-ubuntu-training.yaml"
@@ -47,14 +54,25 @@ def _scripts(tmp_path: Path, seed_bundles: dict[str, Path], team_shared: Path) -
     return list(distinct.values())
 
 
-def test_every_distinct_script_passes_bash_n_and_shellcheck(tmp_path: Path, seed_bundles: dict[str, Path],
-                                                            team_shared: Path) -> None:
+def test_every_distinct_script_passes_bash_n_and_shellcheck(
+    tmp_path: Path, seed_bundles: dict[str, Path], team_shared: Path
+) -> None:
     shellcheck = _shellcheck()
     scripts = _scripts(tmp_path, seed_bundles, team_shared)
     assert len(scripts) > 10
-    syntax = subprocess.run(["bash", "-c", 'rc=0; for f; do bash -n "$f" || rc=1; done; exit $rc', "_",
-                             *map(str, scripts)], capture_output=True, text=True, timeout=60, check=False)
+    syntax = subprocess.run(
+        ["bash", "-c", 'rc=0; for f; do bash -n "$f" || rc=1; done; exit $rc', "_", *map(str, scripts)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert syntax.returncode == 0, syntax.stderr
-    lint = subprocess.run([shellcheck, "--shell=bash", "--severity=style", *map(str, scripts)],
-                          capture_output=True, text=True, timeout=120, check=False)
+    lint = subprocess.run(
+        [shellcheck, "--shell=bash", "--severity=style", *map(str, scripts)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert lint.returncode == 0, lint.stdout + lint.stderr

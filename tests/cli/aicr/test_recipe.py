@@ -56,20 +56,38 @@ def test_json_and_table_formats(run_cli, cat_dir: Path) -> None:  # type: ignore
 
 def test_explain_prints_who_set_each_field(run_cli, cat_dir: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     target = tmp_path / "r.yaml"
-    result = run_cli("aicr", "recipe", "--catalog", str(cat_dir), "--service", "eks", "--intent", "training",
-                     "--explain", "--format", "json", "-o", str(target))
+    result = run_cli(
+        "aicr",
+        "recipe",
+        "--catalog",
+        str(cat_dir),
+        "--service",
+        "eks",
+        "--intent",
+        "training",
+        "--explain",
+        "--format",
+        "json",
+        "-o",
+        str(target),
+    )
     rows = json.loads(result.stdout)
     assert {"component": "alpha", "field": "version", "value": "1.1.0", "setBy": "eks"} in rows
-    assert {"component": "alpha", "field": "valuesFile", "value": "components/alpha/values-train.yaml",
-            "setBy": "eks-training"} in rows
+    assert {
+        "component": "alpha",
+        "field": "valuesFile",
+        "value": "components/alpha/values-train.yaml",
+        "setBy": "eks-training",
+    } in rows
     assert yamlio.load_file(target)["kind"] == "RecipeResult"
 
 
 def test_flags_override_the_criteria_file(run_cli, cat_dir: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     crit = tmp_path / "c.yaml"
     crit.write_text("kind: RecipeCriteria\napiVersion: aicr.run/v1alpha2\nspec:\n  service: aks\n  intent: training\n")
-    result = run_cli("aicr", "recipe", "--catalog", str(cat_dir), "--criteria", str(crit), "--service", "eks",
-                     "--format", "json")
+    result = run_cli(
+        "aicr", "recipe", "--catalog", str(cat_dir), "--criteria", str(crit), "--service", "eks", "--format", "json"
+    )
     doc = json.loads(result.stdout)
     assert doc["criteria"]["service"] == "eks" and doc["criteria"]["intent"] == "training"
     assert doc["metadata"]["appliedOverlays"] == ["base", "eks", "eks-training"]
@@ -78,10 +96,16 @@ def test_flags_override_the_criteria_file(run_cli, cat_dir: Path, tmp_path: Path
 BAD_INPUT = [
     ("missing-criteria-file", ["--criteria", "{tmp}/none.yaml"], "error: {tmp}/none.yaml: file does not exist"),
     ("invalid-yaml", ["--criteria", "{tmp}/broken.yaml"], "error: {tmp}/broken.yaml:2: invalid YAML: "),
-    ("unknown-value", ["--service", "ecs"],
-     "error: --service: invalid service 'ecs': allowed values are aks, eks, gke, kind, oke"),
-    ("bad-format", ["--service", "eks", "--format", "xml"],
-     "error: --format: unknown output format 'xml', valid formats are: yaml, json, table"),
+    (
+        "unknown-value",
+        ["--service", "ecs"],
+        "error: --service: invalid service 'ecs': allowed values are aks, eks, gke, kind, oke",
+    ),
+    (
+        "bad-format",
+        ["--service", "eks", "--format", "xml"],
+        "error: --format: unknown output format 'xml', valid formats are: yaml, json, table",
+    ),
     ("repeated-flag", ["--service", "eks", "--service", "gke"], "error: flag --service can only be specified once"),
     ("repeated-flag-equals", ["--service=eks", "--service=gke"], "error: flag --service can only be specified once"),
     ("no-criteria", [], "error: no criteria given: "),
@@ -90,8 +114,13 @@ BAD_INPUT = [
 
 
 @pytest.mark.parametrize(("args", "expected"), [(a, e) for _, a, e in BAD_INPUT], ids=[n for n, _, _ in BAD_INPUT])
-def test_bad_input_exits_2_with_one_line_and_writes_nothing(run_cli, cat_dir: Path, tmp_path: Path,  # type: ignore[no-untyped-def]
-                                                            args: list[str], expected: str) -> None:
+def test_bad_input_exits_2_with_one_line_and_writes_nothing(
+    run_cli,
+    cat_dir: Path,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
+    args: list[str],
+    expected: str,
+) -> None:
     (tmp_path / "broken.yaml").write_text("spec:\n  service: [eks\n")
     target = tmp_path / "out" / "recipe.yaml"
     target.parent.mkdir()
@@ -118,26 +147,56 @@ def test_debug_adds_a_traceback(run_cli, cat_dir: Path) -> None:  # type: ignore
     assert result.stderr.splitlines()[-1].startswith("error: --service: invalid service")
 
 
-@pytest.mark.parametrize(("selector", "fmt", "expected"), [
-    ("components.alpha.values.replicas", "yaml", "3\n"),
-    ("components.alpha.version", "yaml", "1.1.0\n"),
-    ("components.alpha.values.image", "yaml", "tag: v1\n"),
-    ("components.alpha.values.list", "json", "[\n  9\n]\n"),
-    ("deploymentOrder.0", "yaml", "alpha\n"),
-    ("criteria.nodes", "json", "0\n"),
-], ids=["scalar", "version", "map-as-yaml", "list-as-json", "list-index", "scalar-json"])
-def test_query_prints_scalars_plain_and_trees_as_documents(run_cli, cat_dir: Path, selector: str,  # type: ignore[no-untyped-def]
-                                                           fmt: str, expected: str) -> None:
-    result = run_cli("aicr", "query", "--catalog", str(cat_dir), "--service", "eks", "--intent", "training",
-                     "--selector", selector, "--format", fmt)
+@pytest.mark.parametrize(
+    ("selector", "fmt", "expected"),
+    [
+        ("components.alpha.values.replicas", "yaml", "3\n"),
+        ("components.alpha.version", "yaml", "1.1.0\n"),
+        ("components.alpha.values.image", "yaml", "tag: v1\n"),
+        ("components.alpha.values.list", "json", "[\n  9\n]\n"),
+        ("deploymentOrder.0", "yaml", "alpha\n"),
+        ("criteria.nodes", "json", "0\n"),
+    ],
+    ids=["scalar", "version", "map-as-yaml", "list-as-json", "list-index", "scalar-json"],
+)
+def test_query_prints_scalars_plain_and_trees_as_documents(
+    run_cli,
+    cat_dir: Path,
+    selector: str,  # type: ignore[no-untyped-def]
+    fmt: str,
+    expected: str,
+) -> None:
+    result = run_cli(
+        "aicr",
+        "query",
+        "--catalog",
+        str(cat_dir),
+        "--service",
+        "eks",
+        "--intent",
+        "training",
+        "--selector",
+        selector,
+        "--format",
+        fmt,
+    )
     assert result.code == 0, result.stderr
     assert result.stdout == expected
 
 
 def test_a_bad_selector_exits_3_naming_the_failing_part(run_cli, cat_dir: Path) -> None:  # type: ignore[no-untyped-def]
-    result = run_cli("aicr", "query", "--catalog", str(cat_dir), "--service", "eks",
-                     "--selector", "components.alpha.values.nope.deeper")
+    result = run_cli(
+        "aicr",
+        "query",
+        "--catalog",
+        str(cat_dir),
+        "--service",
+        "eks",
+        "--selector",
+        "components.alpha.values.nope.deeper",
+    )
     assert result.code == 3
     assert _only_error_line(result.stderr) == (
         "error: selector 'components.alpha.values.nope.deeper': key 'nope' not found under "
-        "components.alpha.values; available keys: a, b, image, list, replicas")
+        "components.alpha.values; available keys: a, b, image, list, replicas"
+    )

@@ -21,8 +21,7 @@ import pytest
 from shared import yamlio
 from shared.sim import SimServer, fabriccontrol, helmseed
 
-SEED = ["--service", "eks", "--accelerator", "h100", "--os", "ubuntu", "--intent", "inference",
-        "--platform", "dynamo"]
+SEED = ["--service", "eks", "--accelerator", "h100", "--os", "ubuntu", "--intent", "inference", "--platform", "dynamo"]
 
 
 @pytest.fixture()
@@ -51,16 +50,28 @@ def test_the_seed_recipe_installed_as_helm_would_validates_green(cluster, run_cl
     assert summary["failed"] == 0 and summary["passed"] > 50
 
 
-@pytest.mark.parametrize(("options", "component", "expected"), [
-    ({"breaks": {"gpu-operator": "crashloop"}}, "gpu-operator", "waiting: CrashLoopBackOff (phase Running)"),
-    ({"breaks": {"cert-manager": "old-chart"}}, "cert-manager", "runs chart version"),
-    ({"breaks": {"kai-scheduler": "missing-crd"}}, "kai-scheduler", "does not exist"),
-    ({"breaks": {"nvsentinel": "unavailable"}}, "nvsentinel", "replicas ready"),
-    ({"kernels": {"node-003": "6.5.0-1019-aws"}}, "(constraints)",
-     "OS.sysctl./proc/sys/kernel/osrelease >= 6.8: expected >= 6.8, got 6.5.0-1019-aws | 6.8.0-60-generic"),
-], ids=["crashloop", "old-chart", "missing-crd", "unavailable", "old-kernel"])
-def test_each_breakage_is_caught_with_its_reason(cluster, run_cli, options: dict[str, Any],  # type: ignore[no-untyped-def]
-                                                 component: str, expected: str) -> None:
+@pytest.mark.parametrize(
+    ("options", "component", "expected"),
+    [
+        ({"breaks": {"gpu-operator": "crashloop"}}, "gpu-operator", "waiting: CrashLoopBackOff (phase Running)"),
+        ({"breaks": {"cert-manager": "old-chart"}}, "cert-manager", "runs chart version"),
+        ({"breaks": {"kai-scheduler": "missing-crd"}}, "kai-scheduler", "does not exist"),
+        ({"breaks": {"nvsentinel": "unavailable"}}, "nvsentinel", "replicas ready"),
+        (
+            {"kernels": {"node-003": "6.5.0-1019-aws"}},
+            "(constraints)",
+            "OS.sysctl./proc/sys/kernel/osrelease >= 6.8: expected >= 6.8, got 6.5.0-1019-aws | 6.8.0-60-generic",
+        ),
+    ],
+    ids=["crashloop", "old-chart", "missing-crd", "unavailable", "old-kernel"],
+)
+def test_each_breakage_is_caught_with_its_reason(
+    cluster,
+    run_cli,
+    options: dict[str, Any],  # type: ignore[no-untyped-def]
+    component: str,
+    expected: str,
+) -> None:
     sim, recipe, kubeconfig = cluster
     _seed(sim, recipe, **options)
     result = run_cli("aicr", "validate", "--recipe", str(recipe), "--kubeconfig", str(kubeconfig), "-t", "json")
@@ -86,12 +97,18 @@ def test_a_driver_upgrade_shows_exactly_the_changed_fields_and_fails_the_gate(cl
     major_new = [c for p, c in changes.items() if p.startswith("NodeTopology.label.nvidia.com/cuda.driver.major=580")]
     assert major_new and all(c["nodes"] == ["node-001", "node-002"] for c in major_new)
     assert sorted(changes) == [
-        "GPU.driver.daemonset.image", "GPU.smi.driver",
-        "K8s.image.gpu-operator/DaemonSet/nvidia-driver-daemonset/main", "K8s.nodepool.p5.48xlarge/driver",
-        "NodeTopology.label.nvidia.com/cuda.driver.major=570", "NodeTopology.label.nvidia.com/cuda.driver.major=580",
-        "NodeTopology.label.nvidia.com/cuda.driver.minor=105", "NodeTopology.label.nvidia.com/cuda.driver.minor=158",
-        "NodeTopology.label.nvidia.com/cuda.driver.rev=01", "NodeTopology.label.nvidia.com/cuda.driver.rev=08",
-        "NodeTopology.summary.label-count"]
+        "GPU.driver.daemonset.image",
+        "GPU.smi.driver",
+        "K8s.image.gpu-operator/DaemonSet/nvidia-driver-daemonset/main",
+        "K8s.nodepool.p5.48xlarge/driver",
+        "NodeTopology.label.nvidia.com/cuda.driver.major=570",
+        "NodeTopology.label.nvidia.com/cuda.driver.major=580",
+        "NodeTopology.label.nvidia.com/cuda.driver.minor=105",
+        "NodeTopology.label.nvidia.com/cuda.driver.minor=158",
+        "NodeTopology.label.nvidia.com/cuda.driver.rev=01",
+        "NodeTopology.label.nvidia.com/cuda.driver.rev=08",
+        "NodeTopology.summary.label-count",
+    ]
 
 
 def test_wait_passes_once_the_broken_workload_recovers(cluster, run_cli) -> None:  # type: ignore[no-untyped-def]
@@ -102,8 +119,9 @@ def test_wait_passes_once_the_broken_workload_recovers(cluster, run_cli) -> None
     repair = threading.Timer(0.5, lambda: _seed(sim, recipe))  # the same install, healthy this time
     repair.start()
     try:
-        result = run_cli("aicr", "validate", "--recipe", str(recipe), "--kubeconfig", str(kubeconfig), "--wait",
-                         "--timeout", "10m")
+        result = run_cli(
+            "aicr", "validate", "--recipe", str(recipe), "--kubeconfig", str(kubeconfig), "--wait", "--timeout", "10m"
+        )
     finally:
         repair.join()
     assert result.code == 0, result.stdout

@@ -36,15 +36,22 @@ def test_every_changed_missing_and_extra_file_is_named_and_exit_is_1(run_cli, bu
     (bundle_dir / "001-alpha" / "extra.yaml").write_text("x: 1\n")
     result = run_cli("aicr", "verify", str(bundle_dir))
     assert result.code == 1
-    assert result.stdout.splitlines()[:3] == ["changed: helmfile.yaml", "missing: README.md",
-                                              "extra: 001-alpha/extra.yaml"]
+    assert result.stdout.splitlines()[:3] == [
+        "changed: helmfile.yaml",
+        "missing: README.md",
+        "extra: 001-alpha/extra.yaml",
+    ]
     assert result.stdout.splitlines()[3].startswith("Bundle verification: FAILED (1 changed, 1 missing, 1 extra;")
 
 
-@pytest.mark.parametrize(("target", "message"), [
-    ("absent", "bundle directory does not exist"),
-    ("empty", "not a bundle: checksums.txt is missing"),
-], ids=["absent", "not-a-bundle"])
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("absent", "bundle directory does not exist"),
+        ("empty", "not a bundle: checksums.txt is missing"),
+    ],
+    ids=["absent", "not-a-bundle"],
+)
 def test_a_folder_that_is_not_a_bundle_exits_2(run_cli, tmp_path: Path, target: str, message: str) -> None:  # type: ignore[no-untyped-def]
     (tmp_path / "empty").mkdir()
     result = run_cli("aicr", "verify", str(tmp_path / target))

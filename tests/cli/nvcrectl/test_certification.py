@@ -59,27 +59,42 @@ def test_results_parse_of_an_empty_file_exits_2(run_cli: Any, tmp_path: Path) ->
     assert (result.code, result.stderr) == (2, f"error: {empty}: empty file\n")
 
 
-@pytest.mark.parametrize(("thresholds", "message"), [
-    ("bandwidth: 'value > 1'", "unknown threshold key(s) ['bandwidth']"),
-    ("busBandwidthGBps: 'value >= '", "rule 'busBandwidthGBps': invalid CEL at line 1, column 7"),
-], ids=["unknown-key", "bad-cel"])
-def test_a_bad_threshold_exits_2_before_the_cluster_is_contacted(run_cli: Any, tmp_path: Path, thresholds: str,
-                                                                 message: str) -> None:
-    result = run_cli("nvcrectl", "certification", "run", "--cert-file", str(_file(tmp_path, thresholds=thresholds)),
-                     "--kubeconfig", str(tmp_path / "missing"))
+@pytest.mark.parametrize(
+    ("thresholds", "message"),
+    [
+        ("bandwidth: 'value > 1'", "unknown threshold key(s) ['bandwidth']"),
+        ("busBandwidthGBps: 'value >= '", "rule 'busBandwidthGBps': invalid CEL at line 1, column 7"),
+    ],
+    ids=["unknown-key", "bad-cel"],
+)
+def test_a_bad_threshold_exits_2_before_the_cluster_is_contacted(
+    run_cli: Any, tmp_path: Path, thresholds: str, message: str
+) -> None:
+    result = run_cli(
+        "nvcrectl",
+        "certification",
+        "run",
+        "--cert-file",
+        str(_file(tmp_path, thresholds=thresholds)),
+        "--kubeconfig",
+        str(tmp_path / "missing"),
+    )
     assert result.code == 2
     assert message in result.stderr and result.stderr.count("\n") == 1
 
 
 def test_run_wait_report_list_get_render_and_delete_on_the_simulated_cluster(
-        run_cli: Any, gpu_sim: SimServer, sim_kubeconfig: Path, tmp_path: Path) -> None:
+    run_cli: Any, gpu_sim: SimServer, sim_kubeconfig: Path, tmp_path: Path
+) -> None:
     gpu_sim.add_gpu_nodes(8, racks=2)
     gpu_sim.fabric.inject(fabric.parse_all(["node-002:nic=0.4"]))
     gpu_sim.vclock.set_speed(3000)  # the runner waits on the cluster's clock; let it run fast
     kube = ("--kubeconfig", str(sim_kubeconfig))
-    assert run_cli("nvcrectl", "crds", "install", *kube).stdout == \
-        "customresourcedefinition/certifications.nvcre.nvidia.com installed\n" \
+    assert (
+        run_cli("nvcrectl", "crds", "install", *kube).stdout
+        == "customresourcedefinition/certifications.nvcre.nvidia.com installed\n"
         "customresourcedefinition/workloadruns.nvcre.nvidia.com installed\n"
+    )
     cert = _file(tmp_path)
     rendered = run_cli("nvcrectl", "certification", "render", "--cert-file", str(cert), *kube)
     assert rendered.code == 0 and "communication/nccl-all-reduce" in rendered.stdout
@@ -87,8 +102,9 @@ def test_run_wait_report_list_get_render_and_delete_on_the_simulated_cluster(
     assert ran.code == 1, ran.stderr
     assert "node-002" in ran.stdout and "ThresholdViolation" in ran.stdout
     results = tmp_path / "results.json"
-    reported = run_cli("nvcrectl", "certification", "report", "rack-7", "-o", "json", "--results-file",
-                       str(results), *kube)
+    reported = run_cli(
+        "nvcrectl", "certification", "report", "rack-7", "-o", "json", "--results-file", str(results), *kube
+    )
     assert reported.code == 1
     assert json.loads(reported.stdout)["categories"][0]["failedNodes"][0]["name"] == "node-002"
     assert json.loads(results.read_text(encoding="utf-8"))["passed"] is False

@@ -43,7 +43,8 @@ def _cluster(sim: SimServer, run_cli: Any, kubeconfig: Path, *faults: str) -> tu
 
 
 def test_a_custom_image_below_its_threshold_fails_with_its_measured_value(
-        run_cli: Any, gpu_sim: SimServer, sim_kubeconfig: Path, tmp_path: Path) -> None:
+    run_cli: Any, gpu_sim: SimServer, sim_kubeconfig: Path, tmp_path: Path
+) -> None:
     kube = _cluster(gpu_sim, run_cli, sim_kubeconfig, "node-002:nic=0.4")
     ran = run_cli("nvcrectl", "workloadrun", "run", "-f", str(_file(tmp_path, "slow")), "--wait", *kube)
     assert ran.code == 1, ran.stderr
@@ -55,21 +56,27 @@ def test_a_custom_image_below_its_threshold_fails_with_its_measured_value(
     assert run_cli("nvcrectl", "workloadrun", "status", "slow", *kube).stdout.startswith("slow  Failed  ")
 
 
-def test_a_custom_image_meeting_its_threshold_passes(run_cli: Any, gpu_sim: SimServer, sim_kubeconfig: Path,
-                                                     tmp_path: Path) -> None:
+def test_a_custom_image_meeting_its_threshold_passes(
+    run_cli: Any, gpu_sim: SimServer, sim_kubeconfig: Path, tmp_path: Path
+) -> None:
     kube = _cluster(gpu_sim, run_cli, sim_kubeconfig)
     ran = run_cli("nvcrectl", "workloadrun", "run", "-f", str(_file(tmp_path, "fast")), "--wait", *kube)
     assert ran.code == 0, ran.stdout + ran.stderr
     assert float(ran.stdout.splitlines()[1].split()[2]) >= 300
 
 
-def test_cancel_deletes_the_job_and_records_the_run_as_cancelled(run_cli: Any, gpu_sim: SimServer,
-                                                                 sim_kubeconfig: Path, tmp_path: Path) -> None:
+def test_cancel_deletes_the_job_and_records_the_run_as_cancelled(
+    run_cli: Any, gpu_sim: SimServer, sim_kubeconfig: Path, tmp_path: Path
+) -> None:
     kube = _cluster(gpu_sim, run_cli, sim_kubeconfig)
     gpu_sim.vclock.set_speed(0)  # nothing finishes before the cancel
-    assert run_cli("nvcrectl", "workloadrun", "run", "-f", str(_file(tmp_path, "stopme")), *kube).stdout == \
-        "workloadrun.nvcre.nvidia.com/stopme created\n"
+    assert (
+        run_cli("nvcrectl", "workloadrun", "run", "-f", str(_file(tmp_path, "stopme")), *kube).stdout
+        == "workloadrun.nvcre.nvidia.com/stopme created\n"
+    )
     cancelled = run_cli("nvcrectl", "workloadrun", "cancel", "stopme", *kube)
     assert cancelled.code == 0
-    assert run_cli("nvcrectl", "workloadrun", "status", "stopme", *kube).stdout == \
-        "stopme  Failed  cancelled: the job was deleted\n"
+    assert (
+        run_cli("nvcrectl", "workloadrun", "status", "stopme", *kube).stdout
+        == "stopme  Failed  cancelled: the job was deleted\n"
+    )

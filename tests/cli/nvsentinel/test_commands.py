@@ -15,15 +15,24 @@ from typing import Any
 from shared.health import values
 from tests.health.test_offline import SEED_VALUES
 
-EVENT = {"agent": "gpu-health-monitor", "componentClass": "GPU", "checkName": "GpuXidError", "isFatal": True,
-         "recommendedAction": "RESTART_BM", "errorCode": ["79"], "nodeName": "node-001",
-         "generatedTimestamp": "2026-01-01T00:00:00Z"}
+EVENT = {
+    "agent": "gpu-health-monitor",
+    "componentClass": "GPU",
+    "checkName": "GpuXidError",
+    "isFatal": True,
+    "recommendedAction": "RESTART_BM",
+    "errorCode": ["79"],
+    "nodeName": "node-001",
+    "generatedTimestamp": "2026-01-01T00:00:00Z",
+}
 
 
 def test_rules_check_fails_with_one_line_per_problem(run_cli: Any, tmp_path: Path) -> None:
     path = tmp_path / "v.yaml"
-    path.write_text("fault-quarantine:\n  ruleSets:\n    - name: x\n      match: {all: [{kind: HealthEvent, "
-                    "expression: 'event.nope'}]}\n")
+    path.write_text(
+        "fault-quarantine:\n  ruleSets:\n    - name: x\n      match: {all: [{kind: HealthEvent, "
+        "expression: 'event.nope'}]}\n"
+    )
     result = run_cli("nvsentinel", "rules", "check", "-f", str(path))
     assert result.code == 1
     assert result.stderr == f"error: {path}:4: rule set 'x': match.all[0]: a HealthEvent has no field 'nope'\n"
@@ -37,8 +46,7 @@ def test_rules_check_passes_the_default_values(run_cli: Any, tmp_path: Path) -> 
 
 def test_monitor_xid_dry_run_prints_one_event_per_xid_line(run_cli: Any, team_shared: Path) -> None:
     log = team_shared / "reference/samples/xid/kernel-log-lines.txt"
-    result = run_cli("nvsentinel", "monitor", "xid", "--file", str(log), "--node", "node-7", "--dry-run",
-                     "-o", "json")
+    result = run_cli("nvsentinel", "monitor", "xid", "--file", str(log), "--node", "node-7", "--dry-run", "-o", "json")
     assert result.code == 0
     events = [json.loads(line) for line in result.stdout.splitlines()]
     assert len(events) == 30
@@ -46,8 +54,9 @@ def test_monitor_xid_dry_run_prints_one_event_per_xid_line(run_cli: Any, team_sh
     assert events[12]["errorCode"] == ["79"] and events[12]["recommendedAction"] == "RESTART_BM"
 
 
-def test_publish_list_replay_and_breaker_against_the_cluster(run_cli: Any, gpu_sim: Any, sim_kubeconfig: Path,
-                                                            tmp_path: Path) -> None:
+def test_publish_list_replay_and_breaker_against_the_cluster(
+    run_cli: Any, gpu_sim: Any, sim_kubeconfig: Path, tmp_path: Path
+) -> None:
     gpu_sim.add_gpu_nodes(2)
     k = ["--kubeconfig", str(sim_kubeconfig)]
     assert run_cli("nvsentinel", "crds", "install", *k).code == 0
