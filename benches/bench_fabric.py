@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benches.bench_sim import Client, rate  # noqa: E402 - after the path set-up
-from shared.sim import kubeconfig  # noqa: E402
+from shared.sim.apiserver import kubeconfig  # noqa: E402 - after the path set-up
 
 NAME = "fabric"
 NODES, RACKS = 1000, 32

@@ -36,7 +36,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from shared.sim import kubeconfig  # noqa: E402 - after the path set-up, so the bench runs from anywhere
+from shared.sim.apiserver import kubeconfig  # noqa: E402 - after the path set-up
 
 
 class Client:

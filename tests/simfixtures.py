@@ -27,7 +27,8 @@ from typing import Any
 
 import pytest
 
-from shared.sim import SimServer, kubeconfig
+from shared.sim import SimServer
+from shared.sim.apiserver import kubeconfig
 
 KUBECTL_TIMEOUT = 30.0
 

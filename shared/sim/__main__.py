@@ -24,7 +24,7 @@ from types import FrameType
 import typer
 
 from shared import cli, errors
-from shared.sim import kubeconfig as kubeconfig_mod
+from shared.sim.apiserver import kubeconfig as kubeconfig_mod
 
 app = cli.make_app("python -m shared.sim", "The simulated cluster: a Kubernetes API emulator on 127.0.0.1.")
 
@@ -66,7 +66,7 @@ def serve(
     ),
 ) -> None:
     """Run the emulator in the foreground until Ctrl-C or SIGTERM."""
-    from shared.sim import fabric, stages
+    from shared.sim.gpu import fabric, stages
     from shared.sim.server import GpuSettings, SimServer
 
     if gpu is None and (fault or node_root is not None or racks > 1):
@@ -229,7 +229,8 @@ def inject(
     kubeconfig: Path | None = typer.Option(None, "--kubeconfig", help=_KUBECONFIG_HELP),
 ) -> None:
     """Add hardware faults to a running simulated cluster; prints the active faults."""
-    from shared.sim import control, faultspec
+    from shared.sim import control
+    from shared.sim.gpu import faultspec
 
     for spec in specs:
         try:

@@ -16,14 +16,15 @@ import urllib.request
 from typing import TYPE_CHECKING, Any
 
 from shared import errors
-from shared.sim import fabriccontrol
-from shared.sim.apierrors import ApiError
+from shared.sim.apiserver import handler
+from shared.sim.apiserver.apierrors import ApiError
+from shared.sim.gpu import fabriccontrol
 
 if TYPE_CHECKING:
-    from shared.sim.kubeconfig import Target
+    from shared.sim.apiserver.kubeconfig import Target
     from shared.sim.server import SimServer
 
-PREFIX = "/sim/v1/"
+PREFIX = handler.CONTROL_PREFIX
 _FAULT_FIELDS = (
     "latency_ms",
     "conflict_rate",

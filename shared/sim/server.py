@@ -27,27 +27,23 @@ from types import TracebackType
 from typing import Any
 
 from shared import files
-from shared.sim import (
+from shared.sim import control
+from shared.sim.apiserver import (
     api,
     audit,
-    fabric,
     faults,
-    gpunodes,
     handler,
     jobcontroller,
     kubeconfig,
-    kubelet,
-    noderoot,
     podlogs,
     rbac,
-    repair,
     resources,
-    stages,
     store,
     tls,
     vclock,
     watch,
 )
+from shared.sim.gpu import fabric, gpunodes, kubelet, noderoot, repair, stages
 
 logger = logging.getLogger(__name__)
 
@@ -309,6 +305,10 @@ class SimServer:
             self.logs.clear()
             self.settings = ServerSettings()
             self.seed()
+
+    def control(self, method: str, path: str, query: dict[str, str], raw: bytes, token: str | None) -> tuple[int, Any]:
+        """Answer one request under ``/sim/v1/`` (the handler hands these over untouched)."""
+        return control.handle(self, method, path, query, raw, token)
 
     def _resource(self, group: str, plural: str) -> resources.Resource:
         found = self.table.by_group_resource(group, plural)

@@ -19,7 +19,8 @@ import pytest
 from shared import clock
 from shared.certify import controller, models, service, store
 from shared.kube import client, leases
-from shared.sim import SimServer, fabric
+from shared.sim import SimServer
+from shared.sim.gpu import fabric
 from tests.certify import clusterkit as kit
 
 LIMIT = {"busBandwidthGBps": "value >= 300"}

@@ -17,7 +17,8 @@ from typing import Any
 from rich.console import Console
 
 from shared.certify import live, models
-from shared.sim import SimServer, fabric
+from shared.sim import SimServer
+from shared.sim.gpu import fabric
 
 Phase = models.Phase
 

@@ -16,7 +16,8 @@ import pytest
 from shared import clock, errors
 from shared.certify import runner
 from shared.kube import leases, rest
-from shared.sim import SimServer, fabric
+from shared.sim import SimServer
+from shared.sim.gpu import fabric
 from tests.certify import clusterkit as kit
 
 LIMIT = {"busBandwidthGBps": "value >= 300"}

@@ -22,7 +22,8 @@ import yaml
 from shared import clock
 from shared.certify import controller, models, workload
 from shared.kube import client, crds, leases
-from shared.sim import SimServer, fabric
+from shared.sim import SimServer
+from shared.sim.gpu import fabric
 
 REAL_SECONDS = 60.0
 RUN = """\

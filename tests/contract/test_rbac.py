@@ -124,7 +124,7 @@ def test_subresources_and_resource_names_need_their_own_rules(
 
 def test_an_unknown_token_is_unauthorized(cluster: Cluster, tmp_path: Path) -> None:
     sim = cluster.require_sim("writes a kubeconfig with a made-up token")
-    from shared.sim import kubeconfig
+    from shared.sim.apiserver import kubeconfig
 
     assert sim.tls is not None
     path = tmp_path / "forged"

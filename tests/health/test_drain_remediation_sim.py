@@ -22,7 +22,7 @@ from shared import clock, nodes
 from shared.health import config, controller, quarantine, resource
 from shared.health import event as hevent
 from shared.kube import rest
-from shared.sim import fabric
+from shared.sim.gpu import fabric
 from tests.health.test_offline import SEED_VALUES
 
 IMMEDIATE = """

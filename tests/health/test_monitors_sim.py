@@ -18,8 +18,8 @@ import pytest
 
 from shared.health import resource
 from shared.health.monitors import agent, memory
-from shared.sim import fabric
-from shared.sim.faultspec import Kind, Selector
+from shared.sim.gpu import fabric
+from shared.sim.gpu.faultspec import Kind, Selector
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

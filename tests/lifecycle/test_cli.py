@@ -21,7 +21,7 @@ import pytest
 from shared import nodes
 from shared.lifecycle import resource as vresource
 from shared.lifecycle import sessions
-from shared.sim import fabric
+from shared.sim.gpu import fabric
 from tests.lifecycle import kit
 
 

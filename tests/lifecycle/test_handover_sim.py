@@ -19,7 +19,7 @@ from shared.health import event as hevent
 from shared.health import quarantine, resource, xid
 from shared.lifecycle import models, sessions
 from shared.lifecycle import resource as vresource
-from shared.sim import fabric
+from shared.sim.gpu import fabric
 from tests.lifecycle import kit
 
 Phase = models.Phase

@@ -23,7 +23,7 @@ from shared.lifecycle import controller as lifecycle
 from shared.lifecycle import models, sessions
 from shared.lifecycle import resource as vresource
 from shared.lifecycle import service as vservice
-from shared.sim import fabric
+from shared.sim.gpu import fabric
 from tests.lifecycle import kit
 
 Phase = models.Phase

@@ -23,7 +23,7 @@ from shared import errors
 from shared.lifecycle import controller as lifecycle
 from shared.lifecycle import models
 from shared.lifecycle import resource as vresource
-from shared.sim import fabric
+from shared.sim.gpu import fabric
 from tests.lifecycle import kit
 
 VALUES = """

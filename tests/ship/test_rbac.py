@@ -34,7 +34,8 @@ from shared.health import quarantine, resource, xid
 from shared.kube import client, rest
 from shared.lifecycle import models as vmodels
 from shared.lifecycle import resource as vresource
-from shared.sim import SimServer, fabric
+from shared.sim import SimServer
+from shared.sim.gpu import fabric
 
 NS = "dsx"
 PROVIDERS = "nvsentinel"
@@ -514,7 +515,7 @@ def test_each_monitor_uses_exactly_its_role(
 
 
 def test_the_comparison_fails_on_a_denial_and_on_a_grant_never_used(sim: SimServer) -> None:
-    from shared.sim import audit
+    from shared.sim.apiserver import audit
 
     objects = manifests.render(manifests.Request(namespace=NS))
     who = f"system:serviceaccount:{NS}:nvsentinel-monitor-xid"

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from shared.sim import SimServer, control, kubeconfig, server
+from shared.sim import SimServer, control, server
+from shared.sim.apiserver import kubeconfig
 
 READY_TIMEOUT = 20.0
 

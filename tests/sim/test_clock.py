@@ -19,7 +19,8 @@ import pytest
 
 from shared import clock
 from shared.kube import client
-from shared.sim import SimServer, vclock
+from shared.sim import SimServer
+from shared.sim.apiserver import vclock
 
 
 class _Ticks:

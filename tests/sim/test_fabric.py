@@ -18,7 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from shared.certify.parsers import dcgm_diag, nccl_log, training_log
-from shared.sim import SimServer, fabric, stages
+from shared.sim import SimServer
+from shared.sim.gpu import fabric, stages
 from tests.sim import jobkit
 
 H100 = stages.profile("h100")
@@ -27,7 +28,7 @@ H100 = stages.profile("h100")
 def _oracle(
     sim: SimServer, names: list[str], faults: dict[str, float], links: dict[tuple[str, str], float], hot: set[str]
 ) -> float:
-    """The model's busbw, from the documented formula rather than from shared.sim.fabric."""
+    """The model's busbw, from the documented formula rather than from shared.sim.gpu.fabric."""
     racks = {sim.fabric.nodes[n].rack for n in names}
     thermal = stages.faults().thermal.bandwidthFactor
     if len(names) == 1:

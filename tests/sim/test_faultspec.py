@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shared.sim import fabric, faultspec, stages
-from shared.sim.faultspec import Fault, Kind
+from shared.sim.gpu import fabric, faultspec, stages
+from shared.sim.gpu.faultspec import Fault, Kind
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from shared.sim import control, kubeconfig
+from shared.sim import control
+from shared.sim.apiserver import kubeconfig
 
 
 def _sim(*args: str) -> subprocess.CompletedProcess[str]:

@@ -17,7 +17,8 @@ import pytest
 from kubernetes import client as k8s
 
 from shared.certify.parsers import nccl_log
-from shared.sim import SimServer, fabric, stages
+from shared.sim import SimServer
+from shared.sim.gpu import fabric, stages
 from tests.sim import jobkit
 
 

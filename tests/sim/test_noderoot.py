@@ -16,7 +16,8 @@ from typing import Any
 
 from kubernetes import client as k8s
 
-from shared.sim import SimServer, fabric, noderoot, stages
+from shared.sim import SimServer
+from shared.sim.gpu import fabric, noderoot, stages
 
 JANITOR = ("janitor.dgxc.nvidia.com", "v1alpha1")
 

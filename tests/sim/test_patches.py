@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shared.sim import patches
+from shared.sim.apiserver import patches
 
 _scalar = st.one_of(st.integers(-5, 5), st.text(max_size=3), st.booleans())
 _doc = st.recursive(

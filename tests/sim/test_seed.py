@@ -20,7 +20,8 @@ import pytest
 from kubernetes import client as k8s
 
 from shared import errors
-from shared.sim import SimServer, control, kubeconfig
+from shared.sim import SimServer, control
+from shared.sim.apiserver import kubeconfig
 
 RECIPE: dict[str, Any] = {
     "kind": "RecipeResult",

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shared.sim import resources, selectors
+from shared.sim.apiserver import resources, selectors
 
 PODS = next(r for r in resources.BUILTINS if r.plural == "pods")
 NODES = next(r for r in resources.BUILTINS if r.plural == "nodes")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.sim import faultspec, stages
+from shared.sim.gpu import faultspec, stages
 
 
 @pytest.mark.parametrize("name", stages.profile_names())

@@ -12,8 +12,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from shared.sim import api, resources, store
-from shared.sim.apierrors import ApiError
+from shared.sim.apiserver import api, resources, store
+from shared.sim.apiserver.apierrors import ApiError
 
 
 def _fixed_clock() -> datetime:

@@ -199,7 +199,7 @@ def test_diff_against_a_recipe_reports_the_chart_drift(
 
 
 def test_an_unreachable_api_exits_6_naming_the_server(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from shared.sim import kubeconfig
+    from shared.sim.apiserver import kubeconfig
 
     config = tmp_path / "kc"
     kubeconfig.write(config, "https://127.0.0.1:9", "token", user="nobody", namespace="default", ca_pem=None)

@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 from shared import yamlio
-from shared.sim import SimServer, fabriccontrol, helmseed
+from shared.sim import SimServer
+from shared.sim.gpu import fabriccontrol, helmseed
 
 SEED = ["--service", "eks", "--accelerator", "h100", "--os", "ubuntu", "--intent", "inference", "--platform", "dynamo"]
 

@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from shared.sim import SimServer, fabric
+from shared.sim import SimServer
+from shared.sim.gpu import fabric
 from tests.conftest import TEAM_SHARED
 
 CERT = """\

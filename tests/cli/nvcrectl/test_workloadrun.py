@@ -11,7 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from shared.sim import SimServer, fabric
+from shared.sim import SimServer
+from shared.sim.gpu import fabric
 
 RUN = """\
 apiVersion: nvcre.nvidia.com/v1alpha1

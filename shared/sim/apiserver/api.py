@@ -1,0 +1,418 @@
+"""The API verbs over the store: create, get, list, update, patch, delete, with their semantics.
+
+This is where the emulator earns "faithful": optimistic concurrency (a stale resourceVersion or a
+failed precondition is 409), server-owned metadata (uid, creationTimestamp, generation), status
+kept to the status subresource and spec kept off it, no-op writes that change nothing, finalizers
+and deletionTimestamp, ``dryRun=All`` that validates everything and stores nothing, and the size
+limits. HTTP concerns (URLs, headers, content types) stay in :mod:`shared.sim.apiserver.handler`.
+"""
+
+from __future__ import annotations
+
+import base64
+import builtins
+import json
+import random
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from shared.sim.apiserver import apierrors, collector, defaults, patches, resources, selectors, store
+from shared.sim.apiserver.apierrors import ApiError
+
+_SERVER_OWNED = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")
+_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+
+MERGE = "application/merge-patch+json"
+STRATEGIC = "application/strategic-merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
+APPLY = "application/apply-patch+yaml"
+PATCH_TYPES = (JSON_PATCH, MERGE, STRATEGIC, APPLY)
+
+
+@dataclass(frozen=True)
+class ListResult:
+    items: list[store.Entry]
+    resource_version: int
+    continue_token: str
+    remaining: int
+
+
+def rfc3339(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class Api:
+    """The verbs. Each one is atomic under the store lock; none returns stored (shared) data."""
+
+    def __init__(
+        self, *, objects: store.Store, table: resources.ResourceTable, clock: Callable[[], datetime], rng: random.Random
+    ) -> None:
+        self.store = objects
+        self.table = table
+        self.clock = clock
+        self.rng = rng
+        self.collector = collector.Collector(objects=objects, table=table, now=self.now)
+
+    def now(self) -> str:
+        return rfc3339(self.clock())
+
+    def new_uid(self) -> str:
+        return str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
+
+    # ------------------------------------------------------------ reads
+    def entry(self, r: resources.Resource, ns: str | None, name: str) -> store.Entry:
+        found = self.store.get(r.group_resource, (ns or "") if r.namespaced else "", name)
+        if found is None:
+            raise apierrors.not_found(r.plural, r.group, name)
+        return found
+
+    def get(self, r: resources.Resource, ns: str | None, name: str) -> dict[str, Any]:
+        return self.as_version(r, self.entry(r, ns, name).object())
+
+    def as_version(self, r: resources.Resource, obj: dict[str, Any]) -> dict[str, Any]:
+        """Serve a custom resource at the version it was asked for (schemas are not converted)."""
+        obj["apiVersion"] = r.group_version
+        return obj
+
+    def list(
+        self,
+        r: resources.Resource,
+        ns: str | None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int = 0,
+        continue_token: str | None = None,
+    ) -> ListResult:
+        """Matching entries in key order; ``limit`` and ``continue`` page through them."""
+        try:
+            labels = selectors.parse_labels(label_selector)
+            fields = selectors.parse_fields(field_selector, r)
+        except selectors.SelectorError as exc:
+            raise apierrors.bad_request(str(exc)) from exc
+        after = None
+        if continue_token:
+            after, token_rv = _decode_continue(continue_token)
+            if token_rv < self.store.compacted:
+                raise apierrors.gone(
+                    "The provided continue parameter is too old to display a consistent list "
+                    "result. You can start a new list without the continue parameter."
+                )
+        with self.store.lock:
+            rv = self.store.resource_version
+            scan = self.store.scan(r.group_resource, ns if r.namespaced else None, after)
+            items: list[store.Entry] = []
+            remaining = 0
+            for entry in scan:
+                if (labels and not selectors.match_labels(labels, entry.labels)) or (
+                    fields and not selectors.match_fields(fields, entry.fields)
+                ):
+                    continue
+                if limit and len(items) >= limit:
+                    remaining += 1
+                    continue
+                items.append(entry)
+        token = ""
+        if limit and remaining:
+            token = _encode_continue((items[-1].namespace, items[-1].name), rv)
+        return ListResult(items, rv, token, remaining)
+
+    # ------------------------------------------------------------ create
+    def create(self, r: resources.Resource, ns: str | None, body: Any, *, dry_run: bool = False) -> dict[str, Any]:
+        obj = _object_body(body)
+        md = obj["metadata"]
+        if r.namespaced:
+            if md.get("namespace") and ns and md["namespace"] != ns:
+                raise apierrors.bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request"
+                )
+            md["namespace"] = ns or md.get("namespace") or "default"
+        else:
+            md.pop("namespace", None)
+        if md.get("resourceVersion"):
+            raise apierrors.bad_request("resourceVersion should not be set on objects to be created")
+        if not md.get("name") and md.get("generateName"):
+            md["name"] = md["generateName"] + "".join(self.rng.choice(_NAME_ALPHABET) for _ in range(5))
+        if not md.get("name"):
+            raise apierrors.invalid(r.kind, "", [("metadata.name", "Required value: name or generateName is required")])
+        defaults.check_name(r, md["name"])
+        with self.store.lock:
+            if r.namespaced:
+                self._check_namespace_open(md["namespace"])
+            if self.store.get(r.group_resource, md.get("namespace", ""), md["name"]) is not None:
+                raise apierrors.already_exists(r.plural, r.group, md["name"])
+            for key in _SERVER_OWNED:
+                md.pop(key, None)
+            obj["apiVersion"] = self._storage_version(r)
+            obj["kind"] = r.kind
+            md["uid"] = self.new_uid()
+            md["creationTimestamp"] = self.now()
+            if r.generation:
+                md["generation"] = 1
+            defaults.on_create(r, obj, self.now())
+            self._validate(r, obj)
+            if dry_run:
+                return self.as_version(r, obj)
+            self.store.put(r, obj)
+            if r.kind == "CustomResourceDefinition":
+                self.table.register_crd(obj)
+            if r.kind == "Namespace":
+                self._create_default_service_account(md["name"])
+            return self.as_version(r, obj)
+
+    def _storage_version(self, r: resources.Resource) -> str:
+        if r.storage_version:
+            return f"{r.group}/{r.storage_version}"
+        return r.group_version
+
+    def _check_namespace_open(self, ns: str) -> None:
+        entry = self.store.get(("", "namespaces"), "", ns)
+        if entry is None:
+            raise apierrors.not_found("namespaces", "", ns)
+        if entry.object()["metadata"].get("deletionTimestamp"):
+            raise ApiError(
+                403, "Forbidden", f"unable to create new content in namespace {ns} because it is being terminated"
+            )
+
+    def _create_default_service_account(self, ns: str) -> None:
+        sa = self.table.lookup("", "v1", "serviceaccounts")
+        if sa is not None and self.store.get(sa.group_resource, ns, "default") is None:
+            self.create(sa, ns, {"metadata": {"name": "default"}})
+
+    def _validate(self, r: resources.Resource, obj: dict[str, Any]) -> None:
+        defaults.on_write(r, obj)
+        defaults.check_metadata(r, obj)
+        defaults.check_spec(r, obj)
+        defaults.check_size(r, obj, len(store.encode(obj)))
+
+    # ------------------------------------------------------------ update and patch
+    def update(
+        self,
+        r: resources.Resource,
+        ns: str | None,
+        name: str,
+        body: Any,
+        *,
+        sub: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        new = _object_body(body)
+        if new["metadata"].get("name", name) != name:
+            raise apierrors.bad_request(
+                f"the name of the object ({new['metadata']['name']}) does not match the name on the URL ({name})"
+            )
+        with self.store.lock:
+            current = self.entry(r, ns, name)
+            wanted = new["metadata"].get("resourceVersion")
+            if wanted and wanted != str(current.rv):
+                raise apierrors.conflict(r.plural, r.group, name)
+            if not wanted and not r.unconditional_update:
+                raise apierrors.invalid(
+                    r.kind, name, [("metadata.resourceVersion", "Invalid value: 0x0: must be specified for an update")]
+                )
+            return self._commit(r, current.object(), new, sub=sub, dry_run=dry_run)
+
+    def patch(
+        self,
+        r: resources.Resource,
+        ns: str | None,
+        name: str,
+        content_type: str,
+        body: Any,
+        *,
+        sub: str | None = None,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+    ) -> dict[str, Any]:
+        if content_type not in PATCH_TYPES:
+            raise ApiError(
+                415,
+                "UnsupportedMediaType",
+                f"the body of the request was in an unknown format - "
+                f"accepted media types include: {', '.join(PATCH_TYPES)}",
+            )
+        if content_type == STRATEGIC and not r.strategic:
+            raise ApiError(
+                415,
+                "UnsupportedMediaType",
+                "the body of the request was in an unknown format - "
+                f"accepted media types include: {JSON_PATCH}, {MERGE}, {APPLY}",
+            )
+        if content_type == APPLY and not field_manager:
+            raise apierrors.bad_request("PATCH: fieldManager must be set for apply")
+        with self.store.lock:
+            found = self.store.get(r.group_resource, (ns or "") if r.namespaced else "", name)
+            if found is None:
+                if content_type == APPLY and sub is None:
+                    return self.create(r, ns, body, dry_run=dry_run)
+                raise apierrors.not_found(r.plural, r.group, name)
+            current = found.object()
+            try:
+                if content_type == JSON_PATCH:
+                    patched = patches.json_patch(current, body)
+                elif content_type == MERGE:
+                    patched = patches.merge_patch(current, body)
+                elif content_type == STRATEGIC:
+                    patched = patches.strategic_merge(current, body)
+                else:
+                    patched = patches.apply(current, body, strategic=r.strategic)
+            except patches.PatchError as exc:
+                raise ApiError(422, "Invalid", str(exc)) from exc
+            if not isinstance(patched, dict) or not isinstance(patched.get("metadata"), dict):
+                raise ApiError(422, "Invalid", "the patch must leave an object with metadata")
+            if patched["metadata"].get("resourceVersion") != str(found.rv):
+                raise apierrors.conflict(r.plural, r.group, name)
+            if patched["metadata"].get("name") != name:
+                raise apierrors.bad_request(f"the name of the object does not match the name on the URL ({name})")
+            return self._commit(r, current, patched, sub=sub, dry_run=dry_run)
+
+    def _commit(
+        self, r: resources.Resource, old: dict[str, Any], new: dict[str, Any], *, sub: str | None, dry_run: bool
+    ) -> dict[str, Any]:
+        """The common end of update and patch: keep server-owned data, validate, store or not."""
+        old_md = old["metadata"]
+        new_md = new.setdefault("metadata", {})
+        if r.namespaced and new_md.get("namespace", old_md["namespace"]) != old_md["namespace"]:
+            raise apierrors.bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request"
+            )
+        if sub == "status":
+            merged = json.loads(json.dumps(old))
+            if "status" in new:
+                merged["status"] = new["status"]
+            else:
+                merged.pop("status", None)
+            new = merged
+        elif sub == "finalize":
+            merged = json.loads(json.dumps(old))
+            merged.setdefault("spec", {})["finalizers"] = (new.get("spec") or {}).get("finalizers") or []
+            new = merged
+        else:
+            if "status" in r.subresources:
+                if "status" in old:
+                    new["status"] = old["status"]
+                else:
+                    new.pop("status", None)
+            for key in _SERVER_OWNED:
+                if key in old_md:
+                    new_md[key] = old_md[key]
+                else:
+                    new_md.pop(key, None)
+            new_md["name"] = old_md["name"]
+            if r.namespaced:
+                new_md["namespace"] = old_md["namespace"]
+        new["apiVersion"] = old["apiVersion"]
+        new["kind"] = r.kind
+        new["metadata"]["resourceVersion"] = old_md["resourceVersion"]
+        if old_md.get("deletionTimestamp"):
+            added = set(new["metadata"].get("finalizers") or []) - set(old_md.get("finalizers") or [])
+            if added:
+                raise apierrors.invalid(
+                    r.kind,
+                    old_md["name"],
+                    [
+                        (
+                            "metadata.finalizers",
+                            f"Forbidden: no new finalizers can be added if the object is being "
+                            f"deleted, found new finalizers {sorted(added)}",
+                        )
+                    ],
+                )
+        if r.generation and _spec_of(new, r) != _spec_of(old, r):
+            new["metadata"]["generation"] = int(old_md.get("generation", 1)) + 1
+        self._validate(r, new)
+        if new == old:
+            return self.as_version(r, new)  # a no-op write changes nothing, not even resourceVersion
+        if dry_run:
+            return self.as_version(r, new)
+        if new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers") and r.kind != "Namespace":
+            return self.as_version(r, self.collector.release(r, new))
+        self.store.put(r, new)
+        if r.kind == "CustomResourceDefinition":
+            self.table.register_crd(new)
+        if r.kind == "Namespace" and new["metadata"].get("deletionTimestamp"):
+            self.collector._finish_namespace(old_md["name"])
+        return self.as_version(r, new)
+
+    # ------------------------------------------------------------ delete
+    def delete(
+        self,
+        r: resources.Resource,
+        ns: str | None,
+        name: str,
+        options: dict[str, Any] | None = None,
+        *,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """Delete one object (see :class:`shared.sim.apiserver.collector.Collector` for what follows)."""
+        options = options or {}
+        with self.store.lock:
+            current = self.entry(r, ns, name)
+            obj = current.object()
+            pre = options.get("preconditions") or {}
+            if pre.get("uid") and pre["uid"] != current.uid:
+                raise apierrors.conflict(
+                    r.plural,
+                    r.group,
+                    name,
+                    f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: {current.uid}",
+                )
+            if pre.get("resourceVersion") and pre["resourceVersion"] != str(current.rv):
+                raise apierrors.conflict(
+                    r.plural,
+                    r.group,
+                    name,
+                    f"Precondition failed: ResourceVersion in precondition: "
+                    f"{pre['resourceVersion']}, ResourceVersion in object meta: {current.rv}",
+                )
+            if dry_run:
+                return self.as_version(r, obj)
+            policy = options.get("propagationPolicy")
+            if policy not in (None, collector.ORPHAN, collector.FOREGROUND, collector.BACKGROUND):
+                raise apierrors.bad_request(f"propagationPolicy: Unsupported value: {policy!r}")
+            return self.as_version(r, self.collector.delete(r, obj, policy=policy))
+
+    def delete_collection(
+        self,
+        r: resources.Resource,
+        ns: str | None,
+        *,
+        label_selector: str | None,
+        field_selector: str | None,
+        options: dict[str, Any] | None = None,
+        dry_run: bool = False,
+    ) -> builtins.list[dict[str, Any]]:
+        with self.store.lock:
+            found = self.list(r, ns, label_selector=label_selector, field_selector=field_selector)
+            return [self.delete(r, e.namespace or None, e.name, options, dry_run=dry_run) for e in found.items]
+
+
+def _spec_of(obj: dict[str, Any], r: resources.Resource) -> dict[str, Any]:
+    skip = {"metadata", "status"} if "status" in r.subresources or not r.crd else {"metadata"}
+    return {k: v for k, v in obj.items() if k not in skip}
+
+
+def _object_body(body: Any) -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise apierrors.bad_request("the request body must be a JSON object")
+    md = body.setdefault("metadata", {})
+    if not isinstance(md, dict):
+        raise apierrors.bad_request("metadata must be an object")
+    return body
+
+
+def _encode_continue(after: tuple[str, str], rv: int) -> str:
+    raw = json.dumps({"v": "sim/1", "rv": rv, "start": list(after)}).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_continue(token: str) -> tuple[tuple[str, str], int]:
+    try:
+        data = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+        start = data["start"]
+        return (str(start[0]), str(start[1])), int(data["rv"])
+    except (ValueError, KeyError, TypeError, IndexError) as exc:
+        raise apierrors.bad_request(f"continue key is not valid: {token!r}") from exc

@@ -1,0 +1,155 @@
+"""Discovery documents and the slice of OpenAPI v3 that kubectl needs.
+
+kubectl finds every resource through ``/api`` and ``/apis`` (names, short names, scope, verbs,
+subresources); without these a client cannot even map ``kubectl get no``. The OpenAPI v3
+documents only declare, per kind, that PATCH accepts ``fieldValidation``: that tells kubectl
+1.27+ to let the server validate, so ``kubectl apply``/``create`` work without ``--validate=false``.
+Schemas themselves are not served.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from shared.sim.apiserver import resources
+
+VERSION = {
+    "major": "1",
+    "minor": "34",
+    "gitVersion": "v1.34.2-sim",
+    "gitCommit": "sim",
+    "gitTreeState": "clean",
+    "buildDate": "2025-01-01T00:00:00Z",
+    "goVersion": "go1.23",
+    "compiler": "gc",
+    "platform": "linux/amd64",
+}
+
+
+def _versions(table: resources.ResourceTable) -> dict[str, list[str]]:
+    """group → versions, preferred first (the storage version of a CRD, else the first declared)."""
+    out: dict[str, list[str]] = {}
+    for row in table:
+        if row.group:
+            versions = out.setdefault(row.group, [])
+            if row.version not in versions:
+                if row.storage_version == row.version:
+                    versions.insert(0, row.version)
+                else:
+                    versions.append(row.version)
+    return out
+
+
+def _group(name: str, versions: list[str]) -> dict[str, Any]:
+    return {
+        "name": name,
+        "versions": [{"groupVersion": f"{name}/{v}", "version": v} for v in versions],
+        "preferredVersion": {"groupVersion": f"{name}/{versions[0]}", "version": versions[0]},
+    }
+
+
+def api_versions() -> dict[str, Any]:
+    return {
+        "kind": "APIVersions",
+        "versions": ["v1"],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}],
+    }
+
+
+def group_list(table: resources.ResourceTable) -> dict[str, Any]:
+    return {
+        "kind": "APIGroupList",
+        "apiVersion": "v1",
+        "groups": [_group(g, v) for g, v in sorted(_versions(table).items())],
+    }
+
+
+def group(table: resources.ResourceTable, name: str) -> dict[str, Any] | None:
+    versions = _versions(table).get(name)
+    if not versions:
+        return None
+    return {"kind": "APIGroup", "apiVersion": "v1", **_group(name, versions)}
+
+
+def resource_list(table: resources.ResourceTable, group_name: str, version: str) -> dict[str, Any] | None:
+    rows = [r for r in table if r.group == group_name and r.version == version]
+    if not rows:
+        return None
+    out: list[dict[str, Any]] = []
+    for r in sorted(rows, key=lambda x: x.plural):
+        entry: dict[str, Any] = {
+            "name": r.plural,
+            "singularName": r.singular,
+            "namespaced": r.namespaced,
+            "kind": r.kind,
+            "verbs": list(resources.ALL_VERBS),
+        }
+        if r.short_names:
+            entry["shortNames"] = list(r.short_names)
+        if r.categories:
+            entry["categories"] = list(r.categories)
+        entry["storageVersionHash"] = hashlib.sha256(f"{r.group}/{r.plural}".encode()).hexdigest()[:12]
+        out.append(entry)
+        for sub in sorted(r.subresources):
+            item: dict[str, Any] = {
+                "name": f"{r.plural}/{sub}",
+                "singularName": "",
+                "namespaced": r.namespaced,
+                "kind": r.kind,
+                "verbs": list(resources.SUBRESOURCE_VERBS.get(sub, ("get",))),
+            }
+            if sub in resources.SUBRESOURCE_KINDS:
+                sub_group, sub_version, sub_kind = resources.SUBRESOURCE_KINDS[sub]
+                item.update(group=sub_group, version=sub_version, kind=sub_kind)
+            out.append(item)
+    gv = f"{group_name}/{version}" if group_name else version
+    return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": out}
+
+
+# ---------------------------------------------------------------- OpenAPI v3
+
+
+def _gv_path(r: resources.Resource) -> str:
+    return f"api/{r.version}" if not r.group else f"apis/{r.group}/{r.version}"
+
+
+def openapi_index(table: resources.ResourceTable) -> dict[str, Any]:
+    paths: dict[str, Any] = {}
+    for r in table:
+        path = _gv_path(r)
+        if path not in paths:
+            digest = hashlib.sha256(json.dumps(openapi_document(table, path), sort_keys=True).encode())
+            paths[path] = {"serverRelativeURL": f"/openapi/v3/{path}?hash={digest.hexdigest()[:32].upper()}"}
+    return {"paths": paths}
+
+
+def openapi_document(table: resources.ResourceTable, gv_path: str) -> dict[str, Any]:
+    """PATCH operations per kind, each declaring ``fieldValidation`` (nothing else is modelled)."""
+    paths: dict[str, Any] = {}
+    for r in table:
+        if _gv_path(r) != gv_path:
+            continue
+        gvk = {"group": r.group, "version": r.version, "kind": r.kind}
+        params = [
+            {"name": "fieldValidation", "in": "query", "schema": {"type": "string", "uniqueItems": True}},
+            {"name": "dryRun", "in": "query", "schema": {"type": "string", "uniqueItems": True}},
+            {"name": "fieldManager", "in": "query", "schema": {"type": "string", "uniqueItems": True}},
+        ]
+        item = "/" + gv_path + ("/namespaces/{namespace}" if r.namespaced else "") + f"/{r.plural}/{{name}}"
+        paths[item] = {
+            "patch": {
+                "operationId": f"patch{r.kind}",
+                "parameters": params,
+                "x-kubernetes-action": "patch",
+                "x-kubernetes-group-version-kind": gvk,
+                "responses": {"200": {"description": "OK"}},
+            }
+        }
+    return {
+        "openapi": "3.0.0",
+        "info": {"title": "Kubernetes (sim)", "version": "v1.32.0"},
+        "paths": paths,
+        "components": {"schemas": {}},
+    }

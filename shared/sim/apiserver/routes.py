@@ -1,0 +1,67 @@
+"""URL → (resource, namespace, name, subresource), and HTTP method → RBAC verb.
+
+Kept apart from the handler so the mapping can be tested without a socket, and so the audit log,
+RBAC and fault injection all describe a request with the same words.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shared.sim.apiserver import apierrors, resources
+
+
+@dataclass(frozen=True)
+class Route:
+    resource: resources.Resource
+    namespace: str | None
+    name: str | None
+    subresource: str | None
+
+    def verb(self, method: str, *, watch: bool) -> str:
+        if method == "GET":
+            if self.name is None:
+                return "watch" if watch else "list"
+            return "get"
+        if method == "POST":
+            return "create"
+        if method == "PUT":
+            return "update"
+        if method == "PATCH":
+            return "patch"
+        if method == "DELETE":
+            return "delete" if self.name is not None else "deletecollection"
+        return method.lower()
+
+
+def parse(table: resources.ResourceTable, path: str) -> Route | None:
+    """Resolve a resource URL; ``None`` when the path is not a resource path at all."""
+    parts = [p for p in path.split("/") if p]
+    if len(parts) >= 2 and parts[0] == "api":
+        group, version, rest = "", parts[1], parts[2:]
+    elif len(parts) >= 3 and parts[0] == "apis":
+        group, version, rest = parts[1], parts[2], parts[3:]
+    else:
+        return None
+    if not rest:
+        return None
+    namespace = None
+    # /namespaces/NS/PLURAL/... is namespaced; /namespaces/NAME[/status|finalize] is the namespace itself.
+    if (
+        rest[0] == "namespaces"
+        and len(rest) >= 3
+        and not (len(rest) == 3 and rest[2] in ("status", "finalize") and not group)
+    ):
+        namespace, rest = rest[1], rest[2:]
+    if len(rest) > 3:
+        raise apierrors.ApiError(404, "NotFound", f"the server could not find the requested resource ({path})")
+    resource = table.lookup(group, version, rest[0])
+    if resource is None:
+        raise apierrors.ApiError(404, "NotFound", "the server could not find the requested resource")
+    if namespace is not None and not resource.namespaced:
+        raise apierrors.ApiError(404, "NotFound", "the server could not find the requested resource")
+    name = rest[1] if len(rest) > 1 else None
+    sub = rest[2] if len(rest) > 2 else None
+    if sub is not None and sub not in resource.subresources:
+        raise apierrors.ApiError(404, "NotFound", "the server could not find the requested resource")
+    return Route(resource, namespace, name, sub)

@@ -1,0 +1,256 @@
+"""Server-side printing: the ``Table`` answers that ``kubectl get`` asks for.
+
+kubectl asks for ``as=Table`` and prints whatever columns the server returns, so without this a
+``kubectl get nodes`` shows only names and a CRD's additionalPrinterColumns never appear. Built-in
+kinds get the familiar columns (node STATUS/ROLES, pod READY/STATUS/NODE, ...); custom resources
+get their CRD's columns, evaluated with the small JSONPath subset those columns use.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from shared.sim.apiserver import resources
+
+Row = Callable[[dict[str, Any]], list[Any]]
+
+
+def age(timestamp: str | None, now: datetime) -> str:
+    """kubectl's short duration: 5s, 3m, 2h, 4d."""
+    if not timestamp:
+        return "<unknown>"
+    try:
+        then = datetime.strptime(timestamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    except ValueError:
+        return "<invalid>"
+    seconds = max(0, int((now - then).total_seconds()))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= 2 * size if unit != "m" else seconds >= 120:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def _cond(obj: dict[str, Any], kind: str) -> str | None:
+    for c in (obj.get("status") or {}).get("conditions") or []:
+        if c.get("type") == kind:
+            return str(c.get("status"))
+    return None
+
+
+def _node(obj: dict[str, Any]) -> list[Any]:
+    ready = _cond(obj, "Ready")
+    status = "Ready" if ready == "True" else ("NotReady" if ready is not None else "Unknown")
+    if (obj.get("spec") or {}).get("unschedulable"):
+        status += ",SchedulingDisabled"
+    roles = sorted(
+        k.split("/", 1)[1] for k in (obj["metadata"].get("labels") or {}) if k.startswith("node-role.kubernetes.io/")
+    )
+    version = ((obj.get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion", "")
+    return [status, ",".join(roles) or "<none>", version]
+
+
+def _pod(obj: dict[str, Any]) -> list[Any]:
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    statuses = status.get("containerStatuses") or []
+    ready = sum(1 for s in statuses if s.get("ready"))
+    restarts = sum(int(s.get("restartCount", 0)) for s in statuses)
+    phase = status.get("reason") or status.get("phase") or "Unknown"
+    for s in statuses:  # as kubectl prints it: a container's waiting/terminated reason wins over the phase
+        state = s.get("state") or {}
+        why = (state.get("waiting") or {}).get("reason") or (state.get("terminated") or {}).get("reason")
+        if why:
+            phase = why
+            break
+    if obj["metadata"].get("deletionTimestamp"):
+        phase = "Terminating"
+    return [
+        f"{ready}/{len(spec.get('containers') or [])}",
+        phase,
+        restarts,
+        status.get("podIP") or "<none>",
+        spec.get("nodeName") or "<none>",
+    ]
+
+
+def _replicated(obj: dict[str, Any]) -> list[Any]:
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    return [
+        f"{status.get('readyReplicas', 0)}/{spec.get('replicas', 0)}",
+        status.get("updatedReplicas", 0),
+        status.get("availableReplicas", 0),
+    ]
+
+
+def _daemonset(obj: dict[str, Any]) -> list[Any]:
+    status = obj.get("status") or {}
+    return [
+        status.get(k, 0)
+        for k in (
+            "desiredNumberScheduled",
+            "currentNumberScheduled",
+            "numberReady",
+            "updatedNumberScheduled",
+            "numberAvailable",
+        )
+    ]
+
+
+def _job(obj: dict[str, Any]) -> list[Any]:
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    done = (
+        "Complete" if _cond(obj, "Complete") == "True" else ("Failed" if _cond(obj, "Failed") == "True" else "Running")
+    )
+    return [done, f"{status.get('succeeded', 0)}/{spec.get('completions', 1)}"]
+
+
+def _lease(obj: dict[str, Any]) -> list[Any]:
+    return [(obj.get("spec") or {}).get("holderIdentity") or "<none>"]
+
+
+def _pdb(obj: dict[str, Any]) -> list[Any]:
+    spec = obj.get("spec") or {}
+    return [
+        spec.get("minAvailable", "N/A"),
+        spec.get("maxUnavailable", "N/A"),
+        (obj.get("status") or {}).get("disruptionsAllowed", 0),
+    ]
+
+
+def _configmap(obj: dict[str, Any]) -> list[Any]:
+    return [len(obj.get("data") or {}) + len(obj.get("binaryData") or {})]
+
+
+def _namespace(obj: dict[str, Any]) -> list[Any]:
+    return [(obj.get("status") or {}).get("phase", "")]
+
+
+_BUILTIN: dict[str, tuple[list[tuple[str, str, int]], Row]] = {
+    "Node": ([("Status", "string", 0), ("Roles", "string", 0), ("Version", "string", 0)], _node),
+    "Pod": (
+        [
+            ("Ready", "string", 0),
+            ("Status", "string", 0),
+            ("Restarts", "integer", 0),
+            ("IP", "string", 1),
+            ("Node", "string", 1),
+        ],
+        _pod,
+    ),
+    "Deployment": ([("Ready", "string", 0), ("Up-to-date", "integer", 0), ("Available", "integer", 0)], _replicated),
+    "DaemonSet": (
+        [
+            ("Desired", "integer", 0),
+            ("Current", "integer", 0),
+            ("Ready", "integer", 0),
+            ("Up-to-date", "integer", 0),
+            ("Available", "integer", 0),
+        ],
+        _daemonset,
+    ),
+    "Job": ([("Status", "string", 0), ("Completions", "string", 0)], _job),
+    "Lease": ([("Holder", "string", 0)], _lease),
+    "PodDisruptionBudget": (
+        [("Min Available", "string", 0), ("Max Unavailable", "string", 0), ("Allowed Disruptions", "integer", 0)],
+        _pdb,
+    ),
+    "ConfigMap": ([("Data", "integer", 0)], _configmap),
+    "Namespace": ([("Status", "string", 0)], _namespace),
+}
+
+_FILTER = re.compile(r"\[\?\(@\.([\w.]+)\s*==\s*[\"']([^\"']*)[\"']\)\]")
+
+
+def json_path(obj: Any, path: str) -> Any:
+    """Evaluate ``.a.b[0].c``, ``.a[*].b`` and ``.a[?(@.k=="v")].b`` (printer-column JSONPath)."""
+    path = path.strip().removeprefix("{").removesuffix("}").lstrip("$")
+    tokens = re.findall(r"\[\?\(@\.[\w.]+\s*==\s*[\"'][^\"']*[\"']\)\]|\[\*\]|\[\d+\]|[^.\[\]]+", path)
+    current: list[Any] = [obj]
+    for token in tokens:
+        nxt: list[Any] = []
+        for value in current:
+            if token == "[*]":
+                nxt.extend(value if isinstance(value, list) else [])
+            elif token.startswith("[?"):
+                m = _FILTER.fullmatch(token)
+                if m and isinstance(value, list):
+                    nxt.extend(v for v in value if str(json_path(v, "." + m[1]) or "") == m[2])
+            elif token.startswith("["):
+                index = int(token[1:-1])
+                if isinstance(value, list) and index < len(value):
+                    nxt.append(value[index])
+            elif isinstance(value, dict) and token in value:
+                nxt.append(value[token])
+        current = nxt
+    if not current:
+        return None
+    return current[0] if len(current) == 1 else ",".join(str(v) for v in current)
+
+
+def _custom(columns: tuple[resources.PrinterColumn, ...], obj: dict[str, Any], now: datetime) -> list[Any]:
+    cells = []
+    for column in columns:
+        value = json_path(obj, column.json_path)
+        if column.type == "date" and isinstance(value, str):
+            value = age(value, now)
+        cells.append("<none>" if value is None else value)
+    return cells
+
+
+def table(
+    r: resources.Resource,
+    objects: list[dict[str, Any]],
+    *,
+    now: datetime,
+    include_object: str,
+    list_meta: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A ``meta.k8s.io/v1`` Table of ``objects``."""
+    definitions: list[dict[str, Any]] = [
+        {
+            "name": "Name",
+            "type": "string",
+            "format": "name",
+            "priority": 0,
+            "description": "Name must be unique within a namespace.",
+        }
+    ]
+    if r.crd:
+        extra = [(c.name, c.type, c.priority) for c in r.columns]
+        has_age = any(c.name.lower() == "age" for c in r.columns)
+        if not has_age:
+            extra.append(("Age", "date", 0))
+    else:
+        base, _ = _BUILTIN.get(r.kind, ([], lambda _o: []))
+        extra = [*base, ("Age", "date", 0)]
+    definitions += [{"name": n, "type": t, "format": "", "priority": p, "description": ""} for n, t, p in extra]
+    rows = []
+    for obj in objects:
+        if r.crd:
+            cells = _custom(r.columns, obj, now)
+            if not any(c.name.lower() == "age" for c in r.columns):
+                cells.append(age(obj["metadata"].get("creationTimestamp"), now))
+        else:
+            cells = [
+                *_BUILTIN.get(r.kind, ([], lambda _o: []))[1](obj),
+                age(obj["metadata"].get("creationTimestamp"), now),
+            ]
+        row: dict[str, Any] = {"cells": [obj["metadata"]["name"], *cells]}
+        if include_object == "Object":
+            row["object"] = obj
+        elif include_object != "None":
+            row["object"] = {
+                "kind": "PartialObjectMetadata",
+                "apiVersion": "meta.k8s.io/v1",
+                "metadata": obj["metadata"],
+            }
+        rows.append(row)
+    return {
+        "kind": "Table",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": list_meta or {},
+        "columnDefinitions": definitions,
+        "rows": rows,
+    }

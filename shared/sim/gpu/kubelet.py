@@ -1,0 +1,428 @@
+"""The simulated node side: scheduler, Job controller and kubelets of every node, in virtual time.
+
+One thread follows the store's event log (as an informer would) and the virtual clock's timers;
+every decision re-reads the object it concerns, so the loop is level-based and survives a lost
+event (a compacted history makes it relist). A pod's life: Pending (unschedulable, with the
+real reason) → bound → ContainerCreating → Running after ``podStartSeconds`` → terminated when
+its workload ends (:mod:`shared.sim.gpu.workloads`). The pods of one Indexed Job running a group
+workload are one run: it starts when every index is Running, its numbers come from the fabric
+model for exactly those nodes, the pod with completion index 0 logs it, and all members end
+together (a member killed by a reboot aborts the run).
+
+Pods the simulator itself installed (``seed``) are static: the kubelet leaves their status alone.
+Off by default in the per-test fixture, so tests of the API alone can write pod status freely.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from shared.sim.apiserver import apierrors, jobs, scheduler, store, subresources
+from shared.sim.apiserver.vclock import Timer
+from shared.sim.gpu import podstatus, stages, workloads
+
+if TYPE_CHECKING:
+    from shared.sim.server import SimServer
+
+logger = logging.getLogger(__name__)
+
+PodKey = tuple[str, str]
+_POLL = 0.2
+_SETTLE_TIMEOUT = 20.0
+
+
+@dataclass
+class GroupRun:
+    """The pods of one Job attempt that run one group workload together."""
+
+    members: dict[int, tuple[PodKey, str, str]] = field(default_factory=dict)  # index -> (key, uid, node)
+    timer: Timer | None = None
+    done: set[str] = field(default_factory=set)
+
+
+class Kubelet:
+    """Start with :meth:`start`; :meth:`settle` waits until it has caught up with the store."""
+
+    def __init__(self, sim: SimServer) -> None:
+        self.sim = sim
+        self.other_seconds = stages.workloads().otherSeconds
+        self.lock = threading.RLock()
+        self._idle = threading.Condition()
+        self._idle_rv = -1
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.static: set[PodKey] = set()
+        self._clear()
+
+    def _clear(self) -> None:
+        self._rv = self.sim.store.resource_version
+        self.nodes: dict[str, scheduler.NodeView] = {}
+        self.used: dict[str, int] = {}
+        self.pod_gpus: dict[str, tuple[str, int]] = {}
+        self.keys: dict[str, PodKey] = {}
+        self.pending: dict[PodKey, str] = {}
+        self.started: set[str] = set()
+        self.dirty_jobs: set[PodKey] = set()
+        self.runs: dict[str, GroupRun] = {}
+        self.deadlines: set[str] = set()
+        self.retry_all = False
+        self.relist = True
+
+    # ------------------------------------------------------------ lifecycle
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self) -> None:
+        if self.running:
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._loop, name="sim-kubelet", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.sim.store.wake()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+            self._thread = None
+
+    def reset(self) -> None:
+        with self.lock:
+            self.static.clear()
+            self._clear()
+
+    def settle(self, timeout: float = _SETTLE_TIMEOUT) -> None:
+        """Block until every write so far was handled and no timer is due (no-op when stopped)."""
+        if not self.running:
+            return
+        clock = self.sim.vclock
+        with self._idle:
+            ok = self._idle.wait_for(
+                lambda: (
+                    not self.running
+                    or (
+                        self._idle_rv == self.sim.store.resource_version
+                        and ((due := clock.next_due()) is None or due > clock.time())
+                    )
+                ),
+                timeout,
+            )
+        if not ok:
+            raise TimeoutError("the simulated kubelet did not settle")
+
+    def _loop(self) -> None:
+        clock = self.sim.vclock
+        while not self._stop.is_set():
+            try:
+                with self.lock:
+                    busy = self._step()
+            except Exception:  # a bug here must not stop the cluster: log it and carry on
+                logger.exception("simulated kubelet step failed")
+                busy = False
+            if busy:
+                continue
+            with self._idle:
+                self._idle_rv = self._rv
+                self._idle.notify_all()
+            due = clock.next_due()
+            wait = _POLL if due is None else min(_POLL, clock.real_seconds_until(due))
+            if wait > 0:
+                self.sim.store.wait(self._rv, wait)
+
+    def _step(self) -> bool:
+        if self.relist:
+            self._relist()
+            return True
+        try:
+            events = self.sim.store.events_after(self._rv)
+        except store.Compacted:
+            self.relist = True
+            return True
+        for event in events:
+            self._rv = event.rv
+            self._handle(event.group_resource, event.type, event.entry, event.previous)
+        fired = False
+        while (timer := self.sim.vclock.pop_due()) is not None:
+            timer.action()
+            fired = True
+        self._reconcile_jobs()
+        self._schedule()
+        return bool(events) or fired
+
+    def _relist(self) -> None:
+        self.relist = False
+        self._rv = self.sim.store.resource_version
+        for entry in list(self.sim.store.scan(("", "nodes"), None)):
+            self._handle(("", "nodes"), "ADDED", entry)
+        for entry in list(self.sim.store.scan(("", "pods"), None)):
+            self._handle(("", "pods"), "ADDED", entry)
+        for entry in list(self.sim.store.scan(("batch", "jobs"), None)):
+            self.dirty_jobs.add((entry.namespace, entry.name))
+        self.sim.repair.relist()
+
+    # ------------------------------------------------------------ events
+    def _handle(self, gr: tuple[str, str], kind: str, entry: store.Entry, previous: store.Entry | None = None) -> None:
+        if gr == ("", "nodes"):
+            if kind == "DELETED":
+                self.nodes.pop(entry.name, None)
+            else:
+                self.nodes[entry.name] = scheduler.NodeView.of(entry.object())
+            self.retry_all = True
+        elif gr == ("", "pods"):
+            self._pod_event(kind, entry, previous)
+        elif gr == ("batch", "jobs"):
+            if kind == "DELETED":
+                self.runs.pop(entry.uid, None)
+            else:
+                self.dirty_jobs.add((entry.namespace, entry.name))
+        else:
+            self.sim.repair.handle(gr, kind, entry)
+
+    def _pod_event(self, kind: str, entry: store.Entry, previous: store.Entry | None) -> None:
+        key = (entry.namespace, entry.name)
+        pod = entry.object()
+        if kind != "MODIFIED" or previous is None or _counted(pod) != _counted(previous.object()):
+            for ref in pod["metadata"].get("ownerReferences") or []:
+                if ref.get("kind") == "Job":
+                    self.dirty_jobs.add((entry.namespace, ref.get("name", "")))
+        if kind == "DELETED":
+            self.keys.pop(entry.uid, None)
+            self._release(entry.uid)
+            self.pending.pop(key, None)
+            self.started.discard(entry.uid)
+            self.static.discard(key)
+            self.sim.logs.forget(*key)
+            self._abort_member(entry.uid)
+        else:
+            self.keys[entry.uid] = key
+            spec, phase = pod.get("spec") or {}, (pod.get("status") or {}).get("phase")
+            node = spec.get("nodeName")
+            if phase in ("Succeeded", "Failed") or pod["metadata"].get("deletionTimestamp"):
+                self._release(entry.uid)
+                self.pending.pop(key, None)
+            elif not node:
+                if spec.get("schedulerName", "default-scheduler") == "default-scheduler" and key not in self.static:
+                    self.pending[key] = entry.uid
+            else:
+                self.pending.pop(key, None)
+                if entry.uid not in self.pod_gpus:
+                    self.pod_gpus[entry.uid] = (node, scheduler.gpu_request(pod))
+                    self.used[node] = self.used.get(node, 0) + self.pod_gpus[entry.uid][1]
+                if entry.uid not in self.started and phase == "Pending" and key not in self.static:
+                    self.started.add(entry.uid)
+                    self._admit(pod, node)
+
+    def _release(self, uid: str) -> None:
+        held = self.pod_gpus.pop(uid, None)
+        if held is not None:
+            self.used[held[0]] = max(0, self.used.get(held[0], 0) - held[1])
+            self.retry_all = True
+
+    # ------------------------------------------------------------ writes
+    def _resource(self, group: str, plural: str) -> Any:
+        return self.sim.table.by_group_resource(group, plural)
+
+    def write_pod_status(self, key: PodKey, uid: str, status: dict[str, Any]) -> bool:
+        """Replace a pod's status if it is still the same pod; False when it is gone."""
+        pods = self._resource("", "pods")
+        found = self.sim.store.get(pods.group_resource, *key)
+        if found is None or found.uid != uid:
+            return False
+        pod = found.object()
+        pod["status"] = status
+        try:  # a status update of the object just read: cheaper than a JSON patch, same result
+            self.sim.api.update(pods, key[0], key[1], pod, sub="status")
+        except apierrors.ApiError as exc:
+            logger.debug("pod %s/%s status not written: %s", *key, exc)
+            return False
+        return True
+
+    def _pod(self, key: PodKey, uid: str) -> dict[str, Any] | None:
+        found = self.sim.store.get(("", "pods"), *key)
+        return found.object() if found is not None and found.uid == uid else None
+
+    def _ips(self, node: str, uid: str) -> tuple[str, str]:
+        view = self.sim.store.get(("", "nodes"), "", node)
+        host = "10.0.0.1"
+        if view is not None:
+            host = next(
+                (
+                    a["address"]
+                    for a in (view.object().get("status") or {}).get("addresses") or []
+                    if a.get("type") == "InternalIP"
+                ),
+                host,
+            )
+        n = int(uid.replace("-", "")[:6], 16)
+        return host, f"10.244.{n % 250}.{(n >> 8) % 250 + 2}"
+
+    # ------------------------------------------------------------ pod lifecycle
+    def _admit(self, pod: dict[str, Any], node: str) -> None:
+        key, uid = (pod["metadata"]["namespace"], pod["metadata"]["name"]), pod["metadata"]["uid"]
+        now = self.sim.api.now()
+        view = self.nodes.get(node)
+        want = scheduler.gpu_request(pod)
+        if view is not None and want and self.used.get(node, 0) > view.gpus:
+            self.write_pod_status(
+                key,
+                uid,
+                podstatus.rejected(
+                    pod,
+                    reason=f"OutOf{scheduler.GPU}",
+                    now=now,
+                    message=f"Pod was rejected: Node didn't have enough resource: {scheduler.GPU}, requested: {want}, "
+                    f"used: {self.used.get(node, 0) - want}, capacity: {view.gpus}",
+                ),
+            )
+            return
+        host, _ = self._ips(node, uid)
+        self.write_pod_status(key, uid, podstatus.creating(pod, host_ip=host, now=now))
+        self.sim.vclock.call_later(stages.workloads().podStartSeconds, lambda: self._run(key, uid, node))
+
+    def _run(self, key: PodKey, uid: str, node: str) -> None:
+        pod = self._pod(key, uid)
+        if pod is None or (pod.get("status") or {}).get("phase") != "Pending":
+            return
+        hw = self.sim.fabric.node(node)
+        if hw is not None and hw.rebooting:
+            self.sim.vclock.call_later(stages.workloads().podStartSeconds, lambda: self._run(key, uid, node))
+            return
+        host, ip = self._ips(node, uid)
+        if not self.write_pod_status(key, uid, podstatus.running(pod, host_ip=host, pod_ip=ip, now=self.sim.api.now())):
+            return
+        containers = (pod.get("spec") or {}).get("containers") or [{}]
+        workload = workloads.classify(containers[0])
+        if workload.kind is workloads.Kind.OTHER and (pod.get("spec") or {}).get("restartPolicy") == "Always":
+            return  # a long-running service: it stays Running
+        owner = next((r for r in pod["metadata"].get("ownerReferences") or [] if r.get("kind") == "Job"), None)
+        index = jobs.index_of(pod)
+        if workload.group and owner is not None and index is not None and hw is not None:
+            self._join_run(owner, index, key, uid, node, workload)
+            return
+        if workload.group and hw is not None:
+            result = workloads.run_group(self.sim.fabric, [node], workload, now=self.sim.vclock.time())
+        elif hw is not None or workload.kind in (workloads.Kind.SLEEP, workloads.Kind.OTHER):
+            result = workloads.run_single(self.sim.fabric, node, workload, other_seconds=self.other_seconds)
+        else:
+            result = workloads.Result(f"{workload.binary}: no NVIDIA GPU found on this node\n", 1.0, 1)
+        self.sim.vclock.call_later(result.seconds, lambda: self._finish(key, uid, result.exit_code, result.log))
+
+    def _finish(
+        self, key: PodKey, uid: str, exit_code: int, log: str, *, reason: str | None = None, message: str | None = None
+    ) -> None:
+        pod = self._pod(key, uid)
+        if pod is None or (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            return
+        if log:
+            name = ((pod.get("spec") or {}).get("containers") or [{}])[0].get("name", "")
+            self.sim.logs.append(key[0], key[1], name, log)
+        self.write_pod_status(
+            key,
+            uid,
+            podstatus.terminated(pod, exit_code=exit_code, now=self.sim.api.now(), reason=reason, message=message),
+        )
+
+    # ------------------------------------------------------------ group runs
+    def _join_run(
+        self, owner: dict[str, Any], index: int, key: PodKey, uid: str, node: str, workload: workloads.Workload
+    ) -> None:
+        job_found = self.sim.store.get(("batch", "jobs"), key[0], owner.get("name", ""))
+        if job_found is None:
+            return
+        completions = int((job_found.object().get("spec") or {}).get("completions", 1))
+        run = self.runs.setdefault(owner.get("uid", ""), GroupRun())
+        run.members[index] = (key, uid, node)
+        if len(run.members) < completions or run.timer is not None:
+            return
+        order = [run.members[i] for i in sorted(run.members)]
+        result = workloads.run_group(self.sim.fabric, [m[2] for m in order], workload, now=self.sim.vclock.time())
+
+        def finish() -> None:
+            self.runs.pop(owner.get("uid", ""), None)
+            for i, (member_key, member_uid, _) in sorted(run.members.items()):
+                self._finish(member_key, member_uid, result.exit_code, result.log if i == 0 else "")
+
+        run.timer = self.sim.vclock.call_later(result.seconds, finish)
+
+    def _abort_member(self, uid: str) -> None:
+        for job_uid, run in list(self.runs.items()):
+            if any(m[1] == uid for m in run.members.values()):
+                if run.timer is not None:
+                    run.timer.cancel()
+                self.runs.pop(job_uid, None)
+                for key, member_uid, _ in run.members.values():
+                    if member_uid != uid:
+                        self._finish(key, member_uid, 1, "mpirun: a peer process exited; the job has been aborted\n")
+
+    def node_down(self, node: str) -> None:
+        """A reboot kills every running pod on ``node`` (and the group runs they belong to)."""
+        for uid, (where, _) in list(self.pod_gpus.items()):
+            if where != node:
+                continue
+            key = self.keys.get(uid)
+            if key is None or key in self.static:
+                continue
+            self._abort_member(uid)
+            self._finish(
+                key,
+                uid,
+                137,
+                "",
+                reason="Terminated",
+                message="Pod was terminated in response to imminent node shutdown.",
+            )
+
+    # ------------------------------------------------------------ scheduling and jobs
+    def _schedule(self) -> None:
+        if not self.pending:
+            return
+        keys = list(self.pending) if self.retry_all else [k for k, u in self.pending.items() if u not in self.started]
+        self.retry_all = False
+        pods = self._resource("", "pods")
+        for key in sorted(keys):
+            uid = self.pending.get(key)
+            pod = self._pod(key, uid) if uid else None
+            if pod is None:
+                self.pending.pop(key, None)
+                continue
+            self.started.add(uid or "")  # marks "tried once"; retried on the next change
+            decision = scheduler.place(pod, self.nodes, self.used, len(self.nodes))
+            if decision.node is not None:
+                try:
+                    subresources.bind(
+                        self.sim.api, pods, key[0], key[1], {"target": {"name": decision.node}}, dry_run=False
+                    )
+                except apierrors.ApiError:
+                    continue
+                self.started.discard(uid or "")
+                self.pending.pop(key, None)
+                gpus = scheduler.gpu_request(pod)
+                self.pod_gpus[uid or ""] = (decision.node, gpus)
+                self.used[decision.node] = self.used.get(decision.node, 0) + gpus
+                continue
+            current: dict[str, Any] = next(
+                (c for c in (pod.get("status") or {}).get("conditions") or [] if c.get("type") == "PodScheduled"), {}
+            )
+            if current.get("message") != decision.message:
+                self.write_pod_status(
+                    key, uid or "", podstatus.unschedulable(pod, message=decision.message, now=self.sim.api.now())
+                )
+
+    def _reconcile_jobs(self) -> None:
+        while self.dirty_jobs:
+            key = self.dirty_jobs.pop()
+            try:
+                self.sim.jobctl.reconcile(key)
+            except apierrors.ApiError as exc:
+                logger.debug("job %s/%s: %s", *key, exc)
+
+
+def _counted(pod: dict[str, Any]) -> tuple[Any, ...]:
+    """What a Job's status counts of its pod: a change elsewhere need not wake the Job controller."""
+    status = pod.get("status") or {}
+    ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
+    return status.get("phase"), ready, bool(pod["metadata"].get("deletionTimestamp"))
