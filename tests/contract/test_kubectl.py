@@ -3,7 +3,7 @@
 Covers: get (with server-side columns), get -o yaml/jsonpath, describe, label, annotate, cordon,
 uncordon, taint and untaint, apply -f (twice: create then unchanged), apply of a custom resource
 with printer columns, a CRD created after kubectl cached discovery, drain (evicts exactly the pods of
-that node), wait, create --dry-run=server, delete. Skipped with a reason when kubectl is not installed.
+that node), wait, create --dry-run=server, delete. Runs the pinned kubectl 1.34 that ``make setup`` installs.
 """
 
 from __future__ import annotations
