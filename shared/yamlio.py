@@ -27,6 +27,9 @@ def _safe_loader() -> Any:
 
     yaml = YAML(typ="safe", pure=True)
     yaml.allow_duplicate_keys = False
+    # A plain "=" resolves to YAML 1.1's value tag, which the safe constructor refuses; every other
+    # YAML reader (go-yaml in helm and kubectl) reads it as the string "=".
+    yaml.constructor.add_constructor("tag:yaml.org,2002:value", lambda c, n: c.construct_scalar(n))
     return yaml
 
 

@@ -91,3 +91,8 @@ def test_round_trip_editing_keeps_comments() -> None:
     data["b"] = 3
     out = yamlio.dumps_roundtrip(data)
     assert "# keep me" in out and "# and me" in out and "b: 3" in out
+
+
+def test_a_plain_equals_sign_is_the_string_other_yaml_readers_see() -> None:
+    # helm's toYaml writes `a: =` for --set a==; go-yaml reads it back as "=".
+    assert yamlio.loads("a: =\nb: [=]\n") == {"a": "=", "b": ["="]}

@@ -4,19 +4,22 @@ The component is named by its recipe name or by any registry ``valueOverrideKeys
 upstream, every ``--set`` applies, in command-line order (upstream silently ignores an alias when
 the plain name also has entries), and a mistake is an error rather than a logged warning: an
 unknown component, an empty path or value, or a path that runs through a scalar or a list.
+
+The value is everything after the first ``=`` (commas included: one ``--set`` sets one key) and is
+typed by Helm's rules (:func:`shared.strvals.typed_value`), the same as ``nvsentinel manifests
+--set``: ``true``/``false``/``null`` in any case, int64 integers without a leading zero, anything
+else (``1.5``, ``01``, ``580.82.07``) a string. A ``null`` is written as null into the component's
+values, where Helm removes the chart's key at install time.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
-from shared import errors
+from shared import errors, strvals
 
 ENABLED_KEY = "enabled"
-_INT = re.compile(r"^[-+]?(0|[1-9][0-9]*)$")
-_FLOAT = re.compile(r"^[-+]?([0-9]+\.[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$")
 
 
 @dataclass(frozen=True)
@@ -27,20 +30,6 @@ class SetOverride:
     path: tuple[str, ...]
     value: Any
     raw: str
-
-
-def typed_value(text: str) -> Any:
-    """``true``/``false`` → bool, a plain integer → int, a decimal → float, anything else → str.
-
-    A number with leading zeros stays a string (``01`` is a tag, not 1; upstream turns it into 1).
-    """
-    if text in ("true", "false"):
-        return text == "true"
-    if _INT.match(text):
-        return int(text)
-    if _FLOAT.match(text):
-        return float(text)
-    return text
 
 
 def parse(raw: str) -> SetOverride:
@@ -55,7 +44,7 @@ def parse(raw: str) -> SetOverride:
     parts = tuple(path.split("."))
     if any(not p for p in parts):
         raise errors.InvalidInput(f"empty key in path {path!r}", where=where)
-    return SetOverride(key=key, path=parts, value=typed_value(value), raw=raw)
+    return SetOverride(key=key, path=parts, value=strvals.typed_value(value), raw=raw)
 
 
 def set_path(values: dict[str, Any], path: tuple[str, ...], value: Any, *, where: str) -> None:

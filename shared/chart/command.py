@@ -19,7 +19,19 @@ ValuesFiles = Annotated[
 ]
 SetValues = Annotated[
     list[str] | None,
-    typer.Option("--set", help="KEY=VALUE over the values, like helm (a.b=1,c[0]=x; repeatable).", show_default=False),
+    typer.Option(
+        "--set",
+        help="KEY=VALUE over the values, read as helm reads it (a.b=1,c[0]=x,d={p,q}; repeatable).",
+        show_default=False,
+    ),
+]
+SetStringValues = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set-string",
+        help="Like --set, every value a string; applied after every --set, as helm does (repeatable).",
+        show_default=False,
+    ),
 ]
 Output = Annotated[str, typer.Option("--output", "-o", help="yaml or json (a v1 List).")]
 Namespace = Annotated[str, typer.Option("--namespace", "-n", help="Namespace of the release.")]
@@ -31,6 +43,7 @@ def manifests_command(program: str, default_namespace: str, doc: str) -> Callabl
     def manifests(
         values: ValuesFiles = None,
         set_values: SetValues = None,
+        set_string_values: SetStringValues = None,
         namespace: Namespace = default_namespace,
         output: Output = "yaml",
     ) -> None:
@@ -38,7 +51,14 @@ def manifests_command(program: str, default_namespace: str, doc: str) -> Callabl
         from shared.chart import manifests as chart
 
         out.write_data(
-            chart.for_command(program, values_files=values, set_values=set_values, namespace=namespace, fmt=output)
+            chart.for_command(
+                program,
+                values_files=values,
+                set_values=set_values,
+                set_string_values=set_string_values,
+                namespace=namespace,
+                fmt=output,
+            )
         )
 
     manifests.__doc__ = doc

@@ -2,18 +2,19 @@
 
 The chart (``shared/chart/files``, also reachable as ``deploy/helm/dsx-cluster-tools``) is the one
 source of the objects, RBAC rules included; this module renders it with :mod:`shared.chart.template`
-the way ``helm template`` would: chart values, then each ``--values`` file, then each ``--set``
-(maps merge key by key, lists are replaced, ``null`` deletes a key), every file under ``templates/``
-in name order, each rendered document parsed as YAML. The objects are then ordered the way Helm
-installs them (CustomResourceDefinitions and RBAC before workloads) and selected by program: every
-object carries ``app.kubernetes.io/component``, and a program takes the components named after it.
+the way ``helm template`` does: ``.Values`` as Helm computes them (:mod:`shared.chart.values`),
+every file under ``templates/`` in path order, each rendered file split into documents as Helm
+splits it, the documents ordered the way Helm installs them (its kind order, then file and
+document order), each parsed as YAML. :func:`documents` keeps the text, which equals ``helm
+template``'s byte for byte; the programs print the objects, selected by program: every object
+carries ``app.kubernetes.io/component``, and a program takes the components named after it.
 
-It leaves out what Helm adds at install time (release Secrets, ``helm.sh/chart`` labels, hooks).
+It leaves out what Helm adds at install time (release Secrets, ``helm.sh/chart`` labels) and hooks
+(the chart has none).
 """
 
 from __future__ import annotations
 
-import copy
 import re
 from dataclasses import dataclass
 from importlib import resources
@@ -23,6 +24,7 @@ from typing import Any
 
 from shared import errors, yamlio
 from shared.chart import template
+from shared.chart import values as chart_values
 
 CHART_NAME = "dsx-cluster-tools"
 COMPONENT_LABEL = "app.kubernetes.io/component"
@@ -32,6 +34,7 @@ PROGRAMS = {"nvsentinel": "nvsentinel-", "nvcrectl": "nvcre-"}
 
 # Helm's install order (pkg/release/util/kind_sorter.go); kinds not listed go last, by name.
 INSTALL_ORDER = (
+    "PriorityClass",
     "Namespace",
     "NetworkPolicy",
     "ResourceQuota",
@@ -67,18 +70,22 @@ INSTALL_ORDER = (
     "IngressClass",
     "Ingress",
     "APIService",
+    # helm 4 only; helm 3 sorts these two with the kinds it does not list.
+    "MutatingWebhookConfiguration",
+    "ValidatingWebhookConfiguration",
 )
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 
 @dataclass(frozen=True)
 class Request:
-    """What to render: user values files, ``--set`` strings, the release namespace and name."""
+    """What to render: user values files, ``--set`` and ``--set-string`` expressions, the release."""
 
     values_files: tuple[Path, ...] = ()
     set_values: tuple[str, ...] = ()
     namespace: str = "nvsentinel"
     release: str = CHART_NAME
+    set_string_values: tuple[str, ...] = ()
 
 
 def chart_dir() -> Traversable:
@@ -94,146 +101,70 @@ def chart_metadata(root: Traversable | None = None) -> dict[str, Any]:
 
 
 def default_values(root: Traversable | None = None) -> dict[str, Any]:
-    data = yamlio.loads((root or chart_dir()).joinpath("values.yaml").read_text(encoding="utf-8"), source="values.yaml")
-    return data if isinstance(data, dict) else {}
-
-
-def merge(base: Any, over: Any) -> Any:
-    """Helm's coalescing of user values: maps merge, anything else replaces, ``None`` deletes."""
-    if isinstance(base, dict) and isinstance(over, dict):
-        out = dict(base)
-        for key, value in over.items():
-            if value is None:
-                out.pop(key, None)
-            else:
-                out[key] = merge(out.get(key), value)
-        return out
-    return copy.deepcopy(over)
-
-
-# ------------------------------------------------------------------ --set
-def _split_unescaped(text: str, sep: str) -> list[str]:
-    """Split on ``sep`` except where escaped with a backslash or inside ``{…}`` (a --set list)."""
-    parts, current, escaped, depth = [], "", False, 0
-    for char in text:
-        if escaped:
-            current += char if char in (sep, "\\") else "\\" + char
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        elif char == sep and depth == 0:
-            parts.append(current)
-            current = ""
-        else:
-            depth += {"{": 1, "}": -1}.get(char, 0) if sep == "," else 0
-            current += char
-    parts.append(current + ("\\" if escaped else ""))
-    return parts
-
-
-def _typed(text: str) -> Any:
-    """Helm's --set typing: true/false, null, integers; everything else is a string."""
-    if text in ("true", "false"):
-        return text == "true"
-    if text == "null":
-        return None
-    if re.fullmatch(r"-?(0|[1-9][0-9]*)", text):
-        return int(text)
-    return text
-
-
-_KEY = re.compile(r"^([^\[\]]+)((?:\[\d+\])*)$")
-
-
-def parse_set(expression: str) -> dict[str, Any]:
-    """``a.b=1,c[0]=x,d={p,q}`` → nested values, as ``helm --set`` reads them; bad syntax is InvalidInput."""
-    result: dict[str, Any] = {}
-    for assignment in _split_unescaped(expression, ","):
-        key, sep, raw = assignment.partition("=")
-        if not sep or not key:
-            raise errors.InvalidInput(f"expected KEY=VALUE, got {assignment!r}", where="--set")
-        value: Any = (
-            ([_typed(v) for v in _split_unescaped(raw[1:-1], ",")] if raw[1:-1] else [])
-            if raw.startswith("{") and raw.endswith("}")
-            else _typed(raw)
-        )
-        target: Any = result
-        steps = _split_unescaped(key, ".")
-        for number, step in enumerate(steps):
-            match = _KEY.match(step)
-            if match is None:
-                raise errors.InvalidInput(f"bad key {key!r}", where="--set")
-            name, indexes = match.group(1), [int(i) for i in re.findall(r"\[(\d+)\]", match.group(2))]
-            last = number == len(steps) - 1
-            target = _assign(target, name, indexes, value if last else None, last, key)
-    return result
-
-
-def _assign(target: Any, name: str, indexes: list[int], value: Any, last: bool, key: str) -> Any:
-    if not isinstance(target, dict):
-        raise errors.InvalidInput(f"{key!r} sets a key inside a value that is not a map", where="--set")
-    if not indexes:
-        if last:
-            target[name] = value
-            return None
-        child = target.get(name)
-        if not isinstance(child, dict):
-            child = target[name] = {}
-        return child
-    holder: Any = target.setdefault(name, [])
-    for depth, index in enumerate(indexes):
-        if not isinstance(holder, list):
-            raise errors.InvalidInput(f"{key!r} indexes a value that is not a list", where="--set")
-        if index > 10_000:
-            raise errors.InvalidInput(f"index {index} in {key!r} is too large", where="--set")
-        while len(holder) <= index:
-            holder.append(None)
-        final = depth == len(indexes) - 1
-        if final and last:
-            holder[index] = value
-            return None
-        if final:
-            if not isinstance(holder[index], dict):
-                holder[index] = {}
-            return holder[index]
-        if not isinstance(holder[index], list):
-            holder[index] = []
-        holder = holder[index]
-    return None
+    """The chart's ``values.yaml`` as Helm holds it (numbers are floats, see :mod:`shared.chart.values`)."""
+    return chart_values.chart_defaults(root or chart_dir())
 
 
 def values_for(request: Request, root: Traversable | None = None) -> dict[str, Any]:
-    """Chart defaults ← each values file ← each --set, in order."""
-    values = default_values(root)
-    for path in request.values_files:
-        data = yamlio.load_file(path)
-        if data is None:
-            continue
-        if not isinstance(data, dict):
-            raise errors.InvalidInput("a values file must hold a mapping", where=str(path))
-        values = merge(values, data)
-    for expression in request.set_values:
-        values = merge(values, parse_set(expression))
-    return values
+    """``.Values`` for ``request``: values files, every ``--set``, every ``--set-string``, over the chart's."""
+    return chart_values.for_render(
+        root or chart_dir(),
+        chart_name=CHART_NAME,
+        files=request.values_files,
+        sets=request.set_values,
+        set_strings=request.set_string_values,
+    )
 
 
 # ------------------------------------------------------------------ rendering
+@dataclass(frozen=True)
+class Document:
+    """One document of a rendered template: its text as Helm keeps it, and the object it holds."""
+
+    template: str
+    """Path inside the chart, ``templates/x.yaml``."""
+    text: str
+    obj: dict[str, Any] | None
+    """None for a document with no object (only comments)."""
+
+    @property
+    def kind(self) -> str:
+        return str((self.obj or {}).get("kind") or "")
+
+
 def _template_files(root: Traversable) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
 
     def walk(folder: Traversable, prefix: str) -> None:
-        for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        for entry in folder.iterdir():
             if entry.is_dir():
                 walk(entry, f"{prefix}{entry.name}/")
             elif entry.name.endswith((".yaml", ".yml")) and not entry.name.startswith("_"):
                 found.append((f"{prefix}{entry.name}", entry.read_text(encoding="utf-8")))
 
     walk(root.joinpath("templates"), "templates/")
-    return found
+    # Helm sorts the rendered files by path (pkg/release/util/manifest_sorter.go).
+    return sorted(found, key=lambda item: item[0].encode("utf-8"))
 
 
-def render(request: Request, root: Traversable | None = None) -> list[dict[str, Any]]:
-    """Every object of the chart for ``request``, in Helm's install order; errors name the template:line."""
+# Go's unicode.IsSpace, which strings.TrimSpace strips.
+_GO_SPACE = (
+    "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000"
+)
+# pkg/release/util/manifest.go: documents are split on "---" at the start of a line (RE2's \s).
+_SEPARATOR = re.compile(r"(?:^|[\t\n\f\r ]*\n)---[\t\n\f\r ]*")
+
+
+def split_documents(text: str) -> list[str]:
+    """helm's ``SplitManifests``: the documents of a rendered file, each trimmed; none for blank text."""
+    if text.strip(_GO_SPACE) == "":
+        return []
+    return [part.strip(_GO_SPACE) for part in _SEPARATOR.split(text.strip(_GO_SPACE)) if part != ""]
+
+
+def documents(request: Request, root: Traversable | None = None) -> list[Document]:
+    """Every document of the chart for ``request`` in ``helm template``'s order; errors name template:line."""
     if not _DNS_LABEL.match(request.namespace):
         raise errors.InvalidInput(f"{request.namespace!r} is not a valid namespace name", where="--namespace")
     chart = root or chart_dir()
@@ -243,22 +174,31 @@ def render(request: Request, root: Traversable | None = None) -> list[dict[str, 
         "Release": {"Name": request.release, "Namespace": request.namespace},
         "Chart": {"Name": meta.get("name"), "Version": meta.get("version"), "AppVersion": meta.get("appVersion")},
     }
-    objects: list[dict[str, Any]] = []
+    found: list[Document] = []
     for name, text in _template_files(chart):
         parsed = template.parse(text, name=name)
-        rendered = template.render(parsed, context)
-        for document in yamlio.loads_all(rendered, source=f"{name} (rendered)"):
-            if not isinstance(document, dict) or "kind" not in document:
+        # Helm's engine removes Go's "<no value>" from every rendered file, wherever it comes from.
+        rendered = template.render(parsed, context).replace("<no value>", "")
+        for part in split_documents(rendered):
+            # Helm writes each document followed by a newline; a block scalar at the end keeps it.
+            obj = yamlio.loads(part + "\n", source=f"{name} (rendered)")
+            if obj is not None and (not isinstance(obj, dict) or "kind" not in obj):
                 raise errors.InvalidInput("a rendered document is not a Kubernetes object", where=name)
-            objects.append(document)
-    return sorted(objects, key=_install_key)
+            found.append(Document(template=name, text=part, obj=obj))
+    # A stable sort: same-kind documents keep file and document order, as Helm's does.
+    return sorted(found, key=lambda doc: _install_rank(doc.kind))
 
 
-def _install_key(obj: dict[str, Any]) -> tuple[int, str, str, str]:
-    kind = str(obj.get("kind"))
-    rank = INSTALL_ORDER.index(kind) if kind in INSTALL_ORDER else len(INSTALL_ORDER)
-    meta = obj.get("metadata") or {}
-    return rank, kind, str(meta.get("namespace") or ""), str(meta.get("name") or "")
+def _install_rank(kind: str) -> tuple[int, str]:
+    if kind in INSTALL_ORDER:
+        return INSTALL_ORDER.index(kind), ""
+    # Kinds Helm does not list come last, by kind name.
+    return len(INSTALL_ORDER), kind
+
+
+def render(request: Request, root: Traversable | None = None) -> list[dict[str, Any]]:
+    """Every object of the chart for ``request``, in Helm's install order; errors name the template:line."""
+    return [doc.obj for doc in documents(request, root) if doc.obj is not None]
 
 
 def component(obj: dict[str, Any]) -> str:
@@ -284,10 +224,21 @@ FORMATS = ("yaml", "json")
 
 
 def for_command(
-    program: str, *, values_files: list[Path] | None, set_values: list[str] | None, namespace: str, fmt: str
+    program: str,
+    *,
+    values_files: list[Path] | None,
+    set_values: list[str] | None,
+    namespace: str,
+    fmt: str,
+    set_string_values: list[str] | None = None,
 ) -> str:
-    """What ``<program> manifests`` prints; a bad flag is InvalidInput naming it."""
+    """What ``<program> manifests`` prints; a bad flag is InvalidInput naming it (and the expression)."""
     if fmt not in FORMATS:
         raise errors.InvalidInput(f"must be one of {', '.join(FORMATS)}, got {fmt!r}", where="--output")
-    request = Request(values_files=tuple(values_files or ()), set_values=tuple(set_values or ()), namespace=namespace)
+    request = Request(
+        values_files=tuple(values_files or ()),
+        set_values=tuple(set_values or ()),
+        set_string_values=tuple(set_string_values or ()),
+        namespace=namespace,
+    )
     return document(for_program(program, render(request)), fmt)

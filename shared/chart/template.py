@@ -1,10 +1,12 @@
 """The subset of Helm's template language our chart is written in, parsed and rendered in Python.
 
-There is no helm binary where the chart is tested, and ``nvsentinel manifests`` / ``nvcrectl
-manifests`` must render the same objects a ``helm install`` would. Rather than emulate Go templates
-and sprig, the chart keeps to a small subset that this module implements exactly and that real
-Helm renders identically. Anything else is refused with one line naming the template and line, so
-a template edit that leaves the subset fails the tests instead of rendering differently here.
+``nvsentinel manifests`` / ``nvcrectl manifests`` must render the same text a ``helm template``
+would, without helm. Rather than emulate all of Go templates and sprig, the chart keeps to a small
+subset that this module implements exactly, Go's printing and Helm's ``toYaml`` included
+(:mod:`shared.chart.gofmt`, :mod:`shared.chart.goyaml`); tests/ship/test_helm_parity.py compares
+the output with the pinned helm 3 and 4 byte for byte. Anything else is refused with one line
+naming the template and line, so a template edit that leaves the subset fails the tests instead of
+rendering differently here.
 
 The subset (docs/architecture.md, "The chart and its template subset"):
 
@@ -16,8 +18,10 @@ The subset (docs/architecture.md, "The chart and its template subset"):
 - ``{{- if PIPELINE }} … {{- else }} … {{- end }}`` (Go's truth: false, 0, "", empty and missing
   are false).
 
-Stricter than Helm on purpose: printing a missing value or a map/list without ``toYaml`` is an
-error, where Helm would print ``<no value>`` or ``map[…]`` into the manifest.
+As in Helm, a field or ``index`` through a missing value or a scalar is an error (text/template's
+message), ``and``/``or`` stop at the argument that decides, and ``indent`` takes only text.
+Stricter than Helm on purpose: printing a missing or null value, or a map/list without ``toYaml``,
+is an error, where Helm would print an empty string or ``map[…]`` into the manifest.
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from shared import errors
+from shared import errors, strvals
+from shared.chart import gofmt, goyaml
 
 _ACTION = re.compile(r"\{\{(-\s)?(.*?)(\s-)?\}\}", re.DOTALL)
 _TOKEN = re.compile(
@@ -262,7 +267,12 @@ def parse(text: str, *, name: str) -> Template:
 
 
 # ------------------------------------------------------------------ rendering
+class _GoError(Exception):
+    """A Go template execution error (text/template's or a function's), before it is given a place."""
+
+
 def _truthy(value: Any) -> bool:
+    """Go's truth: false, 0, "", nil, missing and empty lists and maps are false."""
     if value is MISSING or value is None:
         return False
     if isinstance(value, bool):
@@ -274,53 +284,69 @@ def _truthy(value: Any) -> bool:
     return True
 
 
-def _format(value: Any) -> str:
-    """Go's %v for the scalars values hold."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
-
-
-def _to_yaml(value: Any) -> str:
-    from shared import yamlio
-
-    if value in ({}, []):
-        return "{}" if value == {} else "[]"
-    # Helm's toYaml (sigs.k8s.io/yaml): sequences flush with their key, no trailing newline.
-    return yamlio.dumps(value, indent=(2, 2, 0)).rstrip("\n")
-
-
-def _indent(width: Any, text: Any) -> str:
-    pad = " " * int(width)
-    return "\n".join(pad + line for line in str(text).split("\n"))
+def _field(root: dict[str, Any], field: Field) -> Any:
+    """``.A.b.c`` as text/template evaluates it over maps (Helm's ``missingkey=zero``)."""
+    value: Any = root
+    for name in field.path:
+        if value is MISSING or value is None:
+            raise _GoError(f"at <{field.text()}>: nil pointer evaluating interface {{}}.{name}")
+        if not isinstance(value, dict):
+            raise _GoError(f"at <{field.text()}>: can't evaluate field {name} in type interface {{}}")
+        value = value.get(name, MISSING)
+    return value
 
 
 def _index(value: Any, *keys: Any) -> Any:
+    """text/template's ``index``: a missing map key is missing, anything else out of place is an error."""
+    if value is MISSING or value is None:
+        raise _GoError("error calling index: index of untyped nil")
     for key in keys:
-        if (isinstance(value, dict) and key in value) or (
-            isinstance(value, list) and isinstance(key, int) and 0 <= key < len(value)
-        ):
+        if value is MISSING or value is None:
+            raise _GoError("error calling index: index of nil pointer")
+        if isinstance(value, dict):
+            if not isinstance(key, str):
+                raise _GoError(f"error calling index: value has type {strvals.go_type(key)}; should be string")
+            value = value.get(key, MISSING)
+        elif isinstance(value, list):
+            if isinstance(key, bool) or not isinstance(key, int):
+                raise _GoError(f"error calling index: cannot index slice/array with type {strvals.go_type(key)}")
+            if not 0 <= key < len(value):
+                raise _GoError(f"error calling index: index out of range: {key}")
             value = value[key]
+        elif isinstance(value, str):
+            raise _GoError("indexing a string is outside the supported template subset")
         else:
-            return MISSING
+            raise _GoError(f"error calling index: can't index item of type {strvals.go_type(value)}")
     return value
+
+
+def _indent(width: int, text: str) -> str:
+    """sprig's ``indent``: every line, empty ones too, gets the padding."""
+    pad = " " * width
+    return pad + text.replace("\n", "\n" + pad)
+
+
+def _to_json(value: Any) -> str:
+    try:
+        return gofmt.to_json(value)
+    except gofmt.UnsupportedValue:
+        # sprig's toJson prints nothing when json.Marshal fails.
+        return ""
 
 
 _FUNCS: dict[str, tuple[int, Callable[..., Any]]] = {
     # name: (fixed argument count before the piped value, -1 = any)
-    "toYaml": (1, _to_yaml),
-    "toJson": (1, lambda v: json.dumps(v, separators=(",", ":"), sort_keys=True)),
+    "toYaml": (1, goyaml.to_yaml),
+    "toJson": (1, _to_json),
     "nindent": (2, lambda n, t: "\n" + _indent(n, t)),
     "indent": (2, _indent),
-    "quote": (1, lambda v: json.dumps(_format(v))),
+    "quote": (1, gofmt.quote),
     "default": (2, lambda d, v: v if _truthy(v) else d),
     "index": (-1, _index),
     "not": (1, lambda v: not _truthy(v)),
-    "and": (-1, lambda *vs: next((v for v in vs if not _truthy(v)), vs[-1])),
-    "or": (-1, lambda *vs: next((v for v in vs if _truthy(v)), vs[-1])),
 }
+_LAZY = ("and", "or")
+"""Go's ``and``/``or`` stop at the first argument that decides (and do not evaluate the rest)."""
 
 
 class _Renderer:
@@ -331,27 +357,50 @@ class _Renderer:
     def value(self, arg: Arg) -> Any:
         if isinstance(arg, Literal):
             return arg.value
-        return _index(self.context, *arg.path)
+        return _field(self.context, arg)
 
     def run(self, pipeline: Pipeline) -> Any:
+        try:
+            return self._run(pipeline)
+        except _GoError as exc:
+            raise _fail(self.name, pipeline.line, str(exc)) from None
+
+    def _run(self, pipeline: Pipeline) -> Any:
         result: Any = MISSING
         for number, command in enumerate(pipeline.commands):
-            args = [self.value(a) for a in command.args]
             if command.name is None:
-                result = args[0]
+                result = self.value(command.args[0])
                 continue
+            if command.name in _LAZY:
+                result = self._and_or(command, piped=(result,) if number > 0 else ())
+                continue
+            args = [self.value(a) for a in command.args]
             if number > 0:
                 args.append(result)
             arity, func = _FUNCS[command.name]
             if (arity >= 0 and len(args) != arity) or (arity < 0 and len(args) < 2):
                 wanted = "at least 2" if arity < 0 else str(arity)
-                raise _fail(self.name, pipeline.line, f"{command.name} takes {wanted} argument(s), got {len(args)}")
+                raise _GoError(f"{command.name} takes {wanted} argument(s), got {len(args)}")
             if command.name in ("toYaml", "toJson", "nindent", "indent", "quote") and args[-1] is MISSING:
-                raise _fail(self.name, pipeline.line, f"{command.name} of a missing value ({self._describe(pipeline)})")
-            if command.name in ("nindent", "indent") and not isinstance(args[0], int):
-                raise _fail(self.name, pipeline.line, f"{command.name} needs an integer width")
+                raise _GoError(f"{command.name} of a missing value ({self._describe(pipeline)})")
+            if command.name in ("nindent", "indent"):
+                if type(args[0]) is not int:
+                    raise _GoError(f"{command.name} needs an integer width")
+                if not isinstance(args[1], str):
+                    raise _GoError(f"wrong type for value; expected string; got {strvals.go_type(args[1])}")
             result = func(*args)
         return result
+
+    def _and_or(self, command: Command, *, piped: tuple[Any, ...]) -> Any:
+        if len(command.args) + len(piped) < 2:
+            raise _GoError(f"{command.name} takes at least 2 argument(s), got {len(command.args) + len(piped)}")
+        deciding = command.name == "or"
+        value: Any = MISSING
+        for arg in command.args:
+            value = self.value(arg)
+            if _truthy(value) == deciding:
+                return value
+        return piped[0] if piped else value
 
     def _describe(self, pipeline: Pipeline) -> str:
         fields = [a.text() for c in pipeline.commands for a in c.args if isinstance(a, Field)]
@@ -372,7 +421,7 @@ class _Renderer:
                         f"{self._describe(node.pipeline)} is a "
                         f"{'map' if isinstance(value, dict) else 'list'}: print it with toYaml",
                     )
-                out.append(_format(value))
+                out.append(gofmt.format_value(value))
             else:
                 self.render(node.then if _truthy(self.run(node.condition)) else node.otherwise, out)
 

@@ -1,7 +1,9 @@
 """Typing and writing ``--set`` values.
 
-Covers: true/false, integers, decimals and everything else (leading zeros, versions, empty-ish
-text) typed as documented; set_path creating maps on the way and refusing scalars and lists.
+Covers: the value typed by Helm's rules, the same typer as ``nvsentinel manifests --set`` (true,
+false and null in any case, int64 integers without a leading zero; decimals, leading zeros,
+versions stay strings); the value keeps everything after the first ``=``; set_path creating maps
+on the way and refusing scalars and lists.
 """
 
 from __future__ import annotations
@@ -18,23 +20,26 @@ from shared.bundle import overrides
     ("text", "expected"),
     [
         ("true", True),
-        ("false", False),
-        ("True", "True"),
+        ("False", False),
+        ("TRUE", True),
+        ("null", None),
+        ("Null", None),
         ("42", 42),
         ("-7", -7),
+        ("0", 0),
         ("01", "01"),
-        ("1.5", 1.5),
+        ("1.5", "1.5"),
         ("1e3", "1e3"),
-        ("2.0e3", 2000.0),
         ("v1.2.3", "v1.2.3"),
         ("580.82.07", "580.82.07"),
-        ("null", "null"),
         ("a=b", "a=b"),
+        ("a,b", "a,b"),
+        ("{a,b}", "{a,b}"),
     ],
     ids=repr,
 )
-def test_set_values_are_typed_as_documented(text: str, expected: Any) -> None:
-    value = overrides.typed_value(text)
+def test_set_values_are_typed_by_helms_rules(text: str, expected: Any) -> None:
+    value = overrides.parse(f"c:k={text}").value
     assert value == expected and type(value) is type(expected)
 
 

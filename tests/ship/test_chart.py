@@ -4,7 +4,8 @@ Covers: Chart.yaml names the project version; deploy/helm/dsx-cluster-tools is t
 chart's nvsentinel sections (rule sets included) equal the shipped default values, and the
 ConfigMap the controller reads loads into the same configuration; the CRD templates equal the
 resource models; fixed workload names, labels, image, probes, metrics port and scrape annotations;
-monitor mode by default; each component optional; values files and ``--set`` layered like Helm;
+monitor mode by default; each component optional; values files, ``--set`` and ``--set-string``
+layered in Helm's order, with helm's messages for a bad expression;
 each program's ``manifests`` equals its share of the chart rendering, object by object, and the
 two shares make up the whole chart; bad flags and broken templates are one-line errors, exit 2.
 """
@@ -200,29 +201,54 @@ def test_objects_come_in_helms_install_order() -> None:
 
 # ------------------------------------------------------------------ values and --set
 @pytest.mark.parametrize(
-    ("expression", "expected"),
+    ("expression", "message"),
     [
-        ("a.b=1", {"a": {"b": 1}}),
-        ("a=true,b=false,c=null,d=x", {"a": True, "b": False, "c": None, "d": "x"}),
-        ("a=007", {"a": "007"}),
-        (r"a=x\,y", {"a": "x,y"}),
-        (r"a\.b=1", {"a.b": 1}),
-        ("l[1]=x", {"l": [None, "x"]}),
-        ("l[0].k=v", {"l": [{"k": "v"}]}),
-        ("a={x,y,3}", {"a": ["x", "y", 3]}),
-        ("fault-quarantine.circuitBreaker.enabled=false", {"fault-quarantine": {"circuitBreaker": {"enabled": False}}}),
+        ("novalue", 'key "novalue" has no value'),
+        ("a,b=1", 'key "a" has no value (cannot end with ,)'),
+        ("a[x]=1", 'error parsing index: strconv.Atoi: parsing "x": invalid syntax'),
+        ("a..b=1", 'key map "a" has no value'),
+        ("a={x", "list must terminate with '}'"),
     ],
-    ids=lambda v: v if isinstance(v, str) else None,
+    ids=lambda v: v if isinstance(v, str) and "has" not in v else None,
 )
-def test_set_reads_like_helm(expression: str, expected: dict[str, Any]) -> None:
-    assert manifests.parse_set(expression) == expected
-
-
-@pytest.mark.parametrize("expression", ["novalue", "=1", "a[x]=1", "a..b=1"])
-def test_a_bad_set_is_invalid_input_naming_the_flag(expression: str) -> None:
+def test_a_bad_set_is_invalid_input_naming_the_flag_and_expression(expression: str, message: str) -> None:
+    """The messages are helm's (pkg/strvals/parser.go); tests/ship/test_helm_parity.py compares them."""
     with pytest.raises(errors.InvalidInput) as caught:
         render(expression)
-    assert caught.value.where == "--set"
+    assert (caught.value.where, caught.value.message) == (f"--set {expression!r}", message)
+
+
+def test_set_reads_into_the_values_files_and_set_string_comes_after_every_set(tmp_path: Path) -> None:
+    """helm's MergeValues: files, then every --set into them, then every --set-string."""
+    values = tmp_path / "v.yaml"
+    values.write_text("global:\n  tolerations: [{operator: Exists}, {key: a}]\n")
+    request = manifests.Request(
+        values_files=(values,),
+        set_values=("global.tolerations[1].effect=NoSchedule", "nvcre.watchNamespace=1"),
+        set_string_values=("global.metricsPort=9100",),
+    )
+    merged = manifests.values_for(request)
+    assert merged["global"]["tolerations"] == [{"operator": "Exists"}, {"key": "a", "effect": "NoSchedule"}]
+    assert (merged["nvcre"]["watchNamespace"], merged["global"]["metricsPort"]) == (1, "9100")
+    later = manifests.values_for(
+        manifests.Request(set_values=("global.metricsPort=1",), set_string_values=("global.metricsPort=2",))
+    )
+    assert later["global"]["metricsPort"] == "2"
+
+
+def test_set_through_a_value_of_another_type_fails_with_helms_message(tmp_path: Path) -> None:
+    values = tmp_path / "v.yaml"
+    values.write_text("global: {metricsPort: 9100}\n")
+    with pytest.raises(errors.InvalidInput) as caught:
+        render("global.metricsPort.x=1", files=(values,))
+    assert caught.value.message == (
+        "unable to parse key: interface conversion: interface {} is float64, not map[string]interface {}"
+    )
+
+
+def test_null_deletes_a_chart_key_and_stays_null_where_the_chart_has_none() -> None:
+    merged = manifests.values_for(manifests.Request(set_values=("global.dryRun=null,global.extra=null",)))
+    assert "dryRun" not in merged["global"] and merged["global"]["extra"] is None
 
 
 def test_values_files_then_sets_layer_like_helm_lists_replaced_null_deletes(tmp_path: Path) -> None:
@@ -273,7 +299,8 @@ def test_the_two_programs_share_out_the_whole_chart() -> None:
     ("args", "line"),
     [
         (["-o", "table"], "error: --output: must be one of yaml, json, got 'table'"),
-        (["--set", "monitors"], "error: --set: expected KEY=VALUE, got 'monitors'"),
+        (["--set", "monitors"], """error: --set 'monitors': key "monitors" has no value"""),
+        (["--set-string", "a[0"], "error: --set-string 'a[0': error parsing index: EOF"),
         (["-n", "Bad_NS"], "error: --namespace: 'Bad_NS' is not a valid namespace name"),
         (["--values", "missing.yaml"], "error: missing.yaml: file does not exist"),
     ],

@@ -1,11 +1,15 @@
 """The Helm template subset (shared/chart/template.py): what it renders, and what it refuses.
 
 Covers: values, release and chart fields; trim markers; comments; if/else/end with Go's truth;
-each function of the subset; constructs outside the subset (range, with, define, include,
-variables, parentheses, unknown functions and roots) refused with ``template:line``; missing
-values and maps printed without toYaml refused; property tests: any input either renders or
-fails with one TemplateError whose line lies inside the template, text without actions renders
-to itself, and an unsupported action placed on any line is reported on that line.
+each function of the subset; Go's printing (``1e+06`` for a large float, ``%q`` escapes, JSON's
+HTML escaping) and Helm's toYaml (go-yaml v2's key order, quoting, block scalars, folding);
+``and``/``or`` stopping at the deciding argument; constructs outside the subset (range, with,
+define, include, variables, parentheses, unknown functions and roots) refused with
+``template:line``; text/template's errors for a field or index through nil or a scalar, and for
+indenting a non-string; missing values and maps printed without toYaml refused; property tests:
+any input either renders or fails with one TemplateError whose line lies inside the template, text
+without actions renders to itself, and an unsupported action placed on any line is reported on
+that line. tests/ship/test_helm_parity.py checks the same against the helm binaries.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shared import yamlio
-from shared.chart import template
+from shared.chart import goyaml, template
 from shared.chart.template import TemplateError
 
 CONTEXT = {
@@ -23,6 +27,9 @@ CONTEXT = {
         "a": {"b": "x", "n": 3, "on": True, "off": False, "empty": "", "list": [1, 2], "map": {"k": "v"}},
         "fault-quarantine": {"enabled": True},
         "port": 9090.0,
+        "big": 1000000.0,
+        "text": "é\t<b>",
+        "null": None,
     },
     "Release": {"Name": "rel", "Namespace": "ns"},
     "Chart": {"Name": "c", "Version": "0.1.0", "AppVersion": "0.1.0"},
@@ -45,7 +52,12 @@ def render(text: str) -> str:
         ("x{{/* a comment */}}y{{- /* trimmed */ -}} z", "xyz"),
         ("{{- if .Values.a.on }}yes{{- else }}no{{- end }}", "yes"),
         ("{{- if .Values.a.off }}yes{{- else }}no{{- end }}", "no"),
-        ("{{ if .Values.a.empty }}yes{{ end }}|{{ if .Values.missing.deep }}yes{{ end }}", "|"),
+        ("{{ if .Values.a.empty }}yes{{ end }}|{{ if .Values.missing }}yes{{ end }}", "|"),
+        ("{{ .Values.big }} {{ .Values.big | quote }} {{ .Values.port | toJson }}", '1e+06 "1e+06" 9090'),
+        ("{{ .Values.text | quote }} {{ .Values.text | toJson }}", '"é\\t<b>" "é\\t\\u003cb\\u003e"'),
+        ("{{ .Values.null | quote }}|{{ .Values.null | toYaml }}", "|null"),
+        ("{{ and .Values.a.off .Values.missing.deep }} {{ or .Values.a.on .Values.missing.deep }}", "false true"),
+        ("{{ .Values.a.off | and .Values.a.on }} {{ .Values.a.n | or .Values.a.empty }}", "false 3"),
         ("{{ if .Values.a.list }}{{ if .Values.a.map }}both{{ end }}{{ end }}", "both"),
         ("{{ if not .Values.a.off }}negated{{ end }}", "negated"),
         ("{{ if and .Values.a.on .Values.a.off }}and{{ end }}{{ if or .Values.a.off .Values.a.n }}or{{ end }}", "or"),
@@ -69,6 +81,68 @@ def test_a_rendered_map_under_nindent_is_yaml_with_the_same_data() -> None:
     context = {**CONTEXT, "Values": {"x": nested}}
     out = template.render(template.parse("top:\n  x:{{ .Values.x | toYaml | nindent 4 }}\n", name="t"), context)
     assert yamlio.loads(out) == {"top": {"x": nested}}
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ({"a10": 1, "a2": 2, "B": 3, "a": {}}, "B: 3\na: {}\na2: 2\na10: 1"),
+        (
+            ["yes", "1", "", "2001-12-14", "1:20", "x y", "- a", ": b", "#c", "d #e"],
+            '- "yes"\n- "1"\n- ""\n- "2001-12-14"\n- "1:20"\n- x y\n- \'- a\'\n- \': b\'\n- \'#c\'\n- \'d #e\'',
+        ),
+        ({"k": "line1\nline2\n"}, "k: |\n  line1\n  line2"),
+        ({"k": " lead\nx"}, "k: |2-\n   lead\n  x"),
+        ([["a", "b"], [{"c": None}]], "- - a\n  - b\n- - c: null"),
+        ({"long": " ".join(["word"] * 25)}, "long: " + " ".join(["word"] * 16) + "\n  " + " ".join(["word"] * 9)),
+        ({"n": 1000000.0, "f": 0.1, "e": 1e21, "t": "a\tb"}, 'e: 1e+21\nf: 0.1\n"n": 1000000\nt: "a\\tb"'),
+        ("\ufeffab", '"\\uFEFF\\x61\\x62"'),
+        ("x", "x"),
+    ],
+    ids=repr,
+)
+def test_to_yaml_writes_what_helms_to_yaml_writes(value: object, expected: str) -> None:
+    """go-yaml v2 as sigs.k8s.io/yaml drives it; each expected text was printed by helm 4.1's toYaml."""
+    assert goyaml.to_yaml(value) == expected
+
+
+# Characters go-yaml's reader refuses or folds (json.Marshal leaves them raw) make Helm's toYaml
+# print something else; the round trip holds for every other text.
+_YAML_TEXT = st.text(
+    alphabet=st.characters(codec="utf-8", exclude_characters="\x85\ufffe\uffff", exclude_categories=["Cs"]).filter(
+        lambda c: not "\x7f" <= c <= "\x9f"
+    ),
+    max_size=30,
+).filter(lambda t: t != "=")  # ruamel reads a plain "=" as YAML 1.1's value tag, which go-yaml does not
+_JSON_VALUES = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(min_value=-(2**63), max_value=2**63 - 1),
+        st.floats(allow_nan=False, allow_infinity=False),
+        _YAML_TEXT,
+    ),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(_YAML_TEXT, inner, max_size=4)),
+    max_leaves=15,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_JSON_VALUES)
+def test_to_yaml_reads_back_as_the_same_data(value: object) -> None:
+    """Numbers come back as numbers of the same float value (Helm writes 1.0 as 1, 2.7e16 in digits)."""
+
+    def numbers_as_floats(data: object) -> object:
+        if isinstance(data, dict):
+            return {key: numbers_as_floats(item) for key, item in data.items()}
+        if isinstance(data, list):
+            return [numbers_as_floats(item) for item in data]
+        if isinstance(data, int | float) and not isinstance(data, bool):
+            return float(data)
+        return data
+
+    read = yamlio.loads(goyaml.to_yaml(value) + "\n")
+    assert numbers_as_floats(read) == numbers_as_floats(value)
 
 
 @pytest.mark.parametrize(
@@ -98,7 +172,19 @@ def test_a_rendered_map_under_nindent_is_yaml_with_the_same_data() -> None:
         ('{{ "s" "t" }}', 1, "takes no arguments"),
         ("{{ .Values.a.b | nindent }}", 1, "nindent takes 2 argument(s), got 1"),
         ('{{ .Values.a.b | nindent "x" }}', 1, "needs an integer width"),
-        ("\n{{ .Values.nope.deeper }}", 2, "no value for .Values.nope.deeper"),
+        ("\n{{ .Values.nope }}", 2, "no value for .Values.nope"),
+        (
+            "{{ if .Values.nope.deeper }}{{ end }}",
+            1,
+            "at <.Values.nope.deeper>: nil pointer evaluating interface {}.deeper",
+        ),
+        ("{{ .Values.a.b.c }}", 1, "at <.Values.a.b.c>: can't evaluate field c in type interface {}"),
+        ('{{ index .Values "nope" "x" }}', 1, "error calling index: index of nil pointer"),
+        ("{{ index .Values.null 0 }}", 1, "error calling index: index of untyped nil"),
+        ("{{ index .Values.a.list 2 }}", 1, "error calling index: index out of range: 2"),
+        ('{{ index .Values.a.list "x" }}', 1, "error calling index: cannot index slice/array with type string"),
+        ('{{ index .Values.a.n "x" }}', 1, "error calling index: can't index item of type int64"),
+        ("{{ .Values.a.n | nindent 2 }}", 1, "wrong type for value; expected string; got int64"),
         ("{{ .Values.a.map }}", 1, ".Values.a.map is a map: print it with toYaml"),
         ("{{ .Values.a.list }}", 1, "is a list: print it with toYaml"),
         ("{{ .Values.gone | toYaml }}", 1, "toYaml of a missing value (.Values.gone)"),
