@@ -19,6 +19,9 @@ does not have the expected shape, that program falls back to celpy's runner unde
 The cel-go ``ext.Strings()`` functions upstream rules use
 are module-level functions here, because transpiled code calls them as ``shared.cel.<name>``.
 Callers convert each input once with ``to_cel`` and reuse it for every program.
+
+CustomResourceDefinition rules (``self``/``oldSelf``) compile separately (``compile_rule``): celpy's
+interpreter with the Kubernetes CEL library functions they commonly call, evaluated under a lock.
 """
 
 from __future__ import annotations
@@ -378,3 +381,289 @@ def _to_python(value: Any) -> Any:
     if isinstance(value, celtypes.MapType):
         return {_to_python(k): _to_python(v) for k, v in value.items()}
     return value
+
+
+# --- Rules over ``self``/``oldSelf``: a CustomResourceDefinition's x-kubernetes-validations -------
+#
+# These run in the API emulator, one program per rule compiled when the CRD is registered. They use
+# celpy's interpreter (custom functions need no ``shared.cel`` indirection there) with the Kubernetes
+# CEL library functions rules commonly call, and numeric comparisons across int and double as cel-go
+# allows them. The interpreter is not thread-safe: parsing and every evaluation hold ``_RULE_LOCK``.
+
+_RULE_ENVIRONMENT: Any = None
+_RULE_LOCK = threading.RLock()
+
+
+class RuleSyntaxError(Exception):
+    """The rule does not parse; ``line``/``column`` are 1-based."""
+
+    def __init__(self, message: str, *, line: int, column: int) -> None:
+        super().__init__(message)
+        self.line = line
+        self.column = column
+
+
+@dataclass(frozen=True)
+class Timestamp:
+    """A string a rule sees as a CEL timestamp (schema ``format: date-time`` or ``date``)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Duration:
+    """A string a rule sees as a CEL duration (schema ``format: duration``)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class OptionalValue:
+    """``oldSelf`` under ``optionalOldSelf``: ``present`` is False for ``optional.none()``."""
+
+    value: Any = None
+    present: bool = False
+
+
+def _rule_environment() -> Any:
+    global _RULE_ENVIRONMENT  # noqa: PLW0603 - one parser per process, built on first use
+    if _RULE_ENVIRONMENT is None:
+        import celpy
+
+        _RULE_ENVIRONMENT = celpy.Environment(runner_class=celpy.InterpretedRunner)
+    return _RULE_ENVIRONMENT
+
+
+def parse_rule(expression: str) -> Any:
+    """The parse tree (lark ``Tree``: ``.data``, ``.children``; tokens carry ``.type``/``.column``)."""
+    from celpy.celparser import CELParseError
+
+    try:
+        with _RULE_LOCK:
+            return _rule_environment().compile(expression)
+    except CELParseError as exc:
+        line, column = getattr(exc, "line", None) or 1, getattr(exc, "column", None) or 1
+        raise RuleSyntaxError(str(exc.args[0]) if exc.args else "syntax error", line=line, column=column) from None
+
+
+@dataclass(frozen=True)
+class RuleProgram:
+    """A parsed rule bound to the Kubernetes function library; evaluate under the rule lock."""
+
+    expression: str
+    runner: Any
+
+    def evaluate(self, variables: Mapping[str, Any]) -> Any:
+        """The result as a Python value (``OptionalValue`` stays as is); EvaluationError with cel-go's wording."""
+        from celpy.evaluation import CELEvalError
+
+        with _RULE_LOCK:
+            try:
+                activation = {name: _rule_value(value) for name, value in variables.items()}
+                result = self.runner.evaluate(activation)
+            except CELEvalError as exc:
+                raise EvaluationError(_rule_error(exc)) from None
+            except (TypeError, ValueError, KeyError, AttributeError, IndexError, ZeroDivisionError) as exc:
+                raise EvaluationError(_rule_error(exc)) from None
+        if isinstance(result, CELEvalError):
+            raise EvaluationError(_rule_error(result))
+        return result if isinstance(result, OptionalValue) else _to_python(result)
+
+
+def compile_rule(expression: str) -> RuleProgram:
+    """Bind ``expression`` to the rule functions; RuleSyntaxError when it does not parse."""
+    with _RULE_LOCK:
+        return RuleProgram(expression, _rule_environment().program(parse_rule(expression), functions=_rule_functions()))
+
+
+RULE_FUNCTIONS = frozenset(
+    {
+        "isSorted", "sum", "min", "max", "indexOf", "lastIndexOf", "charAt", "lowerAscii", "upperAscii",
+        "replace", "split", "substring", "trim", "join", "reverse", "find", "findAll", "hasValue", "value",
+        "orValue",
+    }
+)  # fmt: skip
+"""The Kubernetes CEL library functions ``compile_rule`` programs can call, besides celpy's own."""
+
+
+def _rule_error(exc: BaseException) -> str:
+    """cel-go's text for the common runtime failures (no such key, index out of bounds, ...)."""
+    args: Any = exc.args
+    kind: Any = None
+    texts: list[str] = []
+    while True:
+        if args:
+            texts.append(str(args[0]))
+        if kind is None and len(args) >= 2 and isinstance(args[1], type):
+            kind = args[1]
+        if len(args) >= 3 and isinstance(args[2], tuple) and args[2]:
+            args = args[2]
+            continue
+        break
+    kind = kind or type(exc)
+    text = " ".join(texts) or str(exc)
+    if kind is KeyError or "no such member" in text or "no such key" in text:
+        key = text.split("'")[1] if text.count("'") >= 2 else (texts[-1] if texts else "")
+        return f"no such key: {key}"
+    if kind is IndexError:
+        return "index out of bounds"
+    if kind is ZeroDivisionError:
+        return "modulus by zero" if "modul" in texts[0] and "divide" not in texts[0] else "division by zero"
+    if kind is TypeError or "overload" in text:
+        return "no such overload"
+    return texts[0] if texts else str(exc)
+
+
+def _rule_value(value: Any) -> Any:
+    from celpy import celtypes
+
+    if isinstance(value, Timestamp | Duration):
+        try:
+            made = (
+                celtypes.TimestampType(value.text)
+                if isinstance(value, Timestamp)
+                else celtypes.DurationType(value.text)
+            )
+        except ValueError:
+            return celtypes.StringType(value.text)  # a form celpy cannot parse stays a string
+        return made
+    if isinstance(value, OptionalValue):
+        return OptionalValue(_rule_value(value.value), value.present) if value.present else value
+    if isinstance(value, dict):
+        mapping = celtypes.MapType()
+        dict.update(mapping, {celtypes.StringType(k): _rule_value(v) for k, v in value.items()})
+        return mapping
+    if isinstance(value, list):
+        return celtypes.ListType([_rule_value(v) for v in value])
+    if isinstance(value, float):
+        return celtypes.DoubleType(value)
+    return to_cel(value)
+
+
+_RULE_FUNCTION_TABLE: dict[str, Callable[..., Any]] | None = None
+
+
+def _rule_functions() -> dict[str, Callable[..., Any]]:
+    global _RULE_FUNCTION_TABLE  # noqa: PLW0603 - built on first use, like the environment
+    if _RULE_FUNCTION_TABLE is None:
+        _RULE_FUNCTION_TABLE = _build_rule_functions()
+    return _RULE_FUNCTION_TABLE
+
+
+def _build_rule_functions() -> dict[str, Callable[..., Any]]:
+    import re2  # type: ignore[import-untyped]
+    from celpy import celtypes
+    from celpy.evaluation import CELEvalError, base_functions
+
+    numbers = (celtypes.IntType, celtypes.UintType, celtypes.DoubleType)
+    text = celtypes.StringType
+
+    def numeric(compare: Callable[[Any, Any], bool], name: str) -> Callable[[Any, Any], Any]:
+        fallback = base_functions[name]
+
+        def op(a: Any, b: Any) -> Any:
+            if isinstance(a, CELEvalError) or isinstance(b, CELEvalError):
+                return a if isinstance(a, CELEvalError) else b
+            if isinstance(a, numbers) and isinstance(b, numbers) and type(a) is not type(b):
+                return celtypes.BoolType(compare(float(a), float(b)))
+            try:
+                result = fallback(a, b)
+            except TypeError as exc:
+                result = CELEvalError("no such overload", TypeError, exc.args)
+            if isinstance(result, CELEvalError) and name in ("_==_", "_!=_"):
+                return celtypes.BoolType(name == "_!=_")  # heterogeneous equality: other types are unequal
+            return result
+
+        return op
+
+    def fail(message: str) -> Any:
+        return CELEvalError(message, ValueError, (message,))
+
+    def is_sorted(items: Any) -> Any:
+        values = list(items)
+        return celtypes.BoolType(all(values[i] <= values[i + 1] for i in range(len(values) - 1)))
+
+    def total(items: Any) -> Any:
+        values = list(items)
+        if not values:
+            return celtypes.IntType(0)
+        result = values[0]
+        for item in values[1:]:
+            result = result + item
+        return result
+
+    def extreme(pick: Callable[..., Any]) -> Callable[..., Any]:
+        def fn(*args: Any) -> Any:
+            values = list(args[0]) if len(args) == 1 and isinstance(args[0], celtypes.ListType) else list(args)
+            return pick(values) if values else fail("min/max called on an empty list")
+
+        return fn
+
+    def index_of(target: Any, item: Any, *start: Any) -> Any:
+        if isinstance(target, text):
+            offset = int(start[0]) if start else 0
+            if offset < 0 or offset > len(target):
+                return fail(f"index out of range: {offset}")
+            return celtypes.IntType(str(target).find(str(item), offset))
+        values = list(target)
+        return celtypes.IntType(next((i for i, v in enumerate(values) if v == item), -1))
+
+    def last_index_of(target: Any, item: Any, *end: Any) -> Any:
+        if isinstance(target, text):
+            stop = int(end[0]) + len(item) if end else len(target)
+            return celtypes.IntType(str(target).rfind(str(item), 0, stop))
+        values = list(target)
+        return celtypes.IntType(next((i for i in range(len(values) - 1, -1, -1) if values[i] == item), -1))
+
+    def char_at(s: Any, i: Any) -> Any:
+        if int(i) < 0 or int(i) > len(s):
+            return fail(f"index out of range: {int(i)}")
+        return text(str(s)[int(i) : int(i) + 1])
+
+    def substring(s: Any, start: Any, *end: Any) -> Any:
+        stop = int(end[0]) if end else len(s)
+        if int(start) < 0 or stop > len(s) or int(start) > stop:
+            return fail(f"index out of range: {int(start)}")
+        return text(str(s)[int(start) : stop])
+
+    def find(s: Any, pattern: Any) -> Any:
+        found = re2.search(str(pattern), str(s))
+        return text(found.group(0) if found else "")
+
+    def find_all(s: Any, pattern: Any, *limit: Any) -> Any:
+        found = [text(m.group(0)) for m in re2.finditer(str(pattern), str(s))]
+        return celtypes.ListType(found[: int(limit[0])] if limit and int(limit[0]) >= 0 else found)
+
+    def has_value(o: Any) -> Any:
+        return celtypes.BoolType(isinstance(o, OptionalValue) and o.present)
+
+    def value_of(o: Any) -> Any:
+        return o.value if isinstance(o, OptionalValue) and o.present else fail("optional.none() dereference")
+
+    def or_value(o: Any, default: Any) -> Any:
+        return o.value if isinstance(o, OptionalValue) and o.present else default
+
+    table: dict[str, Callable[..., Any]] = {
+        "_<_": numeric(lambda a, b: a < b, "_<_"),
+        "_<=_": numeric(lambda a, b: a <= b, "_<=_"),
+        "_>_": numeric(lambda a, b: a > b, "_>_"),
+        "_>=_": numeric(lambda a, b: a >= b, "_>=_"),
+        "_==_": numeric(lambda a, b: a == b, "_==_"),
+        "_!=_": numeric(lambda a, b: a != b, "_!=_"),
+        "isSorted": is_sorted,
+        "sum": total,
+        "min": extreme(min),
+        "max": extreme(max),
+        "indexOf": index_of,
+        "lastIndexOf": last_index_of,
+        "charAt": char_at,
+        "substring": substring,
+        "reverse": lambda s: text(str(s)[::-1]),
+        "find": find,
+        "findAll": find_all,
+        "hasValue": has_value,
+        "value": value_of,
+        "orValue": or_value,
+    }
+    table.update({name: f for name, f in _STRING_EXTENSIONS.items() if name != "indexOf"})
+    return table

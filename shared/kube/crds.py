@@ -88,6 +88,10 @@ def _inline(schema: Any, defs: dict[str, Any]) -> Any:
         out["x-kubernetes-preserve-unknown-fields"] = True
     if "default" in out and out["default"] is None:
         del out["default"]
+    if out.get("additionalProperties") is False and "properties" in out:
+        # A structural schema may not have both (pydantic's extra="forbid" writes them together);
+        # the server prunes undeclared fields anyway, and Strict clients get them refused.
+        del out["additionalProperties"]
     return out
 
 

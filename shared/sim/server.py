@@ -4,7 +4,9 @@ Everything a test or a later part of the simulation needs hangs off :class:`SimS
 ``store`` (objects and events), ``api`` (the verbs, for seeding without HTTP), ``faults``,
 ``audit``, ``identities``, ``logs`` (pod logs a kubelet writes) and ``clock``, and part 2's
 ``vclock`` (virtual time), ``fabric`` (GPU hardware and faults), ``noderoot`` (node files),
-``kubelet``, ``jobctl`` and ``repair``; ``advance(seconds)`` runs the cluster in virtual time.
+``kubelet``, ``jobctl``, ``controllers`` (Deployments, ReplicaSets, DaemonSets, StatefulSets,
+garbage collection, node lifecycle and heartbeats, Event expiry) and ``repair``;
+``advance(seconds)`` runs the cluster in virtual time.
 Stopping closes every connection and joins every thread
 the server started, so a test that used it leaks nothing.
 """
@@ -31,18 +33,21 @@ from shared.sim import control
 from shared.sim.apiserver import (
     api,
     audit,
+    eventsv1,
     faults,
     handler,
     jobcontroller,
     kubeconfig,
     podlogs,
     rbac,
+    readviews,
     resources,
     store,
     tls,
     vclock,
     watch,
 )
+from shared.sim.apiserver.controllers import manager
 from shared.sim.gpu import fabric, gpunodes, kubelet, noderoot, repair, stages
 
 logger = logging.getLogger(__name__)
@@ -182,6 +187,15 @@ class SimServer:
         self.audit = audit.AuditLog()
         self.logs = podlogs.PodLogs()
         self.kubelet = kubelet.Kubelet(self)
+        self.controllers = manager.Manager(
+            api=self.api,
+            clock=self.vclock,
+            nodes=lambda: self.kubelet.nodes,
+            static_pods=self.kubelet.static,
+            static_workloads=self.kubelet.static_workloads,
+            node_down=self.kubelet.is_down,
+        )
+        self._wire_views()
         self.jobctl = jobcontroller.JobController(self)
         self.repair = repair.Janitor(self)
         self.closing = False
@@ -201,20 +215,48 @@ class SimServer:
         else:
             self.seed()
 
+    def _wire_views(self) -> None:
+        """What reads compute: node heartbeats, and events.k8s.io Events over the core ones."""
+        views = readviews.Views()
+        self.controllers.register_views(views)
+        events, new_events = self._resource("", "events"), self._resource(eventsv1.GROUP, "events")
+        self.store.alias(
+            new_events,
+            store.Alias(
+                target=events,
+                to_storage=eventsv1.to_core,
+                from_storage=eventsv1.from_core,
+                fields=eventsv1.FIELD_LABELS,
+            ),
+        )
+        views.register(eventsv1.GROUP, "events", eventsv1.EventsView())
+        self.api.views = views
+
     # ------------------------------------------------------------ state
     def seed(self) -> None:
         """The objects every cluster starts with, plus the plain nodes asked for."""
         ns = self._resource("", "namespaces")
         for name in DEFAULT_NAMESPACES:
             self.api.create(ns, None, {"metadata": {"name": name}})
-        self.api.create(
-            self._resource("rbac.authorization.k8s.io", "clusterroles"),
-            None,
-            {
-                "metadata": {"name": "cluster-admin"},
-                "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}],
-            },
-        )
+        # The bootstrap policy every cluster starts with (cluster-admin, system:basic-user,
+        # system:discovery, ...): kubectl auth can-i --list shows it as on a real cluster.
+        roles = self._resource("rbac.authorization.k8s.io", "clusterroles")
+        for role in rbac.BOOTSTRAP_CLUSTER_ROLES:
+            self.api.create(roles, None, json.loads(json.dumps(role)))
+        bindings = self._resource("rbac.authorization.k8s.io", "clusterrolebindings")
+        for binding in rbac.BOOTSTRAP_CLUSTER_ROLE_BINDINGS:
+            self.api.create(bindings, None, json.loads(json.dumps(binding)))
+        priorities = self._resource("scheduling.k8s.io", "priorityclasses")
+        for name, value in (("system-node-critical", 2000001000), ("system-cluster-critical", 2000000000)):
+            self.api.create(
+                priorities,
+                None,
+                {
+                    "metadata": {"name": name},
+                    "value": value,
+                    "description": f"Used for system critical pods that must run in the {name.split('-')[1]}.",
+                },
+            )
         if self.gpus.gpu is None:
             self.add_nodes(self.nodes)
             return
@@ -223,12 +265,19 @@ class SimServer:
         self.fabric.inject(fabric.parse_all(self.gpus.faults))
 
     def add_nodes(self, count: int) -> list[str]:
-        """Register ``count`` plain nodes, each with the heartbeat Lease a kubelet keeps."""
+        """Register ``count`` plain nodes (the next free names), each with the heartbeat Lease a
+        kubelet keeps."""
         nodes, leases = self._resource("", "nodes"), self._resource("coordination.k8s.io", "leases")
-        names = node_names(count)
+        first = self.store.count(nodes.group_resource)
+        free = [
+            (i, n)
+            for i, n in enumerate(node_names(first + count))
+            if self.store.get(nodes.group_resource, "", n) is None
+        ]
+        names = [n for _, n in free[:count]]
         now = self.api.now()
         renew = self.clock().strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-        for index, name in enumerate(names):
+        for index, name in free[:count]:
             node = self.api.create(nodes, None, plain_node(name, index, now))
             self.api.create(
                 leases,
@@ -294,6 +343,7 @@ class SimServer:
             self.fabric.clear()
             self.noderoot.root = None
             self.kubelet.reset()
+            self.controllers.reset()
             self.jobctl.reset()
             self.repair.reset()
             self.store.clear()

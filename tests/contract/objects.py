@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 CRD_GROUP = "contract.example.com"
@@ -72,3 +73,40 @@ def raw_patch(api: Any, path: str, body: Any, content_type: str, query: list[tup
         response_type="object",
         _return_http_data_only=True,
     )
+
+
+def request(
+    api: Any,
+    method: str,
+    path: str,
+    body: Any = None,
+    *,
+    content_type: str = "application/json",
+    query: list[tuple[str, str]] | None = None,
+) -> tuple[int, Any, Any]:
+    """Any request through the official client, answering (status, body, headers) — the typed
+    methods drop response headers, and ``Warning`` headers are what some tests are about."""
+    data, status, headers = api.call_api(
+        path,
+        method,
+        query_params=query or [],
+        header_params={"Content-Type": content_type, "Accept": "application/json"},
+        body=body,
+        auth_settings=["BearerToken"],
+        response_type="object",
+        _return_http_data_only=False,
+    )
+    return status, data, headers
+
+
+def raw_request(
+    api: Any, method: str, path: str, raw: bytes, *, content_type: str, query: str = ""
+) -> tuple[int, Any, Any]:
+    """Send bytes exactly as given (the client re-encodes any JSON body it is handed), through
+    the client's own connection pool, TLS settings and credentials."""
+    headers = {"Content-Type": content_type, "Accept": "application/json"}
+    api.update_params_for_auth(headers, [], ["BearerToken"])
+    url = api.configuration.host + path + (f"?{query}" if query else "")
+    answer = api.rest_client.pool_manager.request(method, url, body=raw, headers=headers)
+    text = answer.data.decode()
+    return answer.status, json.loads(text) if text.startswith("{") else text, answer.headers

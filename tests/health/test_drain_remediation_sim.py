@@ -12,6 +12,7 @@ node remediation-failed with an Event and creates nothing.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -57,13 +58,10 @@ def pod(
     node: str,
     *,
     labels: dict[str, str] | None = None,
-    owner: str | None = None,
     gpu: str | None = None,
     seconds: int = 100000,
 ) -> None:
     meta: dict[str, Any] = {"name": name, "namespace": namespace, "labels": labels or {"app": name}}
-    if owner:
-        meta["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": owner, "name": "ds", "uid": "u-1"}]
     if gpu:
         meta["annotations"] = {"dgxc.nvidia.com/devices": json.dumps({"devices": {"nvidia.com/gpu": [gpu]}})}
     body = {
@@ -77,6 +75,37 @@ def pod(
         },
     }
     rest.create(api, rest.core_path("pods", namespace), body)
+
+
+def daemonset_pod(api: Any, namespace: str, node: str) -> str:
+    """A real DaemonSet placed on ``node`` alone; the name of the pod its controller makes there."""
+    labels = {"app": "exporter"}
+    rest.create(
+        api,
+        rest.group_path("apps", "v1", "daemonsets", namespace),
+        {
+            "apiVersion": "apps/v1",
+            "kind": "DaemonSet",
+            "metadata": {"name": "exporter", "namespace": namespace},
+            "spec": {
+                "selector": {"matchLabels": labels},
+                "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {
+                        "nodeSelector": {"kubernetes.io/hostname": node},
+                        "containers": [{"name": "main", "image": "busybox"}],
+                    },
+                },
+            },
+        },
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        made = rest.list_items(api, rest.core_path("pods", namespace), label_selector="app=exporter")
+        if made:
+            return str(made[0]["metadata"]["name"])
+        time.sleep(0.05)
+    raise AssertionError("the DaemonSet controller made no pod within 30 s")
 
 
 def pods_on(api: Any, node: str) -> list[str]:
@@ -124,13 +153,13 @@ def status_of(api: Any, node: str) -> list[resource.Status]:
 def test_an_immediate_drain_evicts_exactly_that_nodes_pods_and_leaves_daemonsets(cluster: Any, tmp_path: Path) -> None:
     _, api, names = cluster
     pod(api, "team", "trainer", names[0])
-    pod(api, "team", "exporter", names[0], owner="DaemonSet")
+    exporter = daemonset_pod(api, "team", names[0])
     pod(api, "kube-system", "proxy", names[0])
     pod(api, "team", "other", names[1])
     publish(api, event(names[0]))
     result = make(api, tmp_path, IMMEDIATE + "fault-remediation: {enabled: false}\n").reconcile_once()
     assert result.followups == {"drain:Succeeded": 1}
-    assert pods_on(api, names[0]) == ["kube-system/proxy", "team/exporter"]
+    assert pods_on(api, names[0]) == ["kube-system/proxy", f"team/{exporter}"]
     assert pods_on(api, names[1]) == ["team/other"]
     assert nodes.labels(nodes.get(api, names[0]))[quarantine.STATE_LABEL] == "drain-succeeded"
 

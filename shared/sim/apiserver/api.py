@@ -19,11 +19,23 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from shared.sim.apiserver import apierrors, collector, defaults, patches, resources, selectors, store
+from shared.sim.apiserver import (
+    admission,
+    apierrors,
+    collector,
+    defaults,
+    managedfields,
+    patches,
+    readviews,
+    resources,
+    selectors,
+    store,
+)
 from shared.sim.apiserver.apierrors import ApiError
 
 _SERVER_OWNED = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+_GENERATE_PREFIX = 58  # 63 - 5 random characters
 
 MERGE = "application/merge-patch+json"
 STRATEGIC = "application/strategic-merge-patch+json"
@@ -46,6 +58,9 @@ def rfc3339(moment: datetime) -> str:
 
 class Api:
     """The verbs. Each one is atomic under the store lock; none returns stored (shared) data."""
+
+    views: readviews.Views = readviews.STORED
+    """How objects read where that differs from the stored bytes (the server sets its own)."""
 
     def __init__(
         self, *, objects: store.Store, table: resources.ResourceTable, clock: Callable[[], datetime], rng: random.Random
@@ -73,9 +88,10 @@ class Api:
         return self.as_version(r, self.entry(r, ns, name).object())
 
     def as_version(self, r: resources.Resource, obj: dict[str, Any]) -> dict[str, Any]:
-        """Serve a custom resource at the version it was asked for (schemas are not converted)."""
+        """Serve a custom resource at the version it was asked for (schemas are not converted),
+        and any object as a read shows it (:mod:`shared.sim.apiserver.readviews`)."""
         obj["apiVersion"] = r.group_version
-        return obj
+        return self.views.object(r, obj)
 
     def list(
         self,
@@ -121,8 +137,31 @@ class Api:
         return ListResult(items, rv, token, remaining)
 
     # ------------------------------------------------------------ create
-    def create(self, r: resources.Resource, ns: str | None, body: Any, *, dry_run: bool = False) -> dict[str, Any]:
+    def create(
+        self,
+        r: resources.Resource,
+        ns: str | None,
+        body: Any,
+        *,
+        dry_run: bool = False,
+        options: admission.WriteOptions | None = None,
+        operation: admission.Operation = "create",
+    ) -> dict[str, Any]:
+        options = options or admission.WriteOptions()
         obj = _object_body(body)
+        admission.decode(r, obj, options=options, operation=operation)
+        if operation == "apply":
+            obj = managedfields.apply(
+                None,
+                self._applied(r, obj, None),
+                manager=options.manager,
+                api_version=r.group_version,
+                now=self.now(),
+                force=options.force,
+                list_types=_list_types(r),
+            )
+        else:
+            obj.get("metadata", {}).pop("managedFields", None)
         md = obj["metadata"]
         if r.namespaced:
             if md.get("namespace") and ns and md["namespace"] != ns:
@@ -135,15 +174,15 @@ class Api:
         if md.get("resourceVersion"):
             raise apierrors.bad_request("resourceVersion should not be set on objects to be created")
         if not md.get("name") and md.get("generateName"):
-            md["name"] = md["generateName"] + "".join(self.rng.choice(_NAME_ALPHABET) for _ in range(5))
+            # apiserver names.SimpleNameGenerator: the prefix is cut to leave room for 5 characters.
+            md["name"] = md["generateName"][:_GENERATE_PREFIX] + "".join(
+                self.rng.choice(_NAME_ALPHABET) for _ in range(5)
+            )
         if not md.get("name"):
             raise apierrors.invalid(r.kind, "", [("metadata.name", "Required value: name or generateName is required")])
-        defaults.check_name(r, md["name"])
         with self.store.lock:
             if r.namespaced:
                 self._check_namespace_open(md["namespace"])
-            if self.store.get(r.group_resource, md.get("namespace", ""), md["name"]) is not None:
-                raise apierrors.already_exists(r.plural, r.group, md["name"])
             for key in _SERVER_OWNED:
                 md.pop(key, None)
             obj["apiVersion"] = self._storage_version(r)
@@ -152,8 +191,20 @@ class Api:
             md["creationTimestamp"] = self.now()
             if r.generation:
                 md["generation"] = 1
-            defaults.on_create(r, obj, self.now())
-            self._validate(r, obj)
+            defaults.on_create(r, obj, self.now(), priorities=self._priorities(r, obj))
+            self._validate(r, obj, old=None)
+            # Storage answers AlreadyExists only for a valid object (validation runs first).
+            if self.store.get(r.group_resource, md.get("namespace", ""), md["name"]) is not None:
+                raise apierrors.already_exists(r.plural, r.group, md["name"])
+            if options.manager and operation != "apply":
+                managedfields.record_update(
+                    None,
+                    obj,
+                    manager=options.manager,
+                    api_version=r.group_version,
+                    now=self.now(),
+                    list_types=_list_types(r),
+                )
             if dry_run:
                 return self.as_version(r, obj)
             self.store.put(r, obj)
@@ -162,6 +213,15 @@ class Api:
             if r.kind == "Namespace":
                 self._create_default_service_account(md["name"])
             return self.as_version(r, obj)
+
+    def _priorities(self, r: resources.Resource, obj: dict[str, Any]) -> dict[str, tuple[int, str]]:
+        """The PriorityClass a new pod names, for Priority admission (only looked up when named)."""
+        name = (obj.get("spec") or {}).get("priorityClassName") if r.kind == "Pod" and not r.group else None
+        found = self.store.get(("scheduling.k8s.io", "priorityclasses"), "", name) if name else None
+        if found is None:
+            return {}
+        pc = found.object()
+        return {str(name): (int(pc.get("value", 0)), str(pc.get("preemptionPolicy") or "PreemptLowerPriority"))}
 
     def _storage_version(self, r: resources.Resource) -> str:
         if r.storage_version:
@@ -182,10 +242,11 @@ class Api:
         if sa is not None and self.store.get(sa.group_resource, ns, "default") is None:
             self.create(sa, ns, {"metadata": {"name": "default"}})
 
-    def _validate(self, r: resources.Resource, obj: dict[str, Any]) -> None:
+    def _validate(self, r: resources.Resource, obj: dict[str, Any], *, old: dict[str, Any] | None) -> None:
         defaults.on_write(r, obj)
+        admission.validate(r, obj, old=old)
         defaults.check_metadata(r, obj)
-        defaults.check_spec(r, obj)
+        defaults.check_spec(r, obj, old)
         defaults.check_size(r, obj, len(store.encode(obj)))
 
     # ------------------------------------------------------------ update and patch
@@ -198,8 +259,10 @@ class Api:
         *,
         sub: str | None = None,
         dry_run: bool = False,
+        options: admission.WriteOptions | None = None,
     ) -> dict[str, Any]:
         new = _object_body(body)
+        admission.decode(r, new, options=options or admission.WriteOptions(), operation="update")
         if new["metadata"].get("name", name) != name:
             raise apierrors.bad_request(
                 f"the name of the object ({new['metadata']['name']}) does not match the name on the URL ({name})"
@@ -213,7 +276,7 @@ class Api:
                 raise apierrors.invalid(
                     r.kind, name, [("metadata.resourceVersion", "Invalid value: 0x0: must be specified for an update")]
                 )
-            return self._commit(r, current.object(), new, sub=sub, dry_run=dry_run)
+            return self._commit(r, current.object(), new, sub=sub, dry_run=dry_run, options=options)
 
     def patch(
         self,
@@ -226,7 +289,9 @@ class Api:
         sub: str | None = None,
         dry_run: bool = False,
         field_manager: str | None = None,
+        options: admission.WriteOptions | None = None,
     ) -> dict[str, Any]:
+        options = options or admission.WriteOptions()
         if content_type not in PATCH_TYPES:
             raise ApiError(
                 415,
@@ -247,9 +312,11 @@ class Api:
             found = self.store.get(r.group_resource, (ns or "") if r.namespaced else "", name)
             if found is None:
                 if content_type == APPLY and sub is None:
-                    return self.create(r, ns, body, dry_run=dry_run)
+                    return self.create(r, ns, body, dry_run=dry_run, options=options, operation="apply")
                 raise apierrors.not_found(r.plural, r.group, name)
             current = found.object()
+            if content_type == APPLY and isinstance(body, dict):
+                admission.decode(r, body, options=options, operation="apply")
             try:
                 if content_type == JSON_PATCH:
                     patched = patches.json_patch(current, body)
@@ -258,19 +325,51 @@ class Api:
                 elif content_type == STRATEGIC:
                     patched = patches.strategic_merge(current, body)
                 else:
-                    patched = patches.apply(current, body, strategic=r.strategic)
+                    patched = managedfields.apply(
+                        current,
+                        self._applied(r, body, sub),
+                        manager=options.manager or field_manager or "",
+                        api_version=r.group_version,
+                        now=self.now(),
+                        force=options.force,
+                        list_types=_list_types(r),
+                        subresource=sub or "",
+                    )
             except patches.PatchError as exc:
                 raise ApiError(422, "Invalid", str(exc)) from exc
             if not isinstance(patched, dict) or not isinstance(patched.get("metadata"), dict):
                 raise ApiError(422, "Invalid", "the patch must leave an object with metadata")
+            if content_type != APPLY:
+                admission.decode(r, patched, options=options, operation="patch", patched=True)
             if patched["metadata"].get("resourceVersion") != str(found.rv):
                 raise apierrors.conflict(r.plural, r.group, name)
             if patched["metadata"].get("name") != name:
                 raise apierrors.bad_request(f"the name of the object does not match the name on the URL ({name})")
-            return self._commit(r, current, patched, sub=sub, dry_run=dry_run)
+            return self._commit(
+                r, current, patched, sub=sub, dry_run=dry_run, options=options, applied=content_type == APPLY
+            )
+
+    def _applied(self, r: resources.Resource, config: Any, sub: str | None) -> dict[str, Any]:
+        """What an apply configuration may set: a main endpoint never sets status (it is reset),
+        ``/status`` sets only status (apiserver ``GetResetFields``)."""
+        if not isinstance(config, dict):
+            raise apierrors.bad_request("the apply configuration must be an object")
+        if "status" not in r.subresources:
+            return config
+        if sub == "status":
+            return {k: v for k, v in config.items() if k in ("apiVersion", "kind", "metadata", "status")}
+        return {k: v for k, v in config.items() if k != "status"}
 
     def _commit(
-        self, r: resources.Resource, old: dict[str, Any], new: dict[str, Any], *, sub: str | None, dry_run: bool
+        self,
+        r: resources.Resource,
+        old: dict[str, Any],
+        new: dict[str, Any],
+        *,
+        sub: str | None,
+        dry_run: bool,
+        options: admission.WriteOptions | None = None,
+        applied: bool = False,
     ) -> dict[str, Any]:
         """The common end of update and patch: keep server-owned data, validate, store or not."""
         old_md = old["metadata"]
@@ -296,6 +395,7 @@ class Api:
                     new["status"] = old["status"]
                 else:
                     new.pop("status", None)
+            _check_system_fields(r, old_md, new_md)
             for key in _SERVER_OWNED:
                 if key in old_md:
                     new_md[key] = old_md[key]
@@ -321,9 +421,21 @@ class Api:
                         )
                     ],
                 )
+        self._validate(r, new, old=old)
         if r.generation and _spec_of(new, r) != _spec_of(old, r):
             new["metadata"]["generation"] = int(old_md.get("generation", 1)) + 1
-        self._validate(r, new)
+        if options is not None and options.manager and not applied:
+            managedfields.record_update(
+                old,
+                new,
+                manager=options.manager,
+                api_version=r.group_version,
+                now=self.now(),
+                list_types=_list_types(r),
+                subresource=sub or "",
+            )
+        elif "managedFields" not in new["metadata"] and "managedFields" in old_md and not applied:
+            new["metadata"]["managedFields"] = old_md["managedFields"]
         if new == old:
             return self.as_version(r, new)  # a no-op write changes nothing, not even resourceVersion
         if dry_run:
@@ -351,6 +463,7 @@ class Api:
         options = options or {}
         with self.store.lock:
             current = self.entry(r, ns, name)
+            defaults.check_delete(r, name)
             obj = current.object()
             pre = options.get("preconditions") or {}
             if pre.get("uid") and pre["uid"] != current.uid:
@@ -388,6 +501,42 @@ class Api:
         with self.store.lock:
             found = self.list(r, ns, label_selector=label_selector, field_selector=field_selector)
             return [self.delete(r, e.namespace or None, e.name, options, dry_run=dry_run) for e in found.items]
+
+
+def _check_system_fields(r: resources.Resource, old_md: dict[str, Any], new_md: dict[str, Any]) -> None:
+    """A body may repeat the system fields or leave them out, not change them
+    (apimachinery:pkg/api/validation/objectmeta.go ``ValidateObjectMetaUpdate``)."""
+    errors = []
+    if new_md.get("uid") and new_md["uid"] != old_md.get("uid"):
+        errors.append(apierrors.invalid_value("metadata.uid", new_md["uid"], "field is immutable"))
+    if new_md.get("deletionTimestamp") and not old_md.get("deletionTimestamp"):
+        errors.append(
+            apierrors.invalid_value(
+                "metadata.deletionTimestamp",
+                new_md["deletionTimestamp"],
+                "field is immutable; may only be changed via deletion",
+            )
+        )
+    if errors:
+        raise apierrors.invalid(r.kind, str(old_md.get("name", "")), errors, group=r.group)
+
+
+def _list_types(r: resources.Resource) -> managedfields.ListTypes:
+    """How the lists of a kind merge: by the schema where one says so, else Kubernetes' merge keys."""
+    schema = getattr(r, "schema", None)
+    by_schema = getattr(schema, "list_type", None)
+    if by_schema is not None:
+        return by_schema  # type: ignore[no-any-return]
+    return _builtin_list_type
+
+
+def _builtin_list_type(names: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+    last = names[-1] if names else ""
+    if last in patches.MERGE_KEYS:
+        return ("map", (patches.MERGE_KEYS[last],))
+    if last in patches.SET_LISTS:
+        return ("set", ())
+    return ("atomic", ())
 
 
 def _spec_of(obj: dict[str, Any], r: resources.Resource) -> dict[str, Any]:

@@ -26,6 +26,8 @@ class Record:
     namespace: str
     name: str
     code: int
+    warnings: tuple[str, ...] = ()
+    """The ``Warning`` headers the answer carried (unknown fields dropped under Warn, ...)."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -1,79 +1,80 @@
 """What the server does to an object before storing it: defaults, validation and size limits.
 
-Real API servers refuse bad names, bad labels, oversized ConfigMaps and objects too large for
-etcd, and they fill in a few defaults that clients rely on (a new Pod is ``Pending``, a Namespace
-is ``Active``, a CRD becomes ``Established``). Only what our tools or kubectl can observe is
-modelled; the full OpenAPI defaulting and schema validation are out of scope.
+The entry points :mod:`shared.sim.apiserver.api` calls on every write. Built-in kinds get the
+defaults a 1.34 server writes and the checks it applies, with its 422 texts (both live in
+:mod:`shared.sim.apiserver.validation`); custom resources get the ObjectMeta checks here (their
+schema is :mod:`shared.sim.apiserver.admission`'s business); CustomResourceDefinitions get the
+few checks on their names. The size limits (413) apply to every object.
 """
 
 from __future__ import annotations
 
 import base64
-import re
+import copy
+from collections.abc import Mapping
 from typing import Any
 
-from shared.sim.apiserver import apierrors, resources, selectors
+from shared.sim.apiserver import apierrors, resources
 from shared.sim.apiserver.apierrors import ApiError
+from shared.sim.apiserver.validation import defaulting, formats, kinds, meta
 
 MAX_REQUEST_BYTES = 3 * 1024 * 1024
 """The API server refuses request bodies above 3 MiB with 413."""
 MAX_OBJECT_BYTES = 1536 * 1024
 """etcd's default request limit (1.5 MiB): a larger object cannot be stored (413)."""
-MAX_CONFIG_DATA_BYTES = 1024 * 1024
-"""ConfigMap and Secret data are capped at 1 MiB (422)."""
-MAX_ANNOTATION_BYTES = 256 * 1024
-
-_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS_LABEL_KINDS = frozenset({"Namespace", "Service"})
+IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
+"""Namespaces the NamespaceLifecycle admission plugin refuses to delete."""
 
 
 def check_name(resource: resources.Resource, name: str) -> None:
-    """422 for a name the real server would refuse for this kind."""
-    if resource.kind in _DNS_LABEL_KINDS:
-        ok = len(name) <= 63 and bool(_LABEL.match(name))
-        rule = "a lowercase RFC 1123 label"
-    elif resource.kind in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"):
-        ok = bool(name) and "/" not in name and name not in (".", "..") and "%" not in name
-        rule = "a valid path segment name"
-    else:
-        ok = len(name) <= 253 and bool(_SUBDOMAIN.match(name))
-        rule = "a lowercase RFC 1123 subdomain"
-    if not ok:
-        raise apierrors.invalid(resource.kind, name, [("metadata.name", f"Invalid value: {name!r}: must be {rule}")])
+    """Kept for its call site: names are judged with the rest of the object in :func:`check_spec`
+    and :func:`check_metadata`, so one 422 lists every cause as the real server's does."""
 
 
 def check_metadata(resource: resources.Resource, obj: dict[str, Any]) -> None:
-    md = obj["metadata"]
-    name = md.get("name", "")
-    causes = []
-    for key, value in (md.get("labels") or {}).items():
-        if not selectors.valid_label_key(str(key)):
-            causes.append(("metadata.labels", f"Invalid value: {key!r}: invalid label key"))
-        elif not isinstance(value, str) or not selectors.valid_label_value(value):
-            causes.append(("metadata.labels", f"Invalid value: {value!r}: invalid label value"))
-    annotations = md.get("annotations") or {}
-    if sum(len(str(k)) + len(str(v)) for k, v in annotations.items()) > MAX_ANNOTATION_BYTES:
-        causes.append(("metadata.annotations", "Too long: must have at most 262144 bytes"))
-    if any(not isinstance(v, str) for v in annotations.values()):
-        causes.append(("metadata.annotations", "Invalid value: annotation values must be strings"))
-    if causes:
-        raise apierrors.invalid(resource.kind, name, causes)
+    """ObjectMeta of a custom resource (built-in kinds are judged whole by :func:`check_spec`)."""
+    if not resource.crd:
+        return
+    md = obj.get("metadata") or {}
+    errors = meta.object_meta(md, formats.name_is_dns_subdomain, kube=False)
+    if errors:
+        raise apierrors.invalid(resource.kind, str(md.get("name") or ""), errors, group=resource.group)
+
+
+def check_spec(resource: resources.Resource, obj: dict[str, Any], old: dict[str, Any] | None = None) -> None:
+    """422 for a built-in object the real server would refuse; ``old`` is the stored object on update.
+
+    A write that changes nothing but status (a status subresource write) is not judged again:
+    the real server validates only the status there, which is not modelled.
+    """
+    if resource.crd:
+        return
+    name = str((obj.get("metadata") or {}).get("name") or "")
+    if resource.kind == "CustomResourceDefinition":
+        return  # judged whole by admission.validate (crdcheck)
+    checks = kinds.checks(resource.group, resource.kind)
+    if old is None:
+        errors = checks.create(obj)
+    else:
+        before = copy.deepcopy(old)
+        defaulting.scheme(resource.kind, before, version=resource.version)
+        defaulting.on_update(resource.kind, obj, before)
+        if _without_status(obj) == _without_status(before):
+            return
+        errors = checks.update(obj, before)
+    if errors:
+        raise apierrors.invalid(resource.kind, name, errors, group=resource.group)
+
+
+def _without_status(obj: dict[str, Any]) -> Any:
+    shown = {k: v for k, v in obj.items() if k != "status"}
+    shown["metadata"] = {k: v for k, v in (obj.get("metadata") or {}).items() if k != "managedFields"}
+    return meta.semantic(shown)
 
 
 def check_size(resource: resources.Resource, obj: dict[str, Any], raw_size: int) -> None:
-    """The real limits: 1 MiB of ConfigMap/Secret data (422), 1.5 MiB per stored object (413)."""
+    """An object above the storage limit (1.5 MiB) cannot be stored: 413."""
     name = obj["metadata"].get("name", "")
-    if resource.kind in ("ConfigMap", "Secret"):
-        total = sum(
-            len(str(k)) + len(str(v))
-            for part in ("data", "binaryData", "stringData")
-            for k, v in (obj.get(part) or {}).items()
-        )
-        if total > MAX_CONFIG_DATA_BYTES:
-            raise apierrors.invalid(
-                resource.kind, name, [("[]", f"Too long: must have at most {MAX_CONFIG_DATA_BYTES} bytes")]
-            )
     if raw_size > MAX_OBJECT_BYTES:
         raise ApiError(
             413,
@@ -82,98 +83,79 @@ def check_size(resource: resources.Resource, obj: dict[str, Any], raw_size: int)
         )
 
 
-def check_spec(resource: resources.Resource, obj: dict[str, Any]) -> None:
-    """The few required fields clients would otherwise trip over later."""
-    name = obj["metadata"].get("name", "")
-    spec = obj.get("spec") or {}
-    if resource.kind == "Pod" and not spec.get("containers"):
-        raise apierrors.invalid("Pod", name, [("spec.containers", "Required value")])
-    if resource.kind == "CustomResourceDefinition":
-        names = spec.get("names") or {}
-        causes = [(f"spec.{f}", "Required value") for f in ("group", "scope") if not spec.get(f)]
-        causes += [(f"spec.names.{f}", "Required value") for f in ("plural", "kind") if not names.get(f)]
-        if not spec.get("versions"):
-            causes.append(("spec.versions", "Required value"))
-        if not causes and name != f"{names['plural']}.{spec['group']}":
-            causes.append(("metadata.name", f'Invalid value: {name!r}: must be spec.names.plural+"."+spec.group'))
-        if causes:
-            raise apierrors.invalid("CustomResourceDefinition", name, causes)
-    if resource.kind in ("Role", "ClusterRole"):
-        for n, rule in enumerate(obj.get("rules") or []):
-            if not rule.get("verbs"):
-                raise apierrors.invalid(resource.kind, name, [(f"rules[{n}].verbs", "Required value")])
+def check_delete(resource: resources.Resource, name: str) -> None:
+    """403 for deleting ``default``, ``kube-system`` or ``kube-public`` (NamespaceLifecycle)."""
+    if resource.group_resource == ("", "namespaces") and name in IMMORTAL_NAMESPACES:
+        raise ApiError(
+            403,
+            "Forbidden",
+            f'namespaces "{name}" is forbidden: this namespace may not be deleted',
+            details={"name": name, "group": "", "kind": "namespaces"},
+        )
 
 
-def on_create(resource: resources.Resource, obj: dict[str, Any], now: str) -> None:
-    """Server-side defaults of a new object, in place."""
+def on_create(
+    resource: resources.Resource,
+    obj: dict[str, Any],
+    now: str,
+    *,
+    priorities: Mapping[str, tuple[int, str]] | None = None,
+) -> None:
+    """Server-side defaults of a new object, in place (``priorities``: the PriorityClasses, by name)."""
     kind = resource.kind
-    spec = obj.setdefault("spec", {}) if kind in ("Pod", "Node", "Namespace", "Service") else obj.get("spec")
     if resource.subresources and "status" in resource.subresources and not resource.keep_status_on_create:
         obj.pop("status", None)
+    if not resource.crd:
+        defaulting.on_create(kind, obj, version=resource.version, priorities=priorities)
     if kind == "Namespace":
-        assert spec is not None
-        spec.setdefault("finalizers", ["kubernetes"])
+        obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
         obj["status"] = {"phase": "Active"}
         obj["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = obj["metadata"]["name"]
-    elif kind == "Pod":
-        assert spec is not None
-        for key, value in (
-            ("restartPolicy", "Always"),
-            ("schedulerName", "default-scheduler"),
-            ("serviceAccountName", "default"),
-            ("terminationGracePeriodSeconds", 30),
-            ("dnsPolicy", "ClusterFirst"),
-            ("priority", 0),
-        ):
-            spec.setdefault(key, value)
-        obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
     elif kind == "Node":
+        obj.setdefault("spec", {})
         obj.setdefault("status", {})
-    elif kind == "Service":
-        assert spec is not None
-        spec.setdefault("type", "ClusterIP")
-    elif kind == "Secret":
-        obj.setdefault("type", "Opaque")
-    elif kind in ("Deployment", "StatefulSet", "ReplicaSet") and spec is not None:
-        spec.setdefault("replicas", 1)
-    elif kind == "Job" and spec is not None:
-        spec.setdefault("completions", 1)
-        spec.setdefault("parallelism", 1)
-        spec.setdefault("backoffLimit", 6)
     elif kind == "CustomResourceDefinition":
-        crd_spec = obj.get("spec") or {}
-        accepted = crd_spec.get("names") or {}
-        obj["status"] = {
-            "conditions": [
-                {
-                    "type": "NamesAccepted",
-                    "status": "True",
-                    "reason": "NoConflicts",
-                    "message": "no conflicts found",
-                    "lastTransitionTime": now,
-                },
-                {
-                    "type": "Established",
-                    "status": "True",
-                    "reason": "InitialNamesAccepted",
-                    "message": "the initial names have been accepted",
-                    "lastTransitionTime": now,
-                },
-            ],
-            "acceptedNames": {
-                "plural": accepted.get("plural"),
-                "kind": accepted.get("kind"),
-                "singular": accepted.get("singular") or str(accepted.get("kind", "")).lower(),
-                "listKind": accepted.get("listKind") or f"{accepted.get('kind')}List",
-                **({"shortNames": accepted["shortNames"]} if accepted.get("shortNames") else {}),
+        obj["status"] = _crd_status(obj.get("spec") or {}, now)
+
+
+def _crd_status(crd_spec: dict[str, Any], now: str) -> dict[str, Any]:
+    accepted = crd_spec.get("names") or {}
+    return {
+        "conditions": [
+            {
+                "type": "NamesAccepted",
+                "status": "True",
+                "reason": "NoConflicts",
+                "message": "no conflicts found",
+                "lastTransitionTime": now,
             },
-            "storedVersions": [v["name"] for v in crd_spec.get("versions", []) if v.get("storage")],
-        }
+            {
+                "type": "Established",
+                "status": "True",
+                "reason": "InitialNamesAccepted",
+                "message": "the initial names have been accepted",
+                "lastTransitionTime": now,
+            },
+        ],
+        "acceptedNames": {
+            "plural": accepted.get("plural"),
+            "kind": accepted.get("kind"),
+            "singular": accepted.get("singular") or str(accepted.get("kind", "")).lower(),
+            "listKind": accepted.get("listKind") or f"{accepted.get('kind')}List",
+            **({"shortNames": accepted["shortNames"]} if accepted.get("shortNames") else {}),
+        },
+        "storedVersions": [v["name"] for v in crd_spec.get("versions", []) if v.get("storage")],
+    }
 
 
 def on_write(resource: resources.Resource, obj: dict[str, Any]) -> None:
-    """Normalisations applied on every create and update (e.g. Secret ``stringData``)."""
-    if resource.kind == "Secret" and obj.get("stringData"):
-        data = obj.setdefault("data", {})
-        for key, value in obj.pop("stringData").items():
-            data[key] = base64.b64encode(str(value).encode()).decode()
+    """What every create and update does to a body: ``stringData`` folded into a Secret's
+    ``data``, and the scheme defaults of a built-in kind."""
+    if resource.kind == "Secret" and not resource.crd and "stringData" in obj:
+        folded = obj.pop("stringData") or {}
+        if folded:
+            data = obj.setdefault("data", {})
+            for key, value in folded.items():
+                data[key] = base64.b64encode(str(value).encode()).decode()
+    if not resource.crd:
+        defaulting.scheme(resource.kind, obj, version=resource.version)

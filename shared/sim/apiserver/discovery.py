@@ -1,16 +1,13 @@
-"""Discovery documents and the slice of OpenAPI v3 that kubectl needs.
+"""Discovery documents: what kubectl and client-go read to map names to resources.
 
 kubectl finds every resource through ``/api`` and ``/apis`` (names, short names, scope, verbs,
-subresources); without these a client cannot even map ``kubectl get no``. The OpenAPI v3
-documents only declare, per kind, that PATCH accepts ``fieldValidation``: that tells kubectl
-1.27+ to let the server validate, so ``kubectl apply``/``create`` work without ``--validate=false``.
-Schemas themselves are not served.
+subresources); without these a client cannot even map ``kubectl get no``. OpenAPI v3 (schemas,
+and the ``fieldValidation`` parameter kubectl looks for) is :mod:`shared.sim.apiserver.openapi`.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
 
 from shared.sim.apiserver import resources
@@ -84,7 +81,7 @@ def resource_list(table: resources.ResourceTable, group_name: str, version: str)
             "singularName": r.singular,
             "namespaced": r.namespaced,
             "kind": r.kind,
-            "verbs": list(resources.ALL_VERBS),
+            "verbs": list(r.verbs),
         }
         if r.short_names:
             entry["shortNames"] = list(r.short_names)
@@ -106,50 +103,3 @@ def resource_list(table: resources.ResourceTable, group_name: str, version: str)
             out.append(item)
     gv = f"{group_name}/{version}" if group_name else version
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": out}
-
-
-# ---------------------------------------------------------------- OpenAPI v3
-
-
-def _gv_path(r: resources.Resource) -> str:
-    return f"api/{r.version}" if not r.group else f"apis/{r.group}/{r.version}"
-
-
-def openapi_index(table: resources.ResourceTable) -> dict[str, Any]:
-    paths: dict[str, Any] = {}
-    for r in table:
-        path = _gv_path(r)
-        if path not in paths:
-            digest = hashlib.sha256(json.dumps(openapi_document(table, path), sort_keys=True).encode())
-            paths[path] = {"serverRelativeURL": f"/openapi/v3/{path}?hash={digest.hexdigest()[:32].upper()}"}
-    return {"paths": paths}
-
-
-def openapi_document(table: resources.ResourceTable, gv_path: str) -> dict[str, Any]:
-    """PATCH operations per kind, each declaring ``fieldValidation`` (nothing else is modelled)."""
-    paths: dict[str, Any] = {}
-    for r in table:
-        if _gv_path(r) != gv_path:
-            continue
-        gvk = {"group": r.group, "version": r.version, "kind": r.kind}
-        params = [
-            {"name": "fieldValidation", "in": "query", "schema": {"type": "string", "uniqueItems": True}},
-            {"name": "dryRun", "in": "query", "schema": {"type": "string", "uniqueItems": True}},
-            {"name": "fieldManager", "in": "query", "schema": {"type": "string", "uniqueItems": True}},
-        ]
-        item = "/" + gv_path + ("/namespaces/{namespace}" if r.namespaced else "") + f"/{r.plural}/{{name}}"
-        paths[item] = {
-            "patch": {
-                "operationId": f"patch{r.kind}",
-                "parameters": params,
-                "x-kubernetes-action": "patch",
-                "x-kubernetes-group-version-kind": gvk,
-                "responses": {"200": {"description": "OK"}},
-            }
-        }
-    return {
-        "openapi": "3.0.0",
-        "info": {"title": "Kubernetes (sim)", "version": "v1.32.0"},
-        "paths": paths,
-        "components": {"schemas": {}},
-    }

@@ -11,7 +11,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from shared.sim.apiserver.structural import StructuralSchema
 
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
@@ -50,6 +53,8 @@ class Resource:
     crd: str = ""  # name of the CRD serving it, "" for built-ins
     columns: tuple[PrinterColumn, ...] = ()
     storage_version: str = ""  # for CRs with several versions: where objects live
+    verbs: tuple[str, ...] = ALL_VERBS  # what discovery lists; reviews are create-only
+    schema: StructuralSchema | None = field(default=None, compare=False, hash=False)  # a CR version's schema
 
     @property
     def group_version(self) -> str:
@@ -79,6 +84,12 @@ class Resource:
 _STATUS = frozenset({"status"})
 _NONE: frozenset[str] = frozenset()
 _ALL = ("all",)
+
+
+def _review(group: str, plural: str, kind: str, *, namespaced: bool = False) -> Resource:
+    """An access review: create-only, never stored (answered by :mod:`shared.sim.apiserver.reviews`)."""
+    return Resource(group, "v1", plural, kind, namespaced, (), _NONE, verbs=("create",))
+
 
 _POD_FIELDS = (
     "spec.nodeName",
@@ -123,6 +134,22 @@ BUILTINS: tuple[Resource, ...] = (
     Resource("", "v1", "configmaps", "ConfigMap", True, ("cm",), _NONE),
     Resource("", "v1", "secrets", "Secret", True, (), _NONE, fields=("type",)),
     Resource("", "v1", "events", "Event", True, ("ev",), _NONE, fields=_EVENT_FIELDS),
+    # Same stored objects as core/v1 events (see shared/sim/apiserver/eventsv1.py).
+    Resource(
+        "events.k8s.io",
+        "v1",
+        "events",
+        "Event",
+        True,
+        ("ev",),
+        _NONE,
+        fields=(
+            *(f"regarding.{f.split('.', 1)[1]}" for f in _EVENT_FIELDS if f.startswith("involvedObject.")),
+            "reason",
+            "reportingController",
+            "type",
+        ),
+    ),
     Resource("", "v1", "services", "Service", True, ("svc",), categories=("all",)),
     Resource("", "v1", "serviceaccounts", "ServiceAccount", True, ("sa",), frozenset({"token"})),
     Resource(
@@ -137,6 +164,7 @@ BUILTINS: tuple[Resource, ...] = (
         categories=_ALL,
     ),
     Resource("apps", "v1", "daemonsets", "DaemonSet", True, ("ds",), generation=True, categories=_ALL),
+    Resource("apps", "v1", "controllerrevisions", "ControllerRevision", True, (), _NONE),
     Resource(
         "apps",
         "v1",
@@ -161,12 +189,21 @@ BUILTINS: tuple[Resource, ...] = (
         categories=_ALL,
     ),
     Resource("batch", "v1", "jobs", "Job", True, (), fields=("status.successful",), generation=True, categories=_ALL),
+    Resource("batch", "v1", "cronjobs", "CronJob", True, ("cj",), generation=True, categories=_ALL),
+    Resource("", "v1", "resourcequotas", "ResourceQuota", True, ("quota",)),
+    Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, ("pc",), _NONE, generation=True),
     Resource("coordination.k8s.io", "v1", "leases", "Lease", True, (), _NONE),
     Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, ("pdb",), generation=True),
     Resource("rbac.authorization.k8s.io", "v1", "roles", "Role", True, (), _NONE),
     Resource("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", False, (), _NONE),
     Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True, (), _NONE),
     Resource("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False, (), _NONE),
+    _review("authorization.k8s.io", "selfsubjectaccessreviews", "SelfSubjectAccessReview"),
+    _review("authorization.k8s.io", "selfsubjectrulesreviews", "SelfSubjectRulesReview"),
+    _review("authorization.k8s.io", "subjectaccessreviews", "SubjectAccessReview"),
+    _review("authorization.k8s.io", "localsubjectaccessreviews", "LocalSubjectAccessReview", namespaced=True),
+    _review("authentication.k8s.io", "selfsubjectreviews", "SelfSubjectReview"),
+    _review("authentication.k8s.io", "tokenreviews", "TokenReview"),
     Resource(
         "apiextensions.k8s.io",
         "v1",
@@ -196,16 +233,37 @@ SUBRESOURCE_VERBS: dict[str, tuple[str, ...]] = {
 }
 
 
+def _crd_schema(crd: dict[str, Any], index: int) -> StructuralSchema | None:
+    """Version ``index``'s compiled schema; None without one, or for a CRD the server would refuse
+    (the CRD create path refuses those with ``structural.crd_errors`` before they get here)."""
+    from shared.sim.apiserver import crdcheck, structural
+
+    spec = crd.get("spec") or {}
+    version = (spec.get("versions") or [])[index]
+    schema = (version.get("schema") or {}).get("openAPIV3Schema")
+    if not isinstance(schema, dict):
+        return None
+    subresources = version.get("subresources")
+    try:
+        return structural.StructuralSchema.compile(
+            schema,
+            path=crdcheck.schema_path(crd, index),
+            status_enabled=isinstance(subresources, dict) and "status" in subresources,
+            preserve_unknown_fields=spec.get("preserveUnknownFields") is True,
+        )
+    except structural.SchemaError:
+        return None
+
+
 def from_crd(crd: dict[str, Any]) -> list[Resource]:
-    """The rows a CustomResourceDefinition adds: one per served version."""
+    """The rows a CustomResourceDefinition adds: one per served version, each with its compiled schema."""
     spec = crd.get("spec") or {}
     names = spec.get("names") or {}
-    versions = [v for v in spec.get("versions") or [] if v.get("served", True)]
-    storage = next(
-        (v["name"] for v in spec.get("versions") or [] if v.get("storage")), versions[0]["name"] if versions else ""
-    )
+    every = list(enumerate(spec.get("versions") or []))
+    versions = [(i, v) for i, v in every if v.get("served", True)]
+    storage = next((v["name"] for _, v in every if v.get("storage")), versions[0][1]["name"] if versions else "")
     rows = []
-    for version in versions:
+    for index, version in versions:
         columns = tuple(
             PrinterColumn(
                 name=c.get("name", ""),
@@ -234,6 +292,7 @@ def from_crd(crd: dict[str, Any]) -> list[Resource]:
                 crd=(crd.get("metadata") or {}).get("name", ""),
                 columns=columns,
                 storage_version=storage,
+                schema=_crd_schema(crd, index),
             )
         )
     return rows

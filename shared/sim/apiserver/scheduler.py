@@ -6,13 +6,15 @@ only; ``matchExpressions`` on labels, ``matchFields`` on ``metadata.name``), uns
 taints, and free ``nvidia.com/gpu``. When nothing
 fits, the pod stays Pending with condition PodScheduled=False, reason Unschedulable, and the
 real message: ``0/4 nodes are available: 1 Insufficient nvidia.com/gpu, 3 node(s) didn't match
-Pod's node affinity/selector. preemption: …``. Pure functions over plain dicts; the kubelet
-keeps the state.
+Pod's node affinity/selector. preemption: …``. Scoring is reduced to two rules: GPU pods take
+the first fitting node by name, other pods the fitting node with fewest pods (so a Deployment's
+replicas spread over the nodes). Pure functions over plain dicts; the kubelet keeps the state.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -153,9 +155,23 @@ def untolerated(pod: dict[str, Any], node: NodeView) -> dict[str, Any] | None:
     return None
 
 
-def place(pod: dict[str, Any], nodes: dict[str, NodeView], used: dict[str, int], total: int) -> Decision:
-    """The first fitting node by name, or why none fits (counted over all ``total`` nodes)."""
+def place(
+    pod: dict[str, Any],
+    nodes: dict[str, NodeView],
+    used: dict[str, int],
+    total: int,
+    *,
+    load: Mapping[str, int] | None = None,
+) -> Decision:
+    """Where the pod goes, or why it cannot go anywhere (counted over all ``total`` nodes).
+
+    A pod asking for GPUs takes the first fitting node by name (packing GPU jobs predictably); any
+    other pod, when ``load`` (pods per node) is given, the fitting node running fewest pods, as
+    kube-scheduler's default spreading and least-allocated scores do for pods without requests.
+    """
     want = gpu_request(pod)
+    spread = load is not None and not want
+    best: tuple[int, str] | None = None
     hosts = pinned_hosts(pod)
     candidates = sorted(hosts & nodes.keys()) if hosts is not None else sorted(nodes)
     reasons: Counter[str] = Counter()
@@ -174,7 +190,13 @@ def place(pod: dict[str, Any], nodes: dict[str, NodeView], used: dict[str, int],
         if want and node.gpus - used.get(name, 0) < want:
             reasons[INSUFFICIENT] += 1
             continue
-        return Decision(node=name)
+        if not spread:
+            return Decision(node=name)
+        score = (load.get(name, 0) if load is not None else 0, name)
+        if best is None or score < best:
+            best = score
+    if best is not None:
+        return Decision(node=best[1])
     if hosts is not None:
         reasons[AFFINITY] += total - len(candidates)
     return Decision(node=None, message=message(reasons, total), reasons=reasons)

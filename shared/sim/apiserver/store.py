@@ -15,7 +15,7 @@ from __future__ import annotations
 import bisect
 import json
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,6 +66,30 @@ class Compacted(Exception):
     """The requested resourceVersion is older than the kept history."""
 
 
+@dataclass(frozen=True)
+class Alias:
+    """A resource served over another one's stored objects, as a real server configures two REST
+    endpoints on one etcd prefix (events.k8s.io/v1 Events over core/v1 Events).
+
+    Reads through the alias (``get``, ``scan``) see objects in its shape (``from_storage``), so
+    verbs that read, change and write back (update, patch) work in that shape;
+    ``to_storage(obj, previous, check=)`` turns an object written through the alias into the
+    stored shape (``previous`` is the stored object it replaces, None on create) and, when
+    ``check``, may refuse it with an API error; ``fields`` maps the alias's field-selector labels
+    to the target's. Watches follow the target's events, in the stored shape.
+    """
+
+    target: resources.Resource
+    to_storage: Callable[..., dict[str, Any]]
+    from_storage: Callable[[dict[str, Any]], dict[str, Any]]
+    fields: Mapping[str, str]
+
+    def read(self, entry: Entry) -> Entry:
+        """``entry`` as the alias shows it."""
+        raw = encode(self.from_storage(entry.object()))
+        return Entry(raw, entry.rv, entry.uid, entry.namespace, entry.name, entry.labels, entry.fields, entry.owners)
+
+
 class Store:
     """Objects by group/resource and namespace/name, one resourceVersion counter, an event log."""
 
@@ -82,7 +106,20 @@ class Store:
         # One condition per group/resource, so a write wakes only the watches of its kind.
         self._conditions: dict[GroupResource, threading.Condition] = {}
         self._latest: dict[GroupResource, int] = {}
+        self._aliases: dict[GroupResource, Alias] = {}
+        self._alias_fields: dict[GroupResource, dict[str, str]] = {}
         self.closed = False
+
+    def alias(self, resource: resources.Resource, alias: Alias) -> None:
+        """Serve ``resource`` over ``alias.target``'s objects (call before any object is stored)."""
+        with self.lock:
+            self._aliases[resource.group_resource] = alias
+            self._alias_fields.setdefault(alias.target.group_resource, {}).update(alias.fields)
+
+    def canonical(self, gr: GroupResource) -> GroupResource:
+        """Where the objects of ``gr`` are stored (itself, unless it is an alias)."""
+        alias = self._aliases.get(gr)
+        return alias.target.group_resource if alias is not None else gr
 
     # ------------------------------------------------------------ reads
     @property
@@ -94,11 +131,14 @@ class Store:
         return self._compacted
 
     def get(self, gr: GroupResource, namespace: str, name: str) -> Entry | None:
-        bucket = self._buckets.get(gr)
-        return bucket.get((namespace, name)) if bucket else None
+        alias = self._aliases.get(gr)
+        bucket = self._buckets.get(gr if alias is None else alias.target.group_resource)
+        found = bucket.get((namespace, name)) if bucket else None
+        return alias.read(found) if alias is not None and found is not None else found
 
     def keys(self, gr: GroupResource) -> list[Key]:
         """Keys in etcd order (namespace, then name); cached until an object is added or removed."""
+        gr = self.canonical(gr)
         with self.lock:
             cached = self._sorted.get(gr)
             if cached is None:
@@ -109,7 +149,8 @@ class Store:
     def scan(self, gr: GroupResource, namespace: str | None, after: Key | None = None) -> Iterator[Entry]:
         """Entries in key order, optionally in one namespace and after a key (pagination)."""
         keys = self.keys(gr)
-        bucket = self._buckets.get(gr, {})
+        alias = self._aliases.get(gr)
+        bucket = self._buckets.get(self.canonical(gr), {})
         start = 0
         if namespace is not None:
             start = bisect.bisect_left(keys, (namespace, ""))
@@ -120,24 +161,32 @@ class Store:
                 break
             entry = bucket.get(key)
             if entry is not None:
-                yield entry
+                yield entry if alias is None else alias.read(entry)
 
     def dependents(self, uid: str) -> list[tuple[GroupResource, Key]]:
         with self.lock:
             return sorted(self._dependents.get(uid, ()))
+
+    def owners(self) -> list[str]:
+        """Every uid some stored object names as its owner."""
+        with self.lock:
+            return list(self._dependents)
 
     def group_resources(self) -> list[GroupResource]:
         with self.lock:
             return [gr for gr, bucket in self._buckets.items() if bucket]
 
     def count(self, gr: GroupResource) -> int:
-        return len(self._buckets.get(gr, {}))
+        return len(self._buckets.get(self.canonical(gr), {}))
 
     # ------------------------------------------------------------ writes
     def _index(self, resource: resources.Resource, obj: dict[str, Any], rv: int) -> Entry:
         md = obj["metadata"]
         md["resourceVersion"] = str(rv)
         owners = tuple(ref.get("uid", "") for ref in md.get("ownerReferences") or ())
+        fields = selectors.field_values(resource, obj)
+        for label, target in self._alias_fields.get(resource.group_resource, {}).items():
+            fields[label] = fields.get(target, "")
         return Entry(
             raw=encode(obj),
             rv=rv,
@@ -145,7 +194,7 @@ class Store:
             namespace=md.get("namespace", ""),
             name=md["name"],
             labels=dict(md.get("labels") or {}),
-            fields=selectors.field_values(resource, obj),
+            fields=fields,
             owners=owners,
         )
 
@@ -180,6 +229,9 @@ class Store:
     def put(self, resource: resources.Resource, obj: dict[str, Any]) -> Entry:
         """Store a new version of ``obj`` (stamping its resourceVersion) and emit ADDED/MODIFIED."""
         with self.lock:
+            alias = self._aliases.get(resource.group_resource)
+            if alias is not None:
+                resource = self._store_through(alias, obj)
             gr = resource.group_resource
             bucket = self._buckets.setdefault(gr, {})
             key = (obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
@@ -195,9 +247,22 @@ class Store:
             self._append(Event(self._rv, "ADDED" if previous is None else "MODIFIED", gr, entry, previous))
             return entry
 
+    def _store_through(self, alias: Alias, obj: dict[str, Any], *, check: bool = True) -> resources.Resource:
+        """Convert ``obj`` (in place) to the stored shape of the resource ``alias`` stands for."""
+        key = (obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
+        previous = self._buckets.get(alias.target.group_resource, {}).get(key)
+        converted = alias.to_storage(obj, previous.object() if previous is not None else None, check=check)
+        if converted is not obj:
+            obj.clear()
+            obj.update(converted)
+        return alias.target
+
     def remove(self, resource: resources.Resource, obj: dict[str, Any]) -> Entry:
         """Remove an object; its DELETED event carries ``obj`` with a new resourceVersion."""
         with self.lock:
+            alias = self._aliases.get(resource.group_resource)
+            if alias is not None:
+                resource = self._store_through(alias, obj, check=False)
             gr = resource.group_resource
             key = (obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
             previous = self._buckets[gr].pop(key)
@@ -211,6 +276,8 @@ class Store:
     # ------------------------------------------------------------ watch support
     def events_after(self, rv: int, gr: GroupResource | None = None) -> list[Event]:
         """Events newer than ``rv``; raises :class:`Compacted` when some were already dropped."""
+        if gr is not None:
+            gr = self.canonical(gr)
         with self.lock:
             if rv < self._compacted:
                 raise Compacted(rv)
@@ -221,6 +288,8 @@ class Store:
     def wait(self, rv: int, timeout: float, gr: GroupResource | None = None) -> bool:
         """Block until something newer than ``rv`` is written (of ``gr``, if given), the store
         closes, or ``timeout`` passes; True when there is something new."""
+        if gr is not None:
+            gr = self.canonical(gr)
         with self.lock:
             if gr is None:
                 if self._rv > rv or self.closed:

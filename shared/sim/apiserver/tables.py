@@ -127,7 +127,111 @@ def _namespace(obj: dict[str, Any]) -> list[Any]:
     return [(obj.get("status") or {}).get("phase", "")]
 
 
+def _replicaset(obj: dict[str, Any]) -> list[Any]:
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    return [spec.get("replicas", 0), status.get("replicas", 0), status.get("readyReplicas", 0)]
+
+
+def _statefulset(obj: dict[str, Any]) -> list[Any]:
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    return [f"{status.get('readyReplicas', 0)}/{spec.get('replicas', 0)}"]
+
+
+def _revision(obj: dict[str, Any]) -> list[Any]:
+    owner = next((o for o in obj["metadata"].get("ownerReferences") or [] if o.get("controller")), None)
+    group = str((owner or {}).get("apiVersion", "")).split("/")[0] if owner else ""
+    shown = f"{owner['kind'].lower()}.{group}/{owner['name']}" if owner else "<none>"
+    return [shown, obj.get("revision", 0)]
+
+
+def _service(obj: dict[str, Any]) -> list[Any]:
+    spec = obj.get("spec") or {}
+    ports = ",".join(
+        f"{p.get('port')}{':' + str(p['nodePort']) if p.get('nodePort') else ''}/{p.get('protocol', 'TCP')}"
+        for p in spec.get("ports") or []
+    )
+    external = ",".join(spec.get("externalIPs") or []) or "<none>"
+    return [spec.get("type", "ClusterIP"), spec.get("clusterIP") or "<none>", external, ports or "<none>"]
+
+
+def _secret(obj: dict[str, Any]) -> list[Any]:
+    return [obj.get("type", ""), len(obj.get("data") or {})]
+
+
+def _cronjob(obj: dict[str, Any]) -> list[Any]:
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    return [
+        spec.get("schedule", ""),
+        spec.get("timeZone") or "<none>",
+        "True" if spec.get("suspend") else "False",
+        len(status.get("active") or []),
+        status.get("lastScheduleTime") or "<none>",
+    ]
+
+
+def _priorityclass(obj: dict[str, Any]) -> list[Any]:
+    return [obj.get("value", 0), "true" if obj.get("globalDefault") else "false"]
+
+
+def _event_time(obj: dict[str, Any]) -> str | None:
+    series = obj.get("series") or {}
+    stamp = series.get("lastObservedTime") or obj.get("lastTimestamp") or obj.get("eventTime")
+    return str(stamp)[:19] + "Z" if stamp else None
+
+
+def _event(obj: dict[str, Any], now: datetime) -> list[Any]:
+    """kubectl's event columns (k/k pkg/printers/internalversion ``printEvent``)."""
+    involved = obj.get("involvedObject") or {}
+    source = obj.get("source") or {}
+    count = int((obj.get("series") or {}).get("count") or obj.get("count") or 1)
+    first = obj.get("firstTimestamp") or obj.get("eventTime")
+    return [
+        age(_event_time(obj), now),
+        obj.get("type", ""),
+        obj.get("reason", ""),
+        f"{str(involved.get('kind', '')).lower()}/{involved.get('name', '')}",
+        involved.get("fieldPath", ""),
+        ", ".join(v for v in (source.get("component") or obj.get("reportingComponent"), source.get("host")) if v),
+        str(obj.get("message", "")).strip(),
+        age(str(first)[:19] + "Z" if first else None, now),
+        count,
+        obj["metadata"]["name"],
+    ]
+
+
+_EVENT_COLUMNS = [
+    ("Last Seen", "string", 0),
+    ("Type", "string", 0),
+    ("Reason", "string", 0),
+    ("Object", "string", 0),
+    ("Subobject", "string", 1),
+    ("Source", "string", 1),
+    ("Message", "string", 0),
+    ("First Seen", "string", 1),
+    ("Count", "string", 1),
+    ("Name", "string", 1),
+]
+
 _BUILTIN: dict[str, tuple[list[tuple[str, str, int]], Row]] = {
+    "ReplicaSet": ([("Desired", "integer", 0), ("Current", "integer", 0), ("Ready", "integer", 0)], _replicaset),
+    "StatefulSet": ([("Ready", "string", 0)], _statefulset),
+    "ControllerRevision": ([("Controller", "string", 0), ("Revision", "integer", 0)], _revision),
+    "Service": (
+        [("Type", "string", 0), ("Cluster-IP", "string", 0), ("External-IP", "string", 0), ("Port(s)", "string", 0)],
+        _service,
+    ),
+    "Secret": ([("Type", "string", 0), ("Data", "integer", 0)], _secret),
+    "CronJob": (
+        [
+            ("Schedule", "string", 0),
+            ("Timezone", "string", 0),
+            ("Suspend", "boolean", 0),
+            ("Active", "integer", 0),
+            ("Last Schedule", "string", 0),
+        ],
+        _cronjob,
+    ),
+    "PriorityClass": ([("Value", "integer", 0), ("Global-Default", "boolean", 0)], _priorityclass),
     "Node": ([("Status", "string", 0), ("Roles", "string", 0), ("Version", "string", 0)], _node),
     "Pod": (
         [
@@ -208,15 +312,10 @@ def table(
     list_meta: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A ``meta.k8s.io/v1`` Table of ``objects``."""
-    definitions: list[dict[str, Any]] = [
-        {
-            "name": "Name",
-            "type": "string",
-            "format": "name",
-            "priority": 0,
-            "description": "Name must be unique within a namespace.",
-        }
-    ]
+    if r.kind == "Event" and not r.crd:
+        return _table(
+            _EVENT_COLUMNS, [(obj, _event(obj, now)) for obj in objects], include_object=include_object, meta=list_meta
+        )
     if r.crd:
         extra = [(c.name, c.type, c.priority) for c in r.columns]
         has_age = any(c.name.lower() == "age" for c in r.columns)
@@ -225,19 +324,40 @@ def table(
     else:
         base, _ = _BUILTIN.get(r.kind, ([], lambda _o: []))
         extra = [*base, ("Age", "date", 0)]
-    definitions += [{"name": n, "type": t, "format": "", "priority": p, "description": ""} for n, t, p in extra]
+        has_age = False
     rows = []
     for obj in objects:
         if r.crd:
             cells = _custom(r.columns, obj, now)
-            if not any(c.name.lower() == "age" for c in r.columns):
-                cells.append(age(obj["metadata"].get("creationTimestamp"), now))
         else:
-            cells = [
-                *_BUILTIN.get(r.kind, ([], lambda _o: []))[1](obj),
-                age(obj["metadata"].get("creationTimestamp"), now),
-            ]
-        row: dict[str, Any] = {"cells": [obj["metadata"]["name"], *cells]}
+            cells = _BUILTIN.get(r.kind, ([], lambda _o: []))[1](obj)
+        if not has_age:
+            cells.append(age(obj["metadata"].get("creationTimestamp"), now))
+        rows.append((obj, [obj["metadata"]["name"], *cells]))
+    return _table([("Name", "string", 0), *extra], rows, include_object=include_object, meta=list_meta)
+
+
+def _table(
+    columns: list[tuple[str, str, int]],
+    rows: list[tuple[dict[str, Any], list[Any]]],
+    *,
+    include_object: str,
+    meta: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """A Table whose columns are all given (kinds whose Name column is not the first)."""
+    definitions = [
+        {
+            "name": n,
+            "type": t,
+            "format": "name" if n == "Name" else "",
+            "priority": p,
+            "description": "Name must be unique within a namespace." if n == "Name" else "",
+        }
+        for n, t, p in columns
+    ]
+    out = []
+    for obj, cells in rows:
+        row: dict[str, Any] = {"cells": cells}
         if include_object == "Object":
             row["object"] = obj
         elif include_object != "None":
@@ -246,11 +366,11 @@ def table(
                 "apiVersion": "meta.k8s.io/v1",
                 "metadata": obj["metadata"],
             }
-        rows.append(row)
+        out.append(row)
     return {
         "kind": "Table",
         "apiVersion": "meta.k8s.io/v1",
-        "metadata": list_meta or {},
+        "metadata": meta or {},
         "columnDefinitions": definitions,
-        "rows": rows,
+        "rows": out,
     }

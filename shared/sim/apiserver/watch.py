@@ -15,12 +15,15 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from shared.sim.apiserver import resources, selectors, store
+from shared.sim.apiserver import readviews, resources, selectors, store
 
 BOOKMARK_INTERVAL = 1.0
 """Seconds between BOOKMARK events on an idle watch (a real server sends them about once a minute)."""
 POLL = 0.5
 """Longest wait between checks for the end of the stream; events themselves wake watchers at once."""
+
+
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 
 
 class Dropped(Exception):
@@ -36,6 +39,10 @@ class WatchRequest:
     resource_version: str | None
     timeout: float
     bookmarks: bool
+    initial_events: bool = False
+    """``sendInitialEvents=true``: a streaming list — every current object as ADDED, then a BOOKMARK
+    annotated ``k8s.io/initial-events-end``, whatever the resourceVersion (client-go's watch-list
+    informers, helm 4's waiter, start this way instead of LIST + WATCH)."""
 
 
 def _line(kind: str, raw: bytes) -> bytes:
@@ -65,11 +72,13 @@ class Stream:
         *,
         should_drop: Callable[[], bool],
         bookmark_interval: float = BOOKMARK_INTERVAL,
+        views: readviews.Views = readviews.STORED,
     ) -> None:
         self.store = objects
         self.req = req
         self.should_drop = should_drop
         self.bookmark_interval = bookmark_interval
+        self.views = views
 
     def _matches(self, entry: store.Entry | None) -> bool:
         if entry is None:
@@ -82,6 +91,8 @@ class Stream:
 
     def _raw(self, entry: store.Entry) -> bytes:
         r = self.req.resource
+        if self.views.applies(r):  # the object as a read shows it (clock-driven fields, another API shape)
+            return self.views.raw(r, entry)
         if r.storage_version and r.storage_version != r.version:
             obj = entry.object()
             obj["apiVersion"] = r.group_version
@@ -104,9 +115,12 @@ class Stream:
             kind = None
         return _line(kind, self._raw(event.entry)) if kind else None
 
-    def _bookmark(self, rv: int) -> bytes:
+    def _bookmark(self, rv: int, *, initial_end: bool = False) -> bytes:
         r = self.req.resource
-        obj = {"kind": r.kind, "apiVersion": r.group_version, "metadata": {"resourceVersion": str(rv)}}
+        meta: dict[str, object] = {"resourceVersion": str(rv)}
+        if initial_end:
+            meta["annotations"] = {INITIAL_EVENTS_END: "true"}
+        obj = {"kind": r.kind, "apiVersion": r.group_version, "metadata": meta}
         return _line("BOOKMARK", json.dumps(obj).encode())
 
     def __iter__(self) -> Iterator[bytes]:
@@ -114,7 +128,7 @@ class Stream:
         deadline = time.monotonic() + self.req.timeout
         with self.store.lock:
             rv_text = self.req.resource_version
-            if rv_text in (None, "", "0"):
+            if rv_text in (None, "", "0") or self.req.initial_events:
                 cursor = self.store.resource_version
                 initial = [e for e in self.store.scan(gr, self.req.namespace) if self._matches(e)]
             else:
@@ -128,6 +142,8 @@ class Stream:
                     return
         for entry in initial:
             yield _line("ADDED", self._raw(entry))
+        if self.req.initial_events:
+            yield self._bookmark(cursor, initial_end=True)
         next_bookmark = time.monotonic() + self.bookmark_interval
         while True:
             if self.should_drop():

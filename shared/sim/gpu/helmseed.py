@@ -94,15 +94,26 @@ class _Seeder:
             self.sim.api.create(self.r("", "namespaces"), None, {"metadata": {"name": name}})
 
     def crd(self, name: str) -> None:
+        """A stub CRD, unless one is there: Helm installs a chart's ``crds/`` only when absent and
+        never replaces them (replacing would also delete every custom resource of the kind)."""
+        if self.sim.store.get(("apiextensions.k8s.io", "customresourcedefinitions"), "", name) is not None:
+            return
         plural, _, group = name.partition(".")
         singular = plural[:-1] if plural.endswith("s") else plural
         kind = "".join(part.capitalize() for part in singular.split("-"))
+        metadata: dict[str, Any] = {"name": name}
+        if group == "k8s.io" or group.endswith((".k8s.io", ".kubernetes.io")) or group == "kubernetes.io":
+            # The API server refuses a CRD in a protected group without this approval (the
+            # Gateway API's CRDs, for one, carry the URL of their approving pull request).
+            metadata["annotations"] = {
+                "api-approved.kubernetes.io": "https://github.com/kubernetes/enhancements/pull/1111"
+            }
         self.ensure(
             "apiextensions.k8s.io",
             "customresourcedefinitions",
             None,
             {
-                "metadata": {"name": name},
+                "metadata": metadata,
                 "spec": {
                     "group": group,
                     "scope": "Namespaced",
@@ -278,6 +289,8 @@ def _install(seeder: _Seeder, comp: models.ComponentRef, mode: str | None, drive
         if selectors:
             labels.update(selectors[i % len(selectors)][1])
         image = f"{REGISTRY}/{chart}:{version}"
+        # Seeded workloads are installed as they are: their controllers must leave them alone.
+        seeder.sim.kubelet.static_workloads.add((f"{kind.lower()}s", wns, name))
         obj = seeder.ensure("apps", f"{kind.lower()}s", wns, _workload_object(kind, name, wns, labels, image, replicas))
         manifest.append({k: v for k, v in obj.items() if k != "status"})
         nodes = (
@@ -295,6 +308,7 @@ def _install(seeder: _Seeder, comp: models.ComponentRef, mode: str | None, drive
     if chart == "gpu-operator" or comp.name == "gpu-operator":
         image = f"{DRIVER_IMAGE}:{driver}-ubuntu24.04"
         labels = {**base, "app": "nvidia-driver-daemonset"}
+        seeder.sim.kubelet.static_workloads.add(("daemonsets", ns, "nvidia-driver-daemonset"))
         obj = seeder.ensure(
             "apps", "daemonsets", ns, _workload_object("DaemonSet", "nvidia-driver-daemonset", ns, labels, image, 1)
         )

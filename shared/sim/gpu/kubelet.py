@@ -9,8 +9,23 @@ workload are one run: it starts when every index is Running, its numbers come fr
 model for exactly those nodes, the pod with completion index 0 logs it, and all members end
 together (a member killed by a reboot aborts the run).
 
-Pods the simulator itself installed (``seed``) are static: the kubelet leaves their status alone.
-Off by default in the per-test fixture, so tests of the API alone can write pod status freely.
+Restart policy decides what a finished container does: ``Never`` and ``OnFailure`` pods run to
+completion (Succeeded/Failed — what Job pods need; ``OnFailure`` is treated as ``Never``), while
+an ``Always`` pod (the default, and what Deployment, DaemonSet and StatefulSet pods get) keeps
+running: a container whose image is not a known workload binary runs until deleted, Ready; one
+that ends is restarted by the kubelet — at once the first time, then after the real back-off
+(10 s doubling to 5 min, the container waiting in ``CrashLoopBackOff``), ``restartCount`` and
+``lastState`` recording each end.
+
+The same loop drives the controller manager (:mod:`shared.sim.apiserver.controllers`:
+Deployments, ReplicaSets, DaemonSets, StatefulSets, garbage collection, Event expiry) and the
+node heartbeats: while it runs, node Leases renew and nodes post status (computed on read), and
+a node whose kubelet is down (a reboot, or :meth:`Kubelet.stop_node`) goes ``Unknown`` after the
+node-monitor grace period.
+
+Pods (and the workloads owning them) that the simulator itself installed (``seed``) are static:
+the kubelet leaves their status alone and no controller acts on them. Off by default in the
+per-test fixture, so tests of the API alone can write pod status freely.
 """
 
 from __future__ import annotations
@@ -55,12 +70,17 @@ class Kubelet:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.static: set[PodKey] = set()
+        self.static_workloads: set[tuple[str, str, str]] = set()
+        """(plural, namespace, name) of workloads installed as-is, left alone by their controllers."""
+        self.stopped: set[str] = set()
+        """Nodes whose kubelet was stopped with :meth:`stop_node`."""
         self._clear()
 
     def _clear(self) -> None:
         self._rv = self.sim.store.resource_version
         self.nodes: dict[str, scheduler.NodeView] = {}
         self.used: dict[str, int] = {}
+        self.load: dict[str, int] = {}  # node -> pods bound there and not finished
         self.pod_gpus: dict[str, tuple[str, int]] = {}
         self.keys: dict[str, PodKey] = {}
         self.pending: dict[PodKey, str] = {}
@@ -80,6 +100,8 @@ class Kubelet:
         if self.running:
             return
         self._stop.clear()
+        self.relist = True
+        self.sim.controllers.heartbeats.enabled = True
         self._thread = threading.Thread(target=self._loop, name="sim-kubelet", daemon=True)
         self._thread.start()
 
@@ -89,10 +111,13 @@ class Kubelet:
         if self._thread is not None:
             self._thread.join(timeout=10)
             self._thread = None
+        self.sim.controllers.heartbeats.enabled = False
 
     def reset(self) -> None:
         with self.lock:
             self.static.clear()
+            self.static_workloads.clear()
+            self.stopped.clear()
             self._clear()
 
     def settle(self, timeout: float = _SETTLE_TIMEOUT) -> None:
@@ -145,11 +170,13 @@ class Kubelet:
         for event in events:
             self._rv = event.rv
             self._handle(event.group_resource, event.type, event.entry, event.previous)
+            self.sim.controllers.handle(event.group_resource, event.type, event.entry, event.previous)
         fired = False
         while (timer := self.sim.vclock.pop_due()) is not None:
             timer.action()
             fired = True
         self._reconcile_jobs()
+        self.sim.controllers.reconcile()
         self._schedule()
         return bool(events) or fired
 
@@ -163,6 +190,7 @@ class Kubelet:
         for entry in list(self.sim.store.scan(("batch", "jobs"), None)):
             self.dirty_jobs.add((entry.namespace, entry.name))
         self.sim.repair.relist()
+        self.sim.controllers.relist()
 
     # ------------------------------------------------------------ events
     def _handle(self, gr: tuple[str, str], kind: str, entry: store.Entry, previous: store.Entry | None = None) -> None:
@@ -212,6 +240,7 @@ class Kubelet:
                 if entry.uid not in self.pod_gpus:
                     self.pod_gpus[entry.uid] = (node, scheduler.gpu_request(pod))
                     self.used[node] = self.used.get(node, 0) + self.pod_gpus[entry.uid][1]
+                    self.load[node] = self.load.get(node, 0) + 1
                 if entry.uid not in self.started and phase == "Pending" and key not in self.static:
                     self.started.add(entry.uid)
                     self._admit(pod, node)
@@ -220,6 +249,7 @@ class Kubelet:
         held = self.pod_gpus.pop(uid, None)
         if held is not None:
             self.used[held[0]] = max(0, self.used.get(held[0], 0) - held[1])
+            self.load[held[0]] = max(0, self.load.get(held[0], 0) - 1)
             self.retry_all = True
 
     # ------------------------------------------------------------ writes
@@ -294,9 +324,14 @@ class Kubelet:
         host, ip = self._ips(node, uid)
         if not self.write_pod_status(key, uid, podstatus.running(pod, host_ip=host, pod_ip=ip, now=self.sim.api.now())):
             return
+        self._start_workload(pod, key, uid, node)
+
+    def _start_workload(self, pod: dict[str, Any], key: PodKey, uid: str, node: str) -> None:
+        """Run the container's workload; its end is a timer (:meth:`_finish`)."""
+        hw = self.sim.fabric.node(node)
         containers = (pod.get("spec") or {}).get("containers") or [{}]
         workload = workloads.classify(containers[0])
-        if workload.kind is workloads.Kind.OTHER and (pod.get("spec") or {}).get("restartPolicy") == "Always":
+        if workload.kind is workloads.Kind.OTHER and _restart_policy(pod) == "Always":
             return  # a long-running service: it stays Running
         owner = next((r for r in pod["metadata"].get("ownerReferences") or [] if r.get("kind") == "Job"), None)
         index = jobs.index_of(pod)
@@ -320,11 +355,37 @@ class Kubelet:
         if log:
             name = ((pod.get("spec") or {}).get("containers") or [{}])[0].get("name", "")
             self.sim.logs.append(key[0], key[1], name, log)
+        if reason is None and _restart_policy(pod) == "Always":
+            self._restart_later(pod, key, uid, exit_code)
+            return
         self.write_pod_status(
             key,
             uid,
             podstatus.terminated(pod, exit_code=exit_code, now=self.sim.api.now(), reason=reason, message=message),
         )
+
+    def _restart_later(self, pod: dict[str, Any], key: PodKey, uid: str, exit_code: int) -> None:
+        """An ``Always`` container ended: the kubelet starts it again, after its back-off."""
+        node = str((pod.get("spec") or {}).get("nodeName") or "")
+        restarts = podstatus.restarts(pod) + 1
+        delay = podstatus.restart_backoff(restarts)
+        now = self.sim.api.now()
+        ended = podstatus.crashed(pod, exit_code=exit_code, restarts=restarts, now=now, waiting=delay > 0)
+        if not self.write_pod_status(key, uid, ended):
+            return
+        if delay > 0:
+            self.sim.vclock.call_later(delay, lambda: self._restart(key, uid, node))
+        else:
+            self._restart(key, uid, node)
+
+    def _restart(self, key: PodKey, uid: str, node: str) -> None:
+        pod = self._pod(key, uid)
+        if pod is None or (pod.get("status") or {}).get("phase") != "Running":
+            return
+        host, ip = self._ips(node, uid)
+        again = podstatus.restarted(pod, host_ip=host, pod_ip=ip, now=self.sim.api.now())
+        if self.write_pod_status(key, uid, again):
+            self._start_workload({**pod, "status": again}, key, uid, node)
 
     # ------------------------------------------------------------ group runs
     def _join_run(
@@ -358,8 +419,27 @@ class Kubelet:
                     if member_uid != uid:
                         self._finish(key, member_uid, 1, "mpirun: a peer process exited; the job has been aborted\n")
 
+    def is_down(self, node: str) -> bool:
+        """Whether ``node``'s kubelet is not running (stopped, or the node is rebooting)."""
+        hw = self.sim.fabric.node(node)
+        return node in self.stopped or (hw is not None and hw.rebooting)
+
+    def stop_node(self, node: str) -> None:
+        """The node's kubelet stops (a crash, a network cut): its pods are left as they were, its
+        heartbeats stop, and the node lifecycle controller marks it Unknown after the grace period."""
+        with self.lock:
+            self.stopped.add(node)
+            self.sim.controllers.heartbeats.stop(node)
+
+    def start_node(self, node: str) -> None:
+        """The node's kubelet is back: it posts Ready and renews its Lease; the taints go."""
+        with self.lock:
+            self.stopped.discard(node)
+            self.sim.controllers.heartbeats.check(node)
+
     def node_down(self, node: str) -> None:
         """A reboot kills every running pod on ``node`` (and the group runs they belong to)."""
+        self.sim.controllers.heartbeats.stop(node)
         for uid, (where, _) in list(self.pod_gpus.items()):
             if where != node:
                 continue
@@ -390,7 +470,7 @@ class Kubelet:
                 self.pending.pop(key, None)
                 continue
             self.started.add(uid or "")  # marks "tried once"; retried on the next change
-            decision = scheduler.place(pod, self.nodes, self.used, len(self.nodes))
+            decision = scheduler.place(pod, self.nodes, self.used, len(self.nodes), load=self.load)
             if decision.node is not None:
                 try:
                     subresources.bind(
@@ -403,6 +483,7 @@ class Kubelet:
                 gpus = scheduler.gpu_request(pod)
                 self.pod_gpus[uid or ""] = (decision.node, gpus)
                 self.used[decision.node] = self.used.get(decision.node, 0) + gpus
+                self.load[decision.node] = self.load.get(decision.node, 0) + 1
                 continue
             current: dict[str, Any] = next(
                 (c for c in (pod.get("status") or {}).get("conditions") or [] if c.get("type") == "PodScheduled"), {}
@@ -419,6 +500,10 @@ class Kubelet:
                 self.sim.jobctl.reconcile(key)
             except apierrors.ApiError as exc:
                 logger.debug("job %s/%s: %s", *key, exc)
+
+
+def _restart_policy(pod: dict[str, Any]) -> str:
+    return str((pod.get("spec") or {}).get("restartPolicy") or "Always")
 
 
 def _counted(pod: dict[str, Any]) -> tuple[Any, ...]:

@@ -73,7 +73,7 @@ def creating(pod: dict[str, Any], *, host_ip: str, now: str) -> dict[str, Any]:
         "hostIP": host_ip,
         "hostIPs": [{"ip": host_ip}],
         "startTime": now,
-        "qosClass": "BestEffort",
+        "qosClass": _qos(pod),
         "conditions": _conditions(now, ready=False, started=False),
         "containerStatuses": statuses,
     }
@@ -102,7 +102,7 @@ def running(pod: dict[str, Any], *, host_ip: str, pod_ip: str, now: str) -> dict
         "podIP": pod_ip,
         "podIPs": [{"ip": pod_ip}],
         "startTime": started,
-        "qosClass": "BestEffort",
+        "qosClass": _qos(pod),
         "conditions": _conditions(now, ready=True),
         "containerStatuses": statuses,
     }
@@ -212,3 +212,81 @@ def crashloop(pod: dict[str, Any], *, host_ip: str, pod_ip: str, now: str, resta
             }
         )
     return status
+
+
+RESTART_BACKOFF_START, RESTART_BACKOFF_MAX = 10.0, 300.0
+"""The kubelet's container restart back-off: 10 s, doubling, at most 5 min."""
+
+
+def restarts(pod: dict[str, Any]) -> int:
+    return max(
+        (int(s.get("restartCount") or 0) for s in (pod.get("status") or {}).get("containerStatuses") or []), default=0
+    )
+
+
+def restart_backoff(restart: int) -> float:
+    """Seconds before restart number ``restart``: the first is immediate, then 10 s doubling to 5 min."""
+    if restart <= 1:
+        return 0.0
+    return float(min(RESTART_BACKOFF_START * 2 ** (restart - 2), RESTART_BACKOFF_MAX))
+
+
+def crashed(pod: dict[str, Any], *, exit_code: int, restarts: int, now: str, waiting: bool) -> dict[str, Any]:
+    """A ``restartPolicy: Always`` container that ended: the pod stays Running, not ready, its
+    container waiting in ``CrashLoopBackOff`` (or about to start again) with the end in ``lastState``."""
+    status = dict(pod.get("status") or {})
+    uid = pod["metadata"].get("uid", "")
+    previous = {s.get("name"): s for s in status.get("containerStatuses") or []}
+    statuses = []
+    for c in _containers(pod):
+        name = c.get("name", "")
+        started_at = (((previous.get(name) or {}).get("state") or {}).get("running") or {}).get("startedAt") or now
+        ended = {
+            "exitCode": exit_code,
+            "reason": "Completed" if exit_code == 0 else "Error",
+            "startedAt": started_at,
+            "finishedAt": now,
+            "containerID": _cid(uid, name),
+        }
+        state: dict[str, Any] = {"terminated": ended}
+        if waiting:
+            state = {
+                "waiting": {
+                    "reason": "CrashLoopBackOff",
+                    "message": f"back-off {restart_backoff(restarts):.0f}s restarting failed container={name} "
+                    f"pod={pod['metadata']['name']}_{pod['metadata'].get('namespace')}({uid})",
+                }
+            }
+        statuses.append(
+            {
+                "name": name,
+                "image": c.get("image", ""),
+                "imageID": _image_id(c.get("image", "")),
+                "containerID": _cid(uid, name),
+                "ready": False,
+                "restartCount": restarts,
+                "started": False,
+                "state": state,
+                "lastState": {"terminated": ended},
+            }
+        )
+    status.update({"phase": "Running", "containerStatuses": statuses, "conditions": _conditions(now, ready=False)})
+    return status
+
+
+def restarted(pod: dict[str, Any], *, host_ip: str, pod_ip: str, now: str) -> dict[str, Any]:
+    """The container running again after a restart: Ready, with its count and last end kept."""
+    status = running(pod, host_ip=host_ip, pod_ip=pod_ip, now=now)
+    before = {s.get("name"): s for s in (pod.get("status") or {}).get("containerStatuses") or []}
+    for s in status["containerStatuses"]:
+        old = before.get(s["name"]) or {}
+        s["restartCount"] = int(old.get("restartCount") or 0)
+        if old.get("lastState"):
+            s["lastState"] = old["lastState"]
+    return status
+
+
+def _qos(pod: dict[str, Any]) -> str:
+    """The QoS class the server computed at create time; a kubelet may not change it (the
+    status update would be refused)."""
+    return str((pod.get("status") or {}).get("qosClass") or "BestEffort")
