@@ -24,11 +24,14 @@ from typing import Any
 
 from shared import clock, errors, metrics
 from shared.certify import models, runner, store, workload
+from shared.kube import events as kube_events
 from shared.kube import leases
 
 logger = logging.getLogger(__name__)
 
 LEADER_LEASE = "nvcrectl-controller"
+COMPONENT = "nvcrectl-controller"
+"""The component of the Events it records on Certifications."""
 LEASE_SECONDS = 60
 """Leader and run leases alike: a replica silent for a minute of cluster time has died."""
 POLL_SECONDS = 10.0
@@ -69,6 +72,12 @@ class Controller:
     ticker: clock.Clock = field(default=clock.WALL)
     holding: set[str] = field(default_factory=set)
     """Runs whose lease this replica holds, released when it stops."""
+    events: kube_events.Recorder | None = None
+    """Its Event recorder (one per replica, so repeats aggregate); made in ``__post_init__`` when not given."""
+
+    def __post_init__(self) -> None:
+        if self.events is None:
+            self.events = kube_events.Recorder(self.api, component=COMPONENT, now=self.ticker.now)
 
     def leader(self) -> bool:
         return leases.try_acquire(
@@ -96,7 +105,9 @@ class Controller:
                 continue  # someone (run --wait, another replica) holds it; taken over when it expires
             self.holding.add(cert.name)
             try:
-                progress = runner.step(self.api, namespace=self.namespace, name=cert.name, clock=self.ticker)
+                progress = runner.step(
+                    self.api, namespace=self.namespace, name=cert.name, clock=self.ticker, events=self.events
+                )
             except errors.NotFound:
                 self._let_go(cert.name)  # deleted while we looked
                 continue

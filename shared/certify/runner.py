@@ -7,6 +7,10 @@ writes the status once, with the resourceVersion it read. Jobs have deterministi
 created before the status says so, so a runner killed between the two finds its Job on the next
 step (AlreadyExists is adoption, not a re-run); a group recorded as finished is never run again.
 It never touches node state.
+
+Once a step's status is written, the Certification gets an Event (``shared.kube.events``) for what
+changed: ``CertificationStarted``, ``IsolationRoundStarted``, ``IsolationFinished``,
+``CertificationPassed`` or ``CertificationFailed`` (Warning, naming the suspect nodes).
 """
 
 from __future__ import annotations
@@ -21,10 +25,16 @@ from shared.certify import catalog, isolate, models, render, results, store, thr
 from shared.certify.isolate import model as iso
 from shared.clock import Clock
 from shared.kube import errors as kube_errors
+from shared.kube import events as kube_events
 from shared.kube import jobs, podlogs, rest
 
 logger = logging.getLogger(__name__)
 Phase = models.Phase
+
+COMPONENT = "nvcrectl"
+"""The Events' component when ``nvcrectl certification run --wait`` steps the run itself."""
+STARTED, PASSED, FAILED = "CertificationStarted", "CertificationPassed", "CertificationFailed"
+ROUND_STARTED, ISOLATED = "IsolationRoundStarted", "IsolationFinished"
 
 
 @dataclass(frozen=True)
@@ -56,16 +66,78 @@ def _condition(status: models.CertificationStatus, kind: str, reason: str, messa
     ]
 
 
-def step(api: Any, *, namespace: str, name: str, clock: Clock, strategy: str | None = None) -> Progress:
-    """Advance the Certification by one step; idempotent, safe to repeat after any crash."""
+def step(
+    api: Any,
+    *,
+    namespace: str,
+    name: str,
+    clock: Clock,
+    strategy: str | None = None,
+    events: kube_events.Recorder | None = None,
+) -> Progress:
+    """Advance the Certification by one step; idempotent, safe to repeat after any crash.
+
+    ``events`` is the caller's recorder (one per controller, so repeats aggregate); without one the
+    step records as ``nvcrectl``."""
     cert, metadata = store.get(api, namespace, name)
     status = cert.status.model_copy(deep=True)
     if _terminal(status.phase):
         return Progress(True, status.phase, status.message or "")
     now = _stamp(clock)
     note = _advance(api, cert, metadata, status, now=now, strategy=strategy)
-    store.write_status(api, namespace, name, status, metadata)
+    written = store.write_status(api, namespace, name, status, metadata)
+    _announce(events or kube_events.Recorder(api, component=COMPONENT, now=clock.now), written, cert.status, status)
     return Progress(_terminal(status.phase), status.phase, note)
+
+
+def _announce(
+    events: kube_events.Recorder,
+    obj: dict[str, Any],
+    before: models.CertificationStatus,
+    after: models.CertificationStatus,
+) -> None:
+    """The Events for what one written step changed: a start, an isolation round, a verdict."""
+    if after.phase is Phase.RUNNING and before.phase is not Phase.RUNNING:
+        targets = after.categoryStatuses[0].nodes if after.categoryStatuses else []
+        categories = [f"{c.domain}/{c.variant}" for c in after.categoryStatuses]
+        left_out = f"; cordoned, left out: {kube_events.listing(after.leftOut)}" if after.leftOut else ""
+        events.normal(
+            obj,
+            STARTED,
+            f"certifying {len(targets)} node(s) ({kube_events.listing(targets)}) "
+            f"in {kube_events.listing(categories)}{left_out}",
+        )
+    earlier = {(c.domain, c.variant): c for c in before.categoryStatuses}
+    for cs in after.categoryStatuses:
+        old = earlier.get((cs.domain, cs.variant))
+        rounds_before = len(old.rounds) if old else 0
+        if len(cs.rounds) > max(rounds_before, 1):
+            last = cs.rounds[-1]
+            events.normal(
+                obj,
+                ROUND_STARTED,
+                f"{cs.domain}/{cs.variant}: round {last.round} ({last.stage}, {len(last.groups)} group(s))",
+            )
+        if _terminal(cs.status) and not (old and _terminal(old.status)) and len(cs.rounds) > 1:
+            suspects = [f.name for f in cs.failedNodes]
+            events.normal(
+                obj,
+                ISOLATED,
+                f"{cs.domain}/{cs.variant}: "
+                + (f"suspects {kube_events.listing(suspects)}" if suspects else cs.message or "no node blamed"),
+            )
+    if not _terminal(after.phase) or _terminal(before.phase):
+        return
+    if after.phase is Phase.SUCCEEDED:
+        events.normal(obj, PASSED, after.message or "passed")
+        return
+    suspects = sorted({f"{f.name} ({f.reason.value})" for c in after.categoryStatuses for f in c.failedNodes})
+    links = [
+        f"{'+'.join(f.sideA)} | {'+'.join(f.sideB)}" for c in after.categoryStatuses for f in c.infrastructureFaults
+    ]
+    detail = f"; suspect nodes: {kube_events.listing(suspects)}" if suspects else ""
+    detail += f"; links between: {kube_events.listing(links, most=2)}" if links else ""
+    events.warning(obj, FAILED, (after.message or "failed") + detail)
 
 
 def _advance(

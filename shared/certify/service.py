@@ -100,16 +100,17 @@ def drive(
     ``on_progress`` gets each new note; ``on_status`` the object after every step (the live display).
     """
     from shared import clock
-    from shared.kube import leases
+    from shared.kube import events, leases
 
     ticker = clock.for_api_client(client)
+    recorder = events.Recorder(client, component=runner.COMPONENT, now=ticker.now)
     me = me or identity()
     start = ticker.monotonic()
     last = ""
     try:
         while True:
             if leases.try_acquire(client, namespace, name, identity=me, duration=LEASE_SECONDS, now=ticker.now):
-                progress = runner.step(client, namespace=namespace, name=name, clock=ticker)
+                progress = runner.step(client, namespace=namespace, name=name, clock=ticker, events=recorder)
                 note = progress.note
                 if on_status is not None:
                     on_status(store.get(client, namespace, name)[0])

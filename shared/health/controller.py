@@ -3,7 +3,8 @@
 Level-based and resumable (STYLE rule 5): a pass lists the HealthEvents without ``status.phase``,
 groups them by node, and processes each node's events in order (generatedTimestamp, then name) on
 a pool of workers — ordered per node, parallel across nodes. Each event: condition or Event, then
-the quarantine step inside one conflict-safe node update, then the outcome in ``status``. Killed
+the quarantine step inside one conflict-safe node update, a Kubernetes Event about what it did to
+the node (``shared.health.kevents``), then the outcome in ``status``. Killed
 between the node write and the status write, the next run redoes the event, finds its cause already
 recorded and changes nothing: no action happens twice. ``run`` adds leader election (a Lease) and
 sleeps on a watch of HealthEvents between passes; only the leader acts. Nodes run on
@@ -27,10 +28,11 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from shared import clock, errors, metrics, nodes
-from shared.health import analyzer, conditions, config, followup, quarantine, resource
+from shared.health import analyzer, conditions, config, followup, kevents, quarantine, resource
 from shared.health import breaker as hbreaker
 from shared.health import event as hevent
 from shared.kube import errors as kube_errors
+from shared.kube import events as kube_events
 from shared.kube import leases, rest, watch
 
 logger = logging.getLogger(__name__)
@@ -139,6 +141,7 @@ class Controller:
             now=clk.now,
         )
         self.followup = followup.FollowUp(api, cfg, clk=clk)
+        self.events = kube_events.Recorder(api, component=kevents.QUARANTINE, now=clk.now)
         self.analyzer = analyzer.Analyzer(cfg.values.analyzer, now=clk.now)
         self._gauges_at: float | None = None
 
@@ -246,13 +249,14 @@ class Controller:
             return outcome.changed
 
         try:
-            nodes.update(self.api, ev.nodeName, mutate)
+            written = nodes.update(self.api, ev.nodeName, mutate)
         except errors.ToolError:
             slot.release()  # the node was not written: its slot goes back
             raise
         outcome = box[-1]
         if outcome.phase != "Quarantined":
             slot.release()  # a retried write found the node already held, or nothing to do
+        self._announce(written, ev, outcome)
         if outcome.phase in ("Quarantined", "UnQuarantined", "Blocked"):
             logger.info(
                 "%s by %s", outcome.phase, ", ".join(outcome.rule_sets) or ev.checkName, extra={"subject": ev.nodeName}
@@ -268,6 +272,29 @@ class Controller:
             ),
         )
         return outcome.phase
+
+    def _announce(self, node: nodes.Node, ev: hevent.HealthEvent, outcome: quarantine.Outcome) -> None:
+        """The Event about a quarantine decision that changed (or was refused to change) the node."""
+        what, matched = kevents.cause(ev), kevents.rules(outcome.rule_sets)
+        if outcome.phase == "Quarantined" and quarantine.is_enforced(node, ev):
+            self.events.normal(node, kevents.NODE_QUARANTINED, f"{what}: {matched} matched: {kevents.applied(node)}")
+        elif outcome.phase == "Quarantined":
+            self.events.normal(
+                node, kevents.QUARANTINE_SKIPPED, f"{what}: {matched} matched; monitor mode, not cordoned"
+            )
+        elif outcome.phase == "Blocked":
+            settings = self.breaker.settings
+            limit = settings.threshold(self.breaker.gpu_nodes())
+            self.events.warning(
+                node,
+                kevents.QUARANTINE_SKIPPED,
+                f"{what}: {matched} matched, but the circuit breaker is TRIPPED "
+                f"({limit} quarantine(s) per {settings.duration}); not cordoned",
+            )
+        elif outcome.phase == "UnQuarantined":
+            self.events.normal(
+                node, kevents.NODE_UNQUARANTINED, f"healthy {what} from {ev.agent} cleared the last cause: released"
+            )
 
     # ------------------------------------------------------------ the loop
     def run(self, stop: threading.Event, *, watch_seconds: int = 1) -> None:

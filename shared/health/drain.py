@@ -41,11 +41,12 @@ from shared import nodes
 from shared.health import event as hevent
 from shared.health import kevents, quarantine, resource
 from shared.health import values as hvalues
+from shared.kube import events as kube_events
 from shared.kube import evictions, rest
 
 logger = logging.getLogger(__name__)
 
-COMPONENT = "nvsentinel-node-drainer"
+COMPONENT = kevents.DRAIN
 DEVICES_ANNOTATION = "dgxc.nvidia.com/devices"
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 TERMINAL = frozenset({"Succeeded", "AlreadyDrained", "Failed", "Cancelled"})
@@ -173,10 +174,18 @@ def _exempt(pod: dict[str, Any]) -> bool:
 class Drainer:
     """One drain step for one event at a time; all state in the event's status."""
 
-    def __init__(self, api: Any, settings: hvalues.NodeDrainer, *, now: Callable[[], datetime]) -> None:
+    def __init__(
+        self,
+        api: Any,
+        settings: hvalues.NodeDrainer,
+        *,
+        now: Callable[[], datetime],
+        events: kube_events.Recorder | None = None,
+    ) -> None:
         self.api = api
         self.settings = settings
         self.now = now
+        self.events = events or kube_events.Recorder(api, component=COMPONENT, now=now)
         self.system = re.compile(settings.systemNamespaces)
         self.policies = [(p.namespace, parse_selector(p.podSelector), p.mode) for p in settings.podDrainPolicies]
         self.base = hvalues.parse_duration(settings.requeueBackoffBase)
@@ -249,22 +258,37 @@ class Drainer:
             return current.model_copy(update={"state": "AlreadyDrained", "message": "drainOverrides.skip"})
         partial, entity = self.partial_entity(ev)
         if partial and entity is None:
-            return current.model_copy(update={"state": "Failed", "message": "partial drain needs a GPU_UUID entity"})
+            message = "partial drain needs a GPU_UUID entity"
+            self.events.warning(node, kevents.DRAIN_FAILED, f"{kevents.cause(ev)}: {message}")
+            return current.model_copy(update={"state": "Failed", "message": message})
         if self._drained_before(node, stored, others, entity):
             return current.model_copy(update={"state": "AlreadyDrained", "entity": entity})
         if current.nextAttemptAt and _parse(current.nextAttemptAt) > now:
             return current
         self._label(ev.nodeName, "draining")
-        status = self._act(ev, current.model_copy(update={"entity": entity}), now)
+        first = stored.status.drain is None
+        status = self._act(ev, node, current.model_copy(update={"entity": entity}), now, first=first)
         if status.state == "Succeeded":
             self._label(ev.nodeName, "drain-succeeded")
+            self.events.normal(
+                node, kevents.DRAIN_COMPLETED, f"{kevents.cause(ev)}: no pod left to move{_took(current, now)}"
+            )
         return status
 
-    def _act(self, ev: hevent.HealthEvent, status: resource.DrainStatus, now: datetime) -> resource.DrainStatus:
+    def _act(
+        self, ev: hevent.HealthEvent, node: nodes.Node, status: resource.DrainStatus, now: datetime, *, first: bool
+    ) -> resource.DrainStatus:
         started = _parse(status.startedAt) if status.startedAt else now
         deadline = started + timedelta(minutes=self.settings.deleteAfterTimeoutMinutes)
         pending, blocked, waiting, messages = [], False, [], []
-        for pod, mode in self.pods(ev.nodeName, ev, status.entity):
+        found = self.pods(ev.nodeName, ev, status.entity)
+        if first and found:
+            self.events.normal(
+                node,
+                kevents.DRAIN_STARTED,
+                f"{kevents.cause(ev)}: moving {len(found)} pod(s): {kube_events.listing(pod_key(p) for p, _ in found)}",
+            )
+        for pod, mode in found:
             meta = pod["metadata"]
             key = pod_key(pod)
             if mode == "Immediate":
@@ -277,45 +301,59 @@ class Drainer:
                     messages.append(f"{key}: {message}")
                 elif result == "evicted":
                     logger.info("evicted %s", key, extra={"subject": ev.nodeName})
+                    self.events.normal(
+                        pod,
+                        kevents.EVICTED,
+                        f"Evicted from node {ev.nodeName} by its drain for {kevents.cause(ev)}",
+                        kind="Pod",
+                        api_version="v1",
+                    )
             elif mode == "DeleteAfterTimeout" and now >= deadline:
                 rest.delete(self.api, rest.core_path("pods", meta["namespace"], meta["name"]), what=f"pod {key}")
                 logger.info("deleted %s after the drain timeout", key, extra={"subject": ev.nodeName})
+                self.events.normal(
+                    pod,
+                    kevents.DELETED_AFTER_TIMEOUT,
+                    f"Deleted from node {ev.nodeName} {self.settings.deleteAfterTimeoutMinutes:g} minute(s) after "
+                    f"its drain for {kevents.cause(ev)} started",
+                    kind="Pod",
+                    api_version="v1",
+                )
             else:
                 pending.append(key)
                 waiting.append((key, mode))
         if not pending:
             return status.model_copy(update={"state": "Succeeded", "pending": [], "nextAttemptAt": None, "message": ""})
         if waiting:
-            self._announce(ev.nodeName, waiting, deadline, now)
+            self._announce(node, waiting, deadline)
         update: dict[str, Any] = {"state": "InProgress", "pending": pending, "message": "; ".join(messages)}
         if blocked:
             attempts = status.attempts + 1
             pause = min(self.most, self.base * 2 ** (attempts - 1))
             update.update(attempts=attempts, nextAttemptAt=hevent.format_time(now + pause))
+            self.events.warning(
+                node,
+                kevents.DRAIN_FAILED,
+                f"{kevents.cause(ev)}: eviction refused, retrying: " + kube_events.listing(messages, most=3),
+            )
         else:
             update.update(nextAttemptAt=None)
         return status.model_copy(update=update)
 
-    def _announce(self, node: str, waiting: list[tuple[str, str]], deadline: datetime, now: datetime) -> None:
+    def _announce(self, node: nodes.Node, waiting: list[tuple[str, str]], deadline: datetime) -> None:
+        """Upstream's waiting Events (research/nvsentinel.md §4); a pass that waits again repeats the same
+        Event, which the recorder counts instead of writing a new one."""
         allow = sorted(k for k, m in waiting if m == "AllowCompletion")
         later = sorted(k for k, m in waiting if m == "DeleteAfterTimeout")
         if allow:
-            kevents.node_event(
-                self.api,
-                node,
-                reason="AwaitingPodCompletion",
-                component=COMPONENT,
-                now=now,
-                message=f"Waiting for following pods to finish: {allow}",
+            self.events.normal(
+                node, kevents.AWAITING_COMPLETION, f"Waiting for following pods to finish: {_go_list(allow)}"
             )
         if later:
-            kevents.node_event(
-                self.api,
+            self.events.normal(
                 node,
-                reason="WaitingBeforeForceDelete",
-                component=COMPONENT,
-                now=now,
-                message=f"Waiting for following pods to finish: {later} or they will be force "
+                kevents.WAITING_FORCE_DELETE,
+                f"Waiting for following pods to finish: {_go_list(later)} or they will be force "
                 f"deleted on: {hevent.format_time(deadline)}",
             )
 
@@ -345,3 +383,15 @@ class Drainer:
 
 def _parse(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def _go_list(items: list[str]) -> str:
+    """A list as upstream's Go ``%v`` prints it, ``[a b]``, at most a few names."""
+    return f"[{' '.join(items[:10])}{' ...' if len(items) > 10 else ''}]"
+
+
+def _took(status: resource.DrainStatus, now: datetime) -> str:
+    if not status.startedAt:
+        return ""
+    seconds = (now - _parse(status.startedAt)).total_seconds()
+    return f" after {seconds:.0f}s" if seconds >= 1 else ""

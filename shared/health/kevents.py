@@ -1,43 +1,69 @@
-"""core/v1 Events about a node, for people: drain waiting on pods, remediation needing support.
+"""The Kubernetes Events nvsentinel's controllers record, for operators: components, reasons, messages.
 
-Named after the node, reason and message, so a controller that redoes a step after a restart
-creates the same Event once (AlreadyExists is success) instead of flooding ``kubectl get events``.
+What each step did to a node shows in ``kubectl describe node`` and ``kubectl get events``:
+quarantine (``NodeQuarantined``, ``QuarantineSkipped``, ``NodeUnquarantined``), drain
+(``DrainStarted``, ``Evicted`` or ``DeletedAfterTimeout`` on each pod, upstream's waiting Events
+``AwaitingPodCompletion`` and ``WaitingBeforeForceDelete``, ``DrainFailed``, ``DrainCompleted``) and
+remediation (``RemediationCreated``, ``RemediationSucceeded``, ``RemediationFailed``,
+``RemediationAttemptsExhausted``). The validation lifecycle's reasons are in
+``shared.lifecycle.reconcile``. Writing (references, naming, aggregation of repeats, best effort)
+is ``shared.kube.events``; this module only holds the vocabulary, so the docs' table of reasons has
+one source. Non-fatal health events keep upstream's own Event shape (``shared.health.conditions``).
 """
 
 from __future__ import annotations
 
-import hashlib
-from datetime import datetime
+import json
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from shared.kube import errors as kube_errors
-from shared.kube import rest
+from shared.health import event as hevent
+from shared.health import quarantine
+from shared.kube import events
 
-NAMESPACE = "default"
+QUARANTINE = "nvsentinel-fault-quarantine"
+DRAIN = "nvsentinel-node-drainer"
+REMEDIATION = "nvsentinel-fault-remediation"
+
+NODE_QUARANTINED = "NodeQuarantined"
+QUARANTINE_SKIPPED = "QuarantineSkipped"
+NODE_UNQUARANTINED = "NodeUnquarantined"
+DRAIN_STARTED = "DrainStarted"
+EVICTED = "Evicted"
+AWAITING_COMPLETION = "AwaitingPodCompletion"
+WAITING_FORCE_DELETE = "WaitingBeforeForceDelete"
+DELETED_AFTER_TIMEOUT = "DeletedAfterTimeout"
+DRAIN_FAILED = "DrainFailed"
+DRAIN_COMPLETED = "DrainCompleted"
+REMEDIATION_CREATED = "RemediationCreated"
+REMEDIATION_SUCCEEDED = "RemediationSucceeded"
+REMEDIATION_FAILED = "RemediationFailed"
+ATTEMPTS_EXHAUSTED = "RemediationAttemptsExhausted"
 
 
-def node_event(
-    api: Any, node: str, *, reason: str, message: str, component: str, now: datetime, kind: str = "Normal"
-) -> None:
-    """Create the Event once (upstream writes them to ``default`` with the component as source)."""
-    stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
-    digest = hashlib.sha256(f"{reason}|{message}".encode()).hexdigest()[:12]
-    name = f"{node}.{reason.lower()}.{digest}"
-    body = {
-        "apiVersion": "v1",
-        "kind": "Event",
-        "metadata": {"name": name, "namespace": NAMESPACE},
-        "involvedObject": {"kind": "Node", "name": node, "uid": node},
-        "type": kind,
-        "reason": reason,
-        "message": message,
-        "source": {"component": component, "host": node},
-        "reportingComponent": component,
-        "firstTimestamp": stamp,
-        "lastTimestamp": stamp,
-        "count": 1,
-    }
+def cause(ev: hevent.HealthEvent) -> str:
+    """``GpuXidError (error 79, GPU_UUID GPU-1)``: the check and what it names, for a message."""
+    details = [f"error {events.listing(ev.errorCode, most=3)}"] if ev.errorCode else []
+    details += [f"{e.entityType} {e.entityValue}" for e in ev.entitiesImpacted[:3]]
+    return f"{ev.checkName} ({', '.join(details)})" if details else ev.checkName
+
+
+def rules(names: Iterable[str]) -> str:
+    found = list(names)
+    return f"rule set{'s' if len(found) > 1 else ''} {events.listing(found, most=3)}"
+
+
+def applied(node: Mapping[str, Any]) -> str:
+    """``cordoned, tainted k=v:NoSchedule``: what quarantine holds on the node, from its annotations."""
+    anns = (node.get("metadata") or {}).get("annotations") or {}
+    parts = ["cordoned"] if anns.get(quarantine.ANN_CORDONED) == "True" else []
     try:
-        rest.create(api, rest.core_path("events", NAMESPACE), body, what=f"event {name}")
-    except kube_errors.AlreadyExists:
-        return
+        taints = json.loads(anns.get(quarantine.ANN_TAINTS) or "[]")
+    except ValueError:
+        taints = []
+    shown = [
+        f"{t['Key']}={t['Value']}:{t['Effect']}" if t.get("Value") else f"{t['Key']}:{t['Effect']}" for t in taints
+    ]
+    if shown:
+        parts.append("tainted " + events.listing(shown, most=3))
+    return ", ".join(parts) or "labelled"

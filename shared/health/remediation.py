@@ -32,11 +32,12 @@ from shared.health import event as hevent
 from shared.health import kevents, quarantine, resource
 from shared.health import values as hvalues
 from shared.kube import errors as kube_errors
+from shared.kube import events as kube_events
 from shared.kube import rest
 
 logger = logging.getLogger(__name__)
 
-COMPONENT = "nvsentinel-fault-remediation"
+COMPONENT = kevents.REMEDIATION
 TERMINAL = frozenset({"Succeeded", "Failed", "Skipped", "Unsupported", "AttemptsExhausted", "Cancelled"})
 
 
@@ -68,10 +69,18 @@ def _state(node: nodes.Node) -> dict[str, Any]:
 class Remediator:
     """One remediation step for one drained event at a time."""
 
-    def __init__(self, api: Any, settings: hvalues.FaultRemediation, *, now: Callable[[], datetime]) -> None:
+    def __init__(
+        self,
+        api: Any,
+        settings: hvalues.FaultRemediation,
+        *,
+        now: Callable[[], datetime],
+        events: kube_events.Recorder | None = None,
+    ) -> None:
         self.api = api
         self.settings = settings
         self.now = now
+        self.events = events or kube_events.Recorder(api, component=COMPONENT, now=now)
 
     def resolve(self, ev: hevent.HealthEvent) -> hvalues.MaintenanceAction | None:
         name = ev.recommendedAction.name
@@ -92,10 +101,14 @@ class Remediator:
         action = self.resolve(ev)
         if action is None:
             return self._for_people(
-                ev, current, "Unsupported", f"no automatic remediation for {ev.recommendedAction.name}: {ev.message}"
+                ev,
+                current,
+                "Unsupported",
+                f"no automatic remediation for {ev.recommendedAction.name}: {ev.message}",
+                node=node,
             )
         if current.state == "InProgress" and current.object:
-            return self._follow(ev, action, current)
+            return self._follow(ev, action, current, node)
         group, entity = action.equivalenceGroup, None
         if action.impactedEntityScope:
             entity = next(
@@ -126,10 +139,18 @@ class Remediator:
                 current,
                 "AttemptsExhausted",
                 f"{limit} remediation attempt(s) of group {group} did not clear the fault",
+                node=node,
+                reason=kevents.ATTEMPTS_EXHAUSTED,
             )
         name = self._create(ev, action, node, entity=entity)
         self._record(ev.nodeName, group, name, action)
         logger.info("created %s %s", action.kind, name, extra={"subject": ev.nodeName})
+        self.events.normal(
+            node,
+            kevents.REMEDIATION_CREATED,
+            f"{kevents.cause(ev)}: created {action.kind} {name} for {ev.recommendedAction.name} "
+            f"(attempt {state['attempts'].get(group, 0) + 1}{f' of {limit}' if limit else ''})",
+        )
         return current.model_copy(
             update={"state": "InProgress", "kind": action.kind, "object": name, "group": group, "message": ""}
         )
@@ -152,7 +173,11 @@ class Remediator:
         return completion(obj, action.completeConditionType) is None
 
     def _follow(
-        self, ev: hevent.HealthEvent, action: hvalues.MaintenanceAction, current: resource.RemediationStatus
+        self,
+        ev: hevent.HealthEvent,
+        action: hvalues.MaintenanceAction,
+        current: resource.RemediationStatus,
+        node: nodes.Node,
     ) -> resource.RemediationStatus:
         assert current.object is not None
         if current.kind and current.kind != action.kind:  # deduplicated onto another group's object
@@ -160,7 +185,9 @@ class Remediator:
         try:
             obj = rest.get(self.api, object_path(action, current.object))
         except errors.NotFound:
-            return current.model_copy(update={"state": "Failed", "message": f"{current.object} was deleted"})
+            message = f"{current.object} was deleted"
+            self.events.warning(node, kevents.REMEDIATION_FAILED, f"{kevents.cause(ev)}: {action.kind} {message}")
+            return current.model_copy(update={"state": "Failed", "message": message})
         done = completion(obj, action.completeConditionType)
         if done is None:
             return current
@@ -173,6 +200,12 @@ class Remediator:
             ),
             "",
         )
+        said = f"{kevents.cause(ev)}: {action.kind} {current.object} {'completed' if done else 'failed'}"
+        said += f": {message}" if message else ""
+        if done:
+            self.events.normal(node, kevents.REMEDIATION_SUCCEEDED, said)
+        else:
+            self.events.warning(node, kevents.REMEDIATION_FAILED, said)
         return current.model_copy(update={"state": "Succeeded" if done else "Failed", "message": message})
 
     def _action_by_kind(self, kind: str) -> hvalues.MaintenanceAction | None:
@@ -232,18 +265,17 @@ class Remediator:
         nodes.update(self.api, node_name, mutate)
 
     def _for_people(
-        self, ev: hevent.HealthEvent, current: resource.RemediationStatus, state: str, message: str
+        self,
+        ev: hevent.HealthEvent,
+        current: resource.RemediationStatus,
+        state: str,
+        message: str,
+        *,
+        node: nodes.Node,
+        reason: str = kevents.REMEDIATION_FAILED,
     ) -> resource.RemediationStatus:
         self._label(ev.nodeName, "remediation-failed")
-        kevents.node_event(
-            self.api,
-            ev.nodeName,
-            reason="RemediationFailed",
-            message=message,
-            component=COMPONENT,
-            now=self.now(),
-            kind="Warning",
-        )
+        self.events.warning(node, reason, message)
         logger.warning("%s", message, extra={"subject": ev.nodeName})
         return current.model_copy(update={"state": state, "message": message})
 

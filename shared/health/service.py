@@ -154,19 +154,24 @@ def node_table(cluster: Cluster) -> list[dict[str, Any]]:
 
 
 def release_node(cluster: Cluster, name: str, values_file: Path | None) -> bool:
-    from shared.health import config, quarantine
+    from shared.health import config, kevents, quarantine
+    from shared.kube import events
 
     cfg = config.load(values_file)
     with _client(cluster) as lazy:
         api = lazy()
-        now = clock.for_api_client(api).now()
+        ticker = clock.for_api_client(api)
+        now = ticker.now()
         box = [False]
 
         def mutate(node: nodes.Node) -> bool:
             box[0] = quarantine.release(node, label_prefix=cfg.fq.labelPrefix, stamp=hevent.format_time(now))
             return box[0]
 
-        nodes.update(api, name, mutate)
+        written = nodes.update(api, name, mutate)
+        if box[0]:
+            recorder = events.Recorder(api, component=kevents.QUARANTINE, now=ticker.now)
+            recorder.normal(written, kevents.NODE_UNQUARANTINED, "released by hand (nvsentinel nodes release)")
     return box[0]
 
 

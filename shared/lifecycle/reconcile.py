@@ -20,6 +20,10 @@ resourceVersion it read, and then settles the nodes of a request that just ended
 
 Settling nodes is idempotent (it writes nothing when the node already says so), so a controller
 killed between the status write and the node writes finishes the job on its next pass.
+
+Events (``shared.kube.events``): ``ValidationStarted``, ``ValidationPassed`` and ``ValidationFailed``
+(Warning) on the request when its status says so; on a node, ``NodeReturned`` when the gate is
+lifted and ``ValidationFailed`` (Warning) when a failed request keeps it gated.
 """
 
 from __future__ import annotations
@@ -27,17 +31,21 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from shared import cel, errors, nodes
 from shared.clock import Clock
+from shared.kube import events as kube_events
 from shared.lifecycle import criteria, groups, models, providers, resource, sessions, settings
 
 logger = logging.getLogger(__name__)
 Phase = models.Phase
 Reason = models.FailureReason
+
+COMPONENT = "nvsentinel-lifecycle-manager"
+STARTED, PASSED, FAILED, RETURNED = "ValidationStarted", "ValidationPassed", "ValidationFailed", "NodeReturned"
 
 
 @dataclass(frozen=True)
@@ -46,6 +54,12 @@ class Context:
     cfg: settings.Configuration
     readiness: dict[str, cel.Program]
     clock: Clock
+    events: kube_events.Recorder = field(default=None)  # type: ignore[assignment]  # set in __post_init__
+
+    def __post_init__(self) -> None:
+        if self.events is None:
+            recorder = kube_events.Recorder(self.api, component=COMPONENT, now=self.clock.now)
+            object.__setattr__(self, "events", recorder)
 
 
 @dataclass(frozen=True)
@@ -95,7 +109,8 @@ def step(ctx: Context, name: str) -> Progress:
     if status.phase is Phase.RUNNING:
         _running(ctx, vr, status, now)
     if status != vr.status:  # an unchanged status is not written: no churn for watchers, no needless 409s
-        resource.write_status(ctx.api, name, status, metadata)
+        written = resource.write_status(ctx.api, name, status, metadata)
+        _announce(ctx, written, vr.status, status)
     _delete_decided(ctx, vr.status, status)
     if status.phase in models.TERMINAL:
         settle(ctx, vr.model_copy(update={"status": status}))
@@ -103,6 +118,25 @@ def step(ctx: Context, name: str) -> Progress:
             status.phase, status.message or "", ended=True, seconds=_seconds(status.startTime, ctx.clock.now())
         )
     return Progress(status.phase, status.message or "")
+
+
+def _announce(ctx: Context, obj: dict[str, Any], before: models.Status, after: models.Status) -> None:
+    """The request's Event for a phase it just reached (its status is written: the verdict is real)."""
+    if after.phase is before.phase:
+        return
+    if after.phase is Phase.RUNNING:
+        nodes_ = sorted({n for g in after.testGroups for n in g.nodes})
+        tests = sorted({t for g in after.testGroups for t in g.tests})
+        ctx.events.normal(
+            obj,
+            STARTED,
+            f"validating {kube_events.listing(nodes_)} with {kube_events.listing(tests)} "
+            f"in {len(after.testGroups)} group(s)",
+        )
+    elif after.phase is Phase.SUCCEEDED:
+        ctx.events.normal(obj, PASSED, after.message or "passed")
+    elif after.phase is Phase.FAILED:
+        ctx.events.warning(obj, FAILED, after.message or "failed")
 
 
 def _end(status: models.Status, phase: Phase, message: str, now: str) -> None:
@@ -362,8 +396,10 @@ def settle(ctx: Context, vr: models.ValidationRequest) -> None:
         tests = sorted(set(vr.spec.tests))
     keep = blamed(vr)
     for name in vr.spec.node_names():
+        outcome: list[str] = []
 
-        def mutate(node: nodes.Node, name: str = name) -> bool:
+        def mutate(node: nodes.Node, name: str = name, outcome: list[str] = outcome) -> bool:
+            outcome.clear()
             entries, active = sessions.read(node)
             if active != vr.name and not any(e.name == vr.name for e in entries):
                 return False
@@ -372,12 +408,21 @@ def settle(ctx: Context, vr: models.ValidationRequest) -> None:
             )
             active = None if active == vr.name else active
             changed = sessions.write(node, entries, active)
-            if not entries and active is None:
-                changed = sessions.release_gate(node, ctx.cfg.schedulingGate) or changed
+            if not entries and active is None and sessions.release_gate(node, ctx.cfg.schedulingGate):
+                outcome.append(RETURNED)
+                changed = True
+            elif name in keep and changed:
+                outcome.append(FAILED)
             return changed
 
-        with contextlib.suppress(errors.NotFound):
-            nodes.update(ctx.api, name, mutate)
+        try:
+            written = nodes.update(ctx.api, name, mutate)
+        except errors.NotFound:
+            continue
+        if outcome == [RETURNED]:
+            ctx.events.normal(written, RETURNED, f"validation {vr.name} cleared the node: scheduling gate lifted")
+        elif outcome == [FAILED]:
+            ctx.events.warning(written, FAILED, f"validation {vr.name} failed: the node stays gated")
 
 
 def _finalize(ctx: Context, vr: models.ValidationRequest) -> Progress:
@@ -387,18 +432,22 @@ def _finalize(ctx: Context, vr: models.ValidationRequest) -> Progress:
                 with contextlib.suppress(errors.NotFound, errors.InvalidInput):
                     providers.for_group(ctx.cfg, group.provider).delete(ctx.api, attempt.objectName)
     for name in vr.spec.node_names():
+        lifted: list[bool] = []
 
-        def mutate(node: nodes.Node) -> bool:
+        def mutate(node: nodes.Node, lifted: list[bool] = lifted) -> bool:
             entries, active = sessions.read(node)
             entries = sessions.left(entries, vr.name)
             active = None if active == vr.name else active
             changed = sessions.write(node, entries, active)
-            if not entries and active is None:
-                changed = sessions.release_gate(node, ctx.cfg.schedulingGate) or changed
-            return changed
+            lifted[:] = [not entries and active is None and sessions.release_gate(node, ctx.cfg.schedulingGate)]
+            return changed or lifted[0]
 
-        with contextlib.suppress(errors.NotFound):
-            nodes.update(ctx.api, name, mutate)
+        try:
+            written = nodes.update(ctx.api, name, mutate)
+        except errors.NotFound:
+            continue
+        if lifted == [True]:
+            ctx.events.normal(written, RETURNED, f"validation {vr.name} was deleted: scheduling gate lifted")
     with contextlib.suppress(errors.NotFound):
         resource.set_finalizer(ctx.api, vr.name, present=False)
     return Progress(vr.status.phase, "deleted")

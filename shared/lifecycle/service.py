@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from shared import clock, errors, nodes
-from shared.lifecycle import models, resource, settings
+from shared.lifecycle import models, resource, sessions, settings
 
 POLL_SECONDS = 5.0
 """Cluster seconds between looks at a request while waiting."""
@@ -122,11 +122,25 @@ def _wait(api: Any, name: str, ticker: clock.Clock, timeout: float | None) -> tu
     start = ticker.monotonic()
     while True:
         vr, _ = resource.get(api, name)
-        if vr.status.phase in models.TERMINAL:
+        if vr.status.phase in models.TERMINAL and _settled(api, vr):
             return vr, False
         if timeout is not None and ticker.monotonic() - start >= timeout:
             return vr, True
         ticker.sleep(POLL_SECONDS)
+
+
+def _settled(api: Any, vr: models.ValidationRequest) -> bool:
+    """The controller writes the verdict first and settles the nodes after it (so a restart between
+    the two finishes the job); ``--wait`` returns once no node is still held by the request, so a
+    passed node is back in service when the command says so."""
+    for name in vr.spec.node_names():
+        try:
+            _, active = sessions.read(nodes.get(api, name))
+        except errors.NotFound:
+            continue
+        if active == vr.name:
+            return False
+    return True
 
 
 def list_requests(*, kubeconfig: Path | None, context: str | None) -> list[models.ValidationRequest]:
