@@ -8,6 +8,7 @@ values finer than a nano-unit are rounded up. A string that is not a quantity fa
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -92,4 +93,12 @@ def canonical(q: Quantity) -> str:
 
 def normalize(text: object) -> str:
     """The canonical text of a quantity as sent; raises :class:`QuantityError`."""
+    if isinstance(text, str | int):
+        return _normalized(text)
+    return canonical(parse(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _normalized(text: str | int) -> str:
+    # Every pod write normalizes the same few quantities ("1", "1Gi", "500m"): parse each once.
     return canonical(parse(text))
