@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cksum < pyproject.toml | cut -d' ' -f1)
 
-.PHONY: setup demo test lint typecheck unit bench schemas reference clean
+.PHONY: setup demo test lint typecheck unit bench schemas reference diagram clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -24,6 +24,7 @@ lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache --no-logo
 
 typecheck: lint
 
@@ -34,6 +35,7 @@ test: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache --no-logo
 	$(BIN)/python -m pytest
 
 bench: setup
@@ -44,6 +46,10 @@ schemas: setup
 
 reference: setup
 	$(BIN)/python -m shared.cli_reference docs/reference
+
+# The package import diagram, from the source and the layers of .importlinter.
+diagram: setup
+	$(BIN)/python -m shared.importgraph docs/architecture-imports.md
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -1,17 +1,32 @@
-"""Flags shared by ``recipe`` and ``query``: the criteria and where the catalog comes from."""
+"""aicr's flags: the criteria, where the catalog comes from, and the options every program shares.
+
+Cluster access (``--kubeconfig/-k``, ``--context``) is declared once in shared/cli_options.py and
+re-exported here. aicr keeps upstream AICR's spelling for output: ``-o`` names the destination
+file and ``--format/-t`` the format (``format_option``).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
+from shared import cli_options
+from shared.output import Format
 from shared.recipe.vocabulary import allowed_values
+
+Kubeconfig = cli_options.Kubeconfig
+Context = cli_options.Context
 
 
 def _help(field: str, text: str) -> str:
     return f"{text} One of: {', '.join(allowed_values(field))}."
+
+
+def format_option(*allowed: Format, note: str = "") -> Any:
+    """aicr's ``--format/-t``, its help listing ``allowed`` (what the command checks)."""
+    return cli_options.output_format(*allowed, flags=cli_options.FORMAT_FLAGS, note=note)
 
 
 Service = Annotated[
@@ -52,14 +67,3 @@ DataDir = Annotated[
 CatalogDir = Annotated[
     Path | None, typer.Option("--catalog", help="Catalog folder used instead of the embedded one.", show_default=False)
 ]
-Format = Annotated[str, typer.Option("--format", "-t", help="yaml, json or table.")]
-Kubeconfig = Annotated[
-    Path | None,
-    typer.Option(
-        "--kubeconfig",
-        "-k",
-        help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster).",
-        show_default=False,
-    ),
-]
-Context = Annotated[str | None, typer.Option("--context", help="Kubeconfig context.", show_default=False)]

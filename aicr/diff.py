@@ -8,6 +8,9 @@ from typing import Annotated
 import typer
 
 from aicr import _options as opt
+from shared.output import Format
+
+FORMATS = (Format.YAML, Format.JSON, Format.TABLE)
 
 
 def diff(
@@ -25,9 +28,7 @@ def diff(
             show_default=False,
         ),
     ] = None,
-    fmt: Annotated[
-        str | None, typer.Option("--format", "-t", help="yaml, json or table (default: yaml).", show_default=False)
-    ] = None,
+    fmt: Annotated[str | None, opt.format_option(*FORMATS, note="Default: yaml.")] = None,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write the report to this file.", show_default=False)
     ] = None,
@@ -38,9 +39,7 @@ def diff(
     from shared import output as out
     from shared.snapshot import report, service
 
-    chosen = out.parse_format(
-        fmt or "yaml", allowed=(out.Format.YAML, out.Format.JSON, out.Format.TABLE), flag="--format"
-    )
+    chosen = out.parse_format(fmt or "yaml", allowed=FORMATS, flag="--format")
     with service.ClusterAccess(kubeconfig=kubeconfig, context=context) as access:
         drift = service.drift(baseline=baseline, target=target, ignore=list(ignore or []), access=access)
     out.write_data(report.drift_text(drift, chosen), destination=output)

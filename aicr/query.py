@@ -7,6 +7,9 @@ from typing import Annotated
 import typer
 
 from aicr import _options as opt
+from shared.output import Format
+
+FORMATS = (Format.YAML, Format.JSON)
 
 
 def query(
@@ -25,14 +28,15 @@ def query(
     catalog: opt.CatalogDir = None,
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
-    fmt: opt.Format = "yaml",
+    fmt: Annotated[str, opt.format_option(*FORMATS)] = "yaml",
 ) -> None:
     """Print a value of the merged recipe: scalars plain, maps and lists as YAML (or JSON)."""
     from shared import output as out
-    from shared.recipe import report, request, values
+    from shared.recipe import request
+    from shared.recipe import service as recipe_service
 
-    chosen = out.parse_format(fmt, allowed=(out.Format.YAML, out.Format.JSON), flag="--format")
-    resolution, cat = request.build(
+    chosen = out.parse_format(fmt, allowed=FORMATS, flag="--format")
+    text = recipe_service.query_text(
         request.RecipeRequest(
             service=service,
             accelerator=accelerator,
@@ -46,10 +50,11 @@ def query(
             data_dir=data,
             kubeconfig=kubeconfig,
             context=context,
-        )
+        ),
+        selector=selector,
+        fmt=chosen,
     )
-    tree = values.hydrate(resolution.recipe, cat)
-    out.write_data(report.query_text(values.select(tree, selector), chosen))
+    out.write_data(text)
 
 
 def register(app: typer.Typer) -> None:

@@ -8,6 +8,9 @@ from typing import Annotated
 import typer
 
 from aicr import _options as opt
+from shared.output import Format
+
+FORMATS = (Format.YAML, Format.JSON, Format.TABLE)
 
 
 def recipe(
@@ -27,12 +30,7 @@ def recipe(
         Path | None,
         typer.Option("--output", "-o", help="Write to this file (atomic) instead of stdout.", show_default=False),
     ] = None,
-    fmt: Annotated[
-        str | None,
-        typer.Option(
-            "--format", "-t", help="yaml, json or table (default: yaml; table with --explain).", show_default=False
-        ),
-    ] = None,
+    fmt: Annotated[str | None, opt.format_option(*FORMATS, note="Default: yaml; table with --explain.")] = None,
     explain: Annotated[
         bool,
         typer.Option(
@@ -45,9 +43,7 @@ def recipe(
     from shared.recipe import service as recipe_service
 
     default = "table" if explain else "yaml"
-    chosen = out.parse_format(
-        fmt or default, allowed=(out.Format.YAML, out.Format.JSON, out.Format.TABLE), flag="--format"
-    )
+    chosen = out.parse_format(fmt or default, allowed=FORMATS, flag="--format")
     text, explanation = recipe_service.recipe_text(
         fmt=chosen,
         explain=explain,

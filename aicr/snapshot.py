@@ -7,6 +7,9 @@ from typing import Annotated
 import typer
 
 from aicr import _options as opt
+from shared.output import Format
+
+FORMATS = (Format.YAML, Format.JSON)
 
 
 def snapshot(
@@ -14,7 +17,7 @@ def snapshot(
         str | None,
         typer.Option("--output", "-o", help="File or cm://NAMESPACE/NAME (default: stdout).", show_default=False),
     ] = None,
-    fmt: Annotated[str, typer.Option("--format", "-t", help="yaml or json.")] = "yaml",
+    fmt: Annotated[str, opt.format_option(*FORMATS)] = "yaml",
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
 ) -> None:
@@ -22,7 +25,7 @@ def snapshot(
     from shared import output as out
     from shared.snapshot import service
 
-    chosen = out.parse_format(fmt, allowed=(out.Format.YAML, out.Format.JSON), flag="--format")
+    chosen = out.parse_format(fmt, allowed=FORMATS, flag="--format")
     with service.ClusterAccess(kubeconfig=kubeconfig, context=context) as access:
         service.write_snapshot(service.take(access), destination=output, fmt=chosen, access=access)
 

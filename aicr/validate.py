@@ -8,6 +8,9 @@ from typing import Annotated
 import typer
 
 from aicr import _options as opt
+from shared.output import Format
+
+FORMATS = (Format.TABLE, Format.JSON)
 
 
 def validate(
@@ -18,9 +21,7 @@ def validate(
             "--snapshot", "-s", help="Snapshot file or cm:// (default: measure the live cluster).", show_default=False
         ),
     ] = None,
-    fmt: Annotated[
-        str | None, typer.Option("--format", "-t", help="table or json (CTRF); default table.", show_default=False)
-    ] = None,
+    fmt: Annotated[str | None, opt.format_option(*FORMATS, note="json is CTRF; default: table.")] = None,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write the report to this file.", show_default=False)
     ] = None,
@@ -38,15 +39,13 @@ def validate(
 ) -> int:
     """Check every constraint and every component's health asserts; exit 1 when any fails."""
     from shared import output as out
-    from shared.snapshot import service
-    from shared.validate import report, run
+    from shared.validate import report, run, service
 
-    chosen = out.parse_format(fmt or "table", allowed=(out.Format.TABLE, out.Format.JSON), flag="--format")
+    chosen = out.parse_format(fmt or "table", allowed=FORMATS, flag="--format")
     seconds = run.parse_duration(timeout) if timeout else None
     with service.ClusterAccess(kubeconfig=kubeconfig, context=context) as access:
         outcome = service.validate(recipe=recipe, snapshot=snapshot, wait=wait, timeout=seconds, access=access)
-    text = out.to_json(report.ctrf(outcome)) if chosen is out.Format.JSON else report.table(outcome)
-    out.write_data(text, destination=output)
+    out.emit(report.ctrf(outcome), chosen, table=report.table(outcome), destination=output)
     if outcome.timed_out:
         out.error_line(f"error: timed out after {outcome.seconds:.0f}s with {len(outcome.failures)} check(s) failing")
         return 5

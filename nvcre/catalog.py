@@ -5,27 +5,24 @@ from __future__ import annotations
 import typer
 
 from nvcre import _options as opt
+from shared import output as out
+
+COLUMNS = (
+    out.Column("domain", lambda e: e.domain),
+    out.Column("variant", lambda e: e.variant),
+    out.Column("scope", lambda e: e.scope.value),
+    out.Column("metrics", lambda e: ",".join(e.metrics) or "pass/fail"),
+    out.Column("description", lambda e: e.description, wide=True),
+)
 
 
 def list_entries(fmt: opt.Output = "table") -> None:
     """Every category (domain/variant), how it runs and what it measures."""
-    from shared import output
     from shared.certify import service
 
-    chosen = output.parse_format(fmt, allowed=list(output.Format), flag="--output")
+    chosen = out.parse_format(fmt, allowed=opt.TABLE_FORMATS, flag="--output")
     entries = service.catalog_entries()
-    if chosen in (output.Format.JSON, output.Format.YAML):
-        data = [e.model_dump(mode="json") for e in entries]
-        output.write_data(output.to_json(data) if chosen is output.Format.JSON else output.to_yaml(data))
-        return
-    rows = [
-        [e.domain, e.variant, e.scope.value, ",".join(e.metrics) or "pass/fail"]
-        + ([e.description] if chosen is output.Format.WIDE else [])
-        for e in entries
-    ]
-    output.print_table(
-        ["domain", "variant", "scope", "metrics"] + (["description"] if chosen is output.Format.WIDE else []), rows
-    )
+    out.emit(entries, chosen, table=out.Table(entries, COLUMNS))
 
 
 def register(app: typer.Typer) -> None:

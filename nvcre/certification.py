@@ -3,13 +3,34 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from nvcre import _options as opt
+from shared import output as out
 
 Name = Annotated[str, typer.Argument(help="Certification name.")]
+Strategy = Annotated[
+    str | None,
+    typer.Option("--strategy", help="Isolation strategy: adaptive (default) or halving.", show_default=False),
+]
+
+LIST_COLUMNS = (
+    out.Column("namespace", lambda c: c.namespace),
+    out.Column("name", lambda c: c.name),
+    out.Column("phase", lambda c: c.status.phase or "Pending"),
+    out.Column("categories", lambda c: ",".join(x.variant for x in c.spec.categories)),
+    out.Column("message", lambda c: c.status.message or ""),
+)
+PLAN_COLUMNS = (
+    out.Column("category", lambda p: p.category),
+    out.Column("nodes", lambda p: p.nodes),
+    out.Column("groups", lambda p: len(p.groups)),
+    out.Column("strategy", lambda p: p.strategy),
+    out.Column("rounds (1 fault)", lambda p: p.estimated_rounds_if_one_fault),
+    out.Column("node-minutes (1 fault)", lambda p: f"{p.estimated_node_minutes:.0f}"),
+)
 
 
 def run(
@@ -23,21 +44,17 @@ def run(
         bool, typer.Option("--wait", help="Run it here to its end; exit 0 pass, 1 fail, 5 timeout.")
     ] = False,
     timeout: Annotated[str | None, typer.Option("--timeout", help="With --wait: e.g. 2h.", show_default=False)] = None,
-    strategy: Annotated[
-        str | None,
-        typer.Option("--strategy", help="Isolation strategy: adaptive (default) or halving.", show_default=False),
-    ] = None,
+    strategy: Strategy = None,
     namespace: opt.Namespace = "default",
     fmt: opt.Output = "table",
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
 ) -> int:
     """Create the Certification and (with --wait) run it, holding a Lease named after it."""
-    from shared import output
     from shared.certify import live, render, service
     from shared.kube.client import LazyClient
 
-    chosen = output.parse_format(fmt, allowed=list(output.Format), flag="--output")
+    chosen = out.parse_format(fmt, allowed=opt.TABLE_FORMATS, flag="--output")
     seconds = render.seconds(timeout) if timeout else None
     # Progress on stderr (a live view on a terminal, event lines otherwise); stdout keeps the result.
     with LazyClient(kubeconfig=kubeconfig, context=context) as api, live.Display() as display:
@@ -53,25 +70,20 @@ def run(
             on_status=display.status,
         )
     if not result.waited:
-        output.write_data(f"certification.nvcre.nvidia.com/{result.cert.name} created\n")
+        out.write_data(f"certification.nvcre.nvidia.com/{result.cert.name} created\n")
         return 0
     _emit(result.cert, chosen)
     if result.timed_out:
-        output.error_line(f"error: certification {result.cert.name} did not complete within {timeout}")
+        out.error_line(f"error: certification {result.cert.name} did not complete within {timeout}")
         return 5
     return 0 if result.cert.status.phase == "Succeeded" else 1
 
 
-def _emit(cert: object, chosen: object) -> None:
-    from shared import output
-    from shared.certify import models, report
+def _emit(cert: Any, chosen: out.Format) -> None:
+    """A Certification's report: its data for json/yaml, the laid-out report for table/wide."""
+    from shared.certify import report
 
-    assert isinstance(cert, models.Certification)
-    if chosen in (output.Format.JSON, output.Format.YAML):
-        data = report.data(cert)
-        output.write_data(output.to_json(data) if chosen is output.Format.JSON else output.to_yaml(data))
-    else:
-        output.write_data(report.text(cert, wide=chosen is output.Format.WIDE))
+    out.emit(report.data(cert), chosen, table=report.text(cert), wide=report.text(cert, wide=True))
 
 
 def report_cmd(
@@ -85,11 +97,10 @@ def report_cmd(
     context: opt.Context = None,
 ) -> int:
     """Per category: status, runtime, measurements, failing nodes with reasons, isolation trail."""
-    from shared import output
     from shared.certify import report, service
     from shared.kube.client import LazyClient
 
-    chosen = output.parse_format(fmt, allowed=list(output.Format), flag="--output")
+    chosen = out.parse_format(fmt, allowed=opt.TABLE_FORMATS, flag="--output")
     with LazyClient(kubeconfig=kubeconfig, context=context) as api:
         cert = service.get(api, namespace=namespace, name=name)
     if results_file is not None:
@@ -100,72 +111,53 @@ def report_cmd(
 
 def list_cmd(
     namespace: opt.Namespace = "default",
-    all_namespaces: Annotated[bool, typer.Option("--all-namespaces", "-A")] = False,
+    all_namespaces: opt.AllNamespaces = False,
     fmt: opt.Output = "table",
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
 ) -> None:
     """Certifications with their phase."""
-    from shared import output
     from shared.certify import report, service
     from shared.kube.client import LazyClient
 
-    chosen = output.parse_format(fmt, allowed=list(output.Format), flag="--output")
+    chosen = out.parse_format(fmt, allowed=opt.TABLE_FORMATS, flag="--output")
     with LazyClient(kubeconfig=kubeconfig, context=context) as api:
         certs = service.list_certifications(api, namespace=None if all_namespaces else namespace)
-    if chosen in (output.Format.JSON, output.Format.YAML):
-        data = [report.data(c) for c in certs]
-        output.write_data(output.to_json(data) if chosen is output.Format.JSON else output.to_yaml(data))
-        return
-    output.print_table(
-        ["namespace", "name", "phase", "categories", "message"],
-        [
-            [
-                c.namespace,
-                c.name,
-                c.status.phase or "Pending",
-                ",".join(x.variant for x in c.spec.categories),
-                c.status.message or "",
-            ]
-            for c in certs
-        ],
-    )
+    out.emit(list(map(report.data, certs)), chosen, table=out.Table(certs, LIST_COLUMNS))
 
 
 def get_cmd(
     name: Name,
     namespace: opt.Namespace = "default",
-    fmt: opt.Output = "yaml",
+    fmt: opt.DataOutput = "yaml",
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
 ) -> None:
     """The whole object."""
-    from shared import output
     from shared.certify import service
     from shared.kube.client import LazyClient
 
-    chosen = output.parse_format(fmt, allowed=(output.Format.YAML, output.Format.JSON), flag="--output")
+    chosen = out.parse_format(fmt, allowed=opt.DATA_FORMATS, flag="--output")
     with LazyClient(kubeconfig=kubeconfig, context=context) as api:
-        data = service.get(api, namespace=namespace, name=name).model_dump(mode="json", exclude_none=True)
-    output.write_data(output.to_json(data) if chosen is output.Format.JSON else output.to_yaml(data))
+        cert = service.get(api, namespace=namespace, name=name)
+    out.emit(cert, chosen, exclude_none=True)
 
 
 def delete_cmd(
     name: Name, namespace: opt.Namespace = "default", kubeconfig: opt.Kubeconfig = None, context: opt.Context = None
 ) -> None:
     """Delete the Certification and (through owner references) its Jobs."""
-    from shared import output
     from shared.certify import service
     from shared.kube.client import LazyClient
 
     with LazyClient(kubeconfig=kubeconfig, context=context) as api:
         service.delete(api, namespace=namespace, name=name)
-    output.write_data(f"certification.nvcre.nvidia.com/{name} deleted\n")
+    out.write_data(f"certification.nvcre.nvidia.com/{name} deleted\n")
 
 
 def render_cmd(
     cert_file: Annotated[Path, typer.Option("--cert-file", "-f", help="Certification YAML.")],
-    strategy: Annotated[str | None, typer.Option("--strategy", show_default=False)] = None,
+    strategy: Strategy = None,
     variant: Annotated[
         str,
         typer.Option(
@@ -175,38 +167,18 @@ def render_cmd(
             "MPI operator).",
         ),
     ] = "job",
-    fmt: opt.Output = "table",
+    fmt: opt.RenderOutput = "table",
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
 ) -> None:
     """The plan without running: groups, Jobs, and what isolating one faulty node would cost."""
-    from shared import output
-    from shared.certify import service
+    from shared.certify import report, service
     from shared.kube.client import LazyClient
 
-    chosen = output.parse_format(fmt, allowed=list(output.Format), flag="--output")
+    chosen = out.parse_format(fmt, allowed=opt.TABLE_FORMATS, flag="--output")
     with LazyClient(kubeconfig=kubeconfig, context=context) as api:
         plans = service.render_plan(api, cert_file=cert_file, strategy=strategy, variant=variant)
-    if chosen is output.Format.YAML:
-        output.write_data(output.to_yaml([j for p in plans for j in p.jobs]) if len(plans) else "")
-        return
-    if chosen is output.Format.JSON:
-        output.write_data(output.to_json([p.__dict__ for p in plans]))
-        return
-    output.print_table(
-        ["category", "nodes", "groups", "strategy", "rounds (1 fault)", "node-minutes (1 fault)"],
-        [
-            [
-                p.category,
-                p.nodes,
-                len(p.groups),
-                p.strategy,
-                p.estimated_rounds_if_one_fault,
-                f"{p.estimated_node_minutes:.0f}",
-            ]
-            for p in plans
-        ],
-    )
+    out.emit(report.jobs(plans), chosen, table=out.Table(plans, PLAN_COLUMNS))
 
 
 def register(app: typer.Typer) -> None:

@@ -5,17 +5,17 @@ from __future__ import annotations
 import typer
 
 from nvcre import _options as opt
+from shared import output as out
 
 
 def install(kubeconfig: opt.Kubeconfig = None, context: opt.Context = None) -> None:
     """Create or update the CRDs and wait until they are Established."""
-    from shared import output
     from shared.certify import service
     from shared.kube.client import LazyClient
 
     with LazyClient(kubeconfig=kubeconfig, context=context) as api:
-        for name in service.install_crds(api):
-            output.write_data(f"customresourcedefinition/{name} installed\n")
+        names = service.install_crds(api)
+    out.acted("customresourcedefinition", names, "installed")
 
 
 def register(app: typer.Typer) -> None:

@@ -7,32 +7,25 @@ from typing import Annotated
 
 import typer
 
-from nvcre import _options as opt
+from shared import cli_options
+from shared import output as out
+
+COLUMNS = (out.Column("field", lambda row: row[0]), out.Column("value", lambda row: row[1]))
+FORMATS = (out.Format.JSON, out.Format.YAML, out.Format.TABLE)
+Output = Annotated[str, cli_options.output_format(*FORMATS)]
 
 
 def parse(
     file: Annotated[Path, typer.Argument(help="The log file.")],
     kind: Annotated[str, typer.Option("--kind", help="nccl, dcgm or training.")],
-    fmt: opt.Output = "json",
+    fmt: Output = "json",
 ) -> None:
     """Parse the log; exit 0 whenever it parsed, whatever its verdict (2 when it cannot be read)."""
-    from shared import output
     from shared.certify import results, service
 
-    chosen = output.parse_format(
-        fmt, allowed=(output.Format.JSON, output.Format.YAML, output.Format.TABLE), flag="--output"
-    )
+    chosen = out.parse_format(fmt, allowed=FORMATS, flag="--output")
     result = service.parse_results(kind, file)
-    data = result.model_dump(mode="json")
-    if chosen is output.Format.JSON:
-        output.write_data(output.to_json(data))
-    elif chosen is output.Format.YAML:
-        output.write_data(output.to_yaml(data))
-    else:
-        measured = results.measurements(result)
-        rows = [["verdict", data["verdict"]]] + [[k, f"{v:.2f}"] for k, v in measured.items()]
-        rows += [["error", e] for e in data.get("errors", [])]
-        output.print_table(["field", "value"], rows)
+    out.emit(result, chosen, table=out.Table(results.summary(result), COLUMNS))
 
 
 def register(app: typer.Typer) -> None:

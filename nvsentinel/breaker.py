@@ -7,17 +7,20 @@ from typing import Annotated
 import typer
 
 from nvsentinel import _options as opt
+from shared import output as out
 
 app = typer.Typer(help="The fault-quarantine circuit breaker.", no_args_is_help=True)
+COLUMNS = (
+    out.Column.key("STATUS", "status"),
+    out.Column.key("RECENT", "recentQuarantines"),
+    out.Column.key("THRESHOLD", "threshold"),
+    out.Column.key("GPU NODES", "gpuNodes"),
+    out.Column.key("WINDOW", "window"),
+)
 
 
-def _show(data: dict[str, object], output: str) -> None:
-    opt.emit(
-        data,
-        output,
-        headers=["STATUS", "RECENT", "THRESHOLD", "GPU NODES", "WINDOW"],
-        rows=[[data["status"], data["recentQuarantines"], data["threshold"], data["gpuNodes"], data["window"]]],
-    )
+def _show(data: dict[str, object], output: out.Format) -> None:
+    out.emit(data, output, table=out.Table([data], COLUMNS))
 
 
 @app.command("status")
@@ -29,9 +32,10 @@ def status(
     context: opt.Context = None,
 ) -> None:
     """CLOSED or TRIPPED, quarantines in the window, and the threshold."""
-    from shared.health import service
+    from shared.operate import service
 
-    _show(service.breaker_status(opt.cluster(kubeconfig, context, namespace), values), output)
+    chosen = out.parse_format(output, allowed=opt.FORMATS, flag="--output")
+    _show(service.breaker_status(opt.cluster(kubeconfig, context, namespace), values), chosen)
 
 
 @app.command("reset")
@@ -45,11 +49,12 @@ def reset(
 ) -> None:
     """Close the breaker and empty its window."""
     from shared import errors
-    from shared.health import service
+    from shared.operate import service
 
+    chosen = out.parse_format(output, allowed=opt.FORMATS, flag="--output")
     if not yes:
         raise errors.InvalidInput("resetting the breaker resumes quarantines; confirm with --yes")
-    _show(service.breaker_status(opt.cluster(kubeconfig, context, namespace), values, reset=True), output)
+    _show(service.breaker_status(opt.cluster(kubeconfig, context, namespace), values, reset=True), chosen)
 
 
 def register(root: typer.Typer) -> None:

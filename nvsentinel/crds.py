@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from nvsentinel import _options as opt
+from shared import output as out
 
 app = typer.Typer(help="CustomResourceDefinitions nvsentinel serves.", no_args_is_help=True)
 
@@ -12,11 +13,10 @@ app = typer.Typer(help="CustomResourceDefinitions nvsentinel serves.", no_args_i
 @app.command("install")
 def install(kubeconfig: opt.Kubeconfig = None, context: opt.Context = None) -> None:
     """Create or update the HealthEvent CRD and wait until it is Established."""
-    from shared import output as out
-    from shared.health import service
+    from shared.operate import service
 
-    for name in service.install_crds(opt.cluster(kubeconfig, context)):
-        out.message(f"customresourcedefinition/{name} established")
+    names = service.install_crds(opt.cluster(kubeconfig, context))
+    out.acted("customresourcedefinition", names, "established", to_stderr=True)
 
 
 def register(root: typer.Typer) -> None:

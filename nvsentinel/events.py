@@ -7,8 +7,31 @@ from typing import Annotated
 import typer
 
 from nvsentinel import _options as opt
+from shared import output as out
 
 app = typer.Typer(help="Publish, list and prune HealthEvents.", no_args_is_help=True)
+COLUMNS = (
+    out.Column.key("NODE", "node"),
+    out.Column.key("CHECK", "checkName"),
+    out.Column.key("CODES", "errorCode"),
+    out.Column.key("ACTION", "recommendedAction"),
+    out.Column.key("PHASE", "phase"),
+)
+WIDE_COLUMNS = tuple(
+    out.Column.key(key.upper(), key)
+    for key in (
+        "name",
+        "node",
+        "agent",
+        "checkName",
+        "errorCode",
+        "isFatal",
+        "isHealthy",
+        "recommendedAction",
+        "phase",
+        "generatedTimestamp",
+    )
+)
 
 
 @app.command("publish")
@@ -18,7 +41,6 @@ def publish(
     context: opt.Context = None,
 ) -> None:
     """Publish events; duplicates (same id, else same node/agent/check/codes/entities/time) once."""
-    from shared import output as out
     from shared.health import service
 
     result = service.publish(opt.cluster(kubeconfig, context), source)
@@ -35,28 +57,9 @@ def list_(
     """Stored events, oldest first, with what fault quarantine did (PHASE)."""
     from shared.health import service
 
+    chosen = out.parse_format(output, allowed=opt.FORMATS, flag="--output")
     rows = service.list_events(opt.cluster(kubeconfig, context), node)
-    cols = ("node", "checkName", "errorCode", "recommendedAction", "phase")
-    wide = (
-        "name",
-        "node",
-        "agent",
-        "checkName",
-        "errorCode",
-        "isFatal",
-        "isHealthy",
-        "recommendedAction",
-        "phase",
-        "generatedTimestamp",
-    )
-    opt.emit(
-        rows,
-        output,
-        headers=["NODE", "CHECK", "CODES", "ACTION", "PHASE"],
-        rows=[[r[c] for c in cols] for r in rows],
-        wide_headers=[c.upper() for c in wide],
-        wide_rows=[[r[c] for c in wide] for r in rows],
-    )
+    out.emit(rows, chosen, table=out.Table(rows, COLUMNS), wide=out.Table(rows, WIDE_COLUMNS))
 
 
 @app.command("prune")
@@ -73,8 +76,7 @@ def prune(
     context: opt.Context = None,
 ) -> None:
     """Delete processed events older than the retention."""
-    from shared import output as out
-    from shared.health import service
+    from shared.operate import service
 
     names = service.prune(opt.cluster(kubeconfig, context), older_than, values, dry_run)
     out.message(f"{'would delete' if dry_run else 'deleted'} {len(names)} event(s)")

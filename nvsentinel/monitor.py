@@ -1,15 +1,45 @@
-"""``nvsentinel monitor xid|dcgm|nic|csp``: node agents turning host signals into HealthEvents."""
+"""``nvsentinel monitor xid|dcgm|nic|csp``: node agents turning host signals into HealthEvents.
+
+Each command reads its flags, runs its monitor (``shared.health.monitors``) and streams the events
+through ``shared.output.Stream``: NDJSON as they are found with ``-o json``, a table or document at
+the end otherwise.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from nvsentinel import _options as opt
+from shared import output as out
 
 app = typer.Typer(help="Node agents (one-shot over files).", no_args_is_help=True)
+
+State = Annotated[
+    Path | None,
+    typer.Option(
+        "--state",
+        help="Remember what was reported across runs (JSON file), "
+        "so a failure is published once and its recovery is seen.",
+        show_default=False,
+    ),
+]
+Interval = Annotated[
+    str | None, typer.Option("--interval", help="Poll every D (30s, 1m); default: read once.", show_default=False)
+]
+For = Annotated[str | None, typer.Option("--for", help="Stop polling after D.", show_default=False)]
+NodeRoot = Annotated[Path | None, typer.Option("--node-root", help="Read every node under DIR.", show_default=False)]
+Node = Annotated[str | None, typer.Option("--node", help="Node the input belongs to.", show_default=False)]
+DryRun = Annotated[bool, typer.Option("--dry-run", help="Print the events instead of publishing.")]
+
+
+def _stream(output: str) -> out.Stream:
+    """The output of a monitor, format checked before anything is read or published."""
+    from shared.health.monitors import report
+
+    return out.Stream(out.parse_format(output, allowed=opt.FORMATS, flag="--output"), record=report.record)
 
 
 @app.command("xid")
@@ -25,7 +55,7 @@ def xid(
     boot_time: Annotated[
         str | None, typer.Option("--boot-time", help="RFC 3339 boot time for uptime stamps.", show_default=False)
     ] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the events instead of publishing.")] = False,
+    dry_run: DryRun = False,
     follow: Annotated[
         bool,
         typer.Option("--follow", help="Keep reading the lines appended to the log (survives truncation and rotation)."),
@@ -52,178 +82,28 @@ def xid(
             "--format", help="Input: text (a kernel log), journal-json or journal-export (implies --journal)."
         ),
     ] = "text",
-    output: opt.Output = "json",
+    output: opt.MonitorOutput = "json",
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
 ) -> None:
     """Xid lines → HealthEvents (syslog-health-monitor, SysLogsXIDError); -o json prints NDJSON."""
+    from shared.health.monitors import report, syslog
 
-    from shared import errors
-    from shared.health import service
-
-    if input_format not in ("text", "journal-json", "journal-export"):
-        raise errors.InvalidInput(
-            f"unknown input format {input_format!r} (text, journal-json, journal-export)", where="--format"
-        )
-    if journal or input_format != "text":
-        events = _journal_events(
-            file=file,
-            node=node,
-            node_root=node_root,
-            boot_time=boot_time,
-            follow=follow,
-            input_format=None if input_format == "text" else input_format,
-        )
-        from shared.health.monitors import agent
-
-        agent.publisher(opt.cluster(kubeconfig, context), dry_run)(events)
-        _print_xid(events, output)
-        return
-    if follow:
-        from datetime import datetime
-
-        from shared import clock
-        from shared.health import values
-        from shared.health.monitors import tail
-
-        every = values.parse_duration(interval or "1s").total_seconds()
-        bound = None if duration is None else values.parse_duration(duration).total_seconds()
-        boot = datetime.fromisoformat(boot_time.replace("Z", "+00:00")) if boot_time else None
-        followed = tail.follow_xid(
-            file=file,
-            node=node,
-            node_root=node_root,
-            boot_time=boot,
-            interval=every,
-            duration=bound,
-            dry_run=dry_run,
-            cluster=opt.cluster(kubeconfig, context),
-            emit=_emitter(output),
-            now=clock.WALL.now,
-        )
-        _print(followed, output)
-        return
-    if interval is not None or duration is not None:
-        raise errors.InvalidInput("--interval and --for need --follow", where="--follow")
-    events = service.monitor_xid(
+    stream = _stream(output)
+    request = syslog.XidRequest(
         file=file,
         node=node,
         node_root=node_root,
         boot_time=boot_time,
         dry_run=dry_run,
-        cluster=opt.cluster(kubeconfig, context),
+        follow=follow,
+        interval=interval,
+        duration=duration,
+        journal=journal,
+        input_format=input_format,
     )
-    _print_xid(events, output)
-
-
-def _journal_events(
-    *,
-    file: str | None,
-    node: str | None,
-    node_root: Path | None,
-    boot_time: str | None,
-    follow: bool,
-    input_format: str | None,
-) -> list[Any]:
-    """``--journal``: the dump from --file, stdin (-) or this host's journalctl, parsed to Xid events."""
-    import sys
-    from datetime import datetime
-
-    from shared import clock, errors
-    from shared.health.monitors import journal
-
-    if follow:
-        raise errors.InvalidInput(
-            "--follow reads a growing kernel log; for the journal, run the command "
-            "again (events already published are duplicates)",
-            where="--follow",
-        )
-    if node_root is not None:
-        raise errors.InvalidInput("--journal reads --file or stdin, not --node-root", where="--node-root")
-    if file == "-":
-        stream = sys.stdin
-        data = stream.buffer.read() if hasattr(stream, "buffer") else stream.read().encode("utf-8")
-        source = "<stdin>"
-    elif file is not None:
-        try:
-            data = Path(file).read_bytes()
-        except FileNotFoundError:
-            raise errors.NotFound("file not found", where=file) from None
-        source = file
-    else:
-        data, source = journal.read_host(), "journalctl"
-    boot = datetime.fromisoformat(boot_time.replace("Z", "+00:00")) if boot_time else None
-    fmt: Any = input_format
-    return journal.events(journal.parse(data, fmt, source=source), node=node, now=clock.WALL.now(), boot_time=boot)
-
-
-def _print_xid(events: list[Any], output: str) -> None:
-    import json
-
-    from shared import output as out
-
-    if output == "json":
-        out.write_data("".join(json.dumps(e.wire(), sort_keys=True) + "\n" for e in events))
-    else:
-        opt.emit(
-            [e.wire() for e in events],
-            output,
-            headers=["NODE", "XID", "ACTION", "MESSAGE"],
-            rows=[[e.nodeName, e.errorCode[0], e.recommendedAction.name, e.message[:60]] for e in events],
-        )
-
-
-State = Annotated[
-    Path | None,
-    typer.Option(
-        "--state",
-        help="Remember what was reported across runs (JSON file), "
-        "so a failure is published once and its recovery is seen.",
-        show_default=False,
-    ),
-]
-Interval = Annotated[
-    str | None, typer.Option("--interval", help="Poll every D (30s, 1m); default: read once.", show_default=False)
-]
-For = Annotated[str | None, typer.Option("--for", help="Stop polling after D.", show_default=False)]
-NodeRoot = Annotated[Path | None, typer.Option("--node-root", help="Read every node under DIR.", show_default=False)]
-Node = Annotated[str | None, typer.Option("--node", help="Node the input belongs to.", show_default=False)]
-DryRun = Annotated[bool, typer.Option("--dry-run", help="Print the events instead of publishing.")]
-_HEADERS = ["NODE", "CHECK", "ENTITY", "FATAL", "HEALTHY", "ACTION", "MESSAGE"]
-
-
-def _emitter(output: str) -> Any:
-    """NDJSON is printed batch by batch (a poll loop streams); tables and YAML once at the end."""
-    import json
-
-    from shared import output as out
-
-    def emit(events: list[Any]) -> None:
-        if output == "json":
-            out.write_data("".join(json.dumps(e.wire(), sort_keys=True) + "\n" for e in events))
-
-    return emit
-
-
-def _print(events: list[Any], output: str) -> None:
-    if output != "json":
-        opt.emit(
-            [e.wire() for e in events],
-            output,
-            headers=_HEADERS,
-            rows=[
-                [
-                    e.nodeName,
-                    e.checkName,
-                    e.entitiesImpacted[-1].entityValue if e.entitiesImpacted else "",
-                    e.isFatal,
-                    e.isHealthy,
-                    e.recommendedAction.name,
-                    e.message[:60],
-                ]
-                for e in events
-            ],
-        )
+    syslog.run(request, cluster=opt.cluster(kubeconfig, context), emit=stream.add)
+    stream.close(columns=report.xid_columns(follow=follow))
 
 
 @app.command("dcgm")
@@ -237,14 +117,15 @@ def dcgm(
     interval: Interval = None,
     duration: For = None,
     dry_run: DryRun = False,
-    output: opt.Output = "json",
+    output: opt.MonitorOutput = "json",
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
 ) -> None:
     """DCGM health/diag JSON → HealthEvents per GPU and check (gpu-health-monitor, Gpu<Watch>Watch)."""
-    from shared.health.monitors import agent
+    from shared.health.monitors import agent, report
 
-    events = agent.run(
+    stream = _stream(output)
+    agent.run(
         "dcgm",
         node=node,
         path=file,
@@ -254,9 +135,9 @@ def dcgm(
         duration=duration,
         dry_run=dry_run,
         cluster=opt.cluster(kubeconfig, context),
-        emit=_emitter(output),
+        emit=stream.add,
     )
-    _print(events, output)
+    stream.close(columns=report.EVENT_COLUMNS)
 
 
 @app.command("nic")
@@ -270,14 +151,15 @@ def nic(
     interval: Interval = None,
     duration: For = None,
     dry_run: DryRun = False,
-    output: opt.Output = "json",
+    output: opt.MonitorOutput = "json",
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
 ) -> None:
     """InfiniBand/RoCE port state and error counters → HealthEvents (nic-health-monitor)."""
-    from shared.health.monitors import agent
+    from shared.health.monitors import agent, report
 
-    events = agent.run(
+    stream = _stream(output)
+    agent.run(
         "nic",
         node=node,
         path=sysfs,
@@ -287,9 +169,9 @@ def nic(
         duration=duration,
         dry_run=dry_run,
         cluster=opt.cluster(kubeconfig, context),
-        emit=_emitter(output),
+        emit=stream.add,
     )
-    _print(events, output)
+    stream.close(columns=report.EVENT_COLUMNS)
 
 
 @app.command("csp")
@@ -311,14 +193,15 @@ def csp(
         ),
     ] = "60m",
     dry_run: DryRun = False,
-    output: opt.Output = "json",
+    output: opt.MonitorOutput = "json",
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
 ) -> None:
     """Cloud scheduled maintenance → CSPMaintenance HealthEvents (csp-health-monitor): fatal, then healthy."""
-    from shared.health.monitors import agent
+    from shared.health.monitors import agent, report
 
-    events = agent.run(
+    stream = _stream(output)
+    agent.run(
         "csp",
         node=node,
         path=None,
@@ -328,11 +211,11 @@ def csp(
         duration=duration,
         dry_run=dry_run,
         cluster=opt.cluster(kubeconfig, context),
-        emit=_emitter(output),
+        emit=stream.add,
         url=url,
         ready_timeout=ready_timeout,
     )
-    _print(events, output)
+    stream.close(columns=report.EVENT_COLUMNS)
 
 
 def register(root: typer.Typer) -> None:

@@ -7,8 +7,17 @@ from typing import Annotated
 import typer
 
 from nvsentinel import _options as opt
+from shared import output as out
 
 app = typer.Typer(help="Quarantine state of nodes.", invoke_without_command=True)
+COLUMNS = (
+    out.Column.key("NODE", "node"),
+    out.Column.key("QUARANTINED", "quarantined"),
+    out.Column.key("CORDONED", "cordoned"),
+    out.Column.key("STATE", "state", wide=True),
+    out.Column.key("CAUSES", "causes"),
+    out.Column.key("CONDITIONS", "conditions", wide=True),
+)
 
 
 @app.callback()
@@ -20,18 +29,9 @@ def show(
         return
     from shared.health import service
 
+    chosen = out.parse_format(output, allowed=opt.FORMATS, flag="--output")
     rows = service.node_table(opt.cluster(kubeconfig, context))
-    opt.emit(
-        rows,
-        output,
-        headers=["NODE", "QUARANTINED", "CORDONED", "CAUSES"],
-        rows=[[r["node"], r["quarantined"], r["cordoned"], ", ".join(r["causes"])] for r in rows],
-        wide_headers=["NODE", "QUARANTINED", "CORDONED", "STATE", "CAUSES", "CONDITIONS"],
-        wide_rows=[
-            [r["node"], r["quarantined"], r["cordoned"], r["state"], ", ".join(r["causes"]), ", ".join(r["conditions"])]
-            for r in rows
-        ],
-    )
+    out.emit(rows, chosen, table=out.Table(rows, COLUMNS))
 
 
 @app.command("release")
@@ -42,8 +42,7 @@ def release(
     context: opt.Context = None,
 ) -> None:
     """Undo every cordon, taint, label and annotation nvsentinel owns on NODE (nothing else)."""
-    from shared import output as out
-    from shared.health import service
+    from shared.operate import service
 
     changed = service.release_node(opt.cluster(kubeconfig, context), node, values)
     out.message(f"node/{node} {'released' if changed else 'holds nothing of nvsentinel'}")

@@ -8,20 +8,30 @@ from typing import Annotated
 import typer
 
 from nvsentinel import _options as opt
+from shared import output as out
 
 app = typer.Typer(help="Check and replay fault-quarantine rule sets.", no_args_is_help=True)
+HELD_COLUMNS = (
+    out.Column.key("NODE", "node"),
+    out.Column.key("CORDONED", "cordoned"),
+    out.Column.key("RULE SETS", "ruleSets"),
+)
+EVENT_COLUMNS = (
+    out.Column.key("NODE", "node"),
+    out.Column.key("CHECK", "checkName"),
+    out.Column.key("PHASE", "phase"),
+    out.Column.key("RULE SETS", "ruleSets"),
+)
 ValuesFile = Annotated[Path, typer.Option("--values", "-f", help="values.yaml in NVSentinel's layout.")]
 
 
 @app.command("check")
 def check(values: ValuesFile) -> int:
     """Syntax, unknown fields, duplicate names, fields a HealthEvent or Node lacks; exit 1 on any."""
-    from shared import output as out
-    from shared.health import service
+    from shared.operate import service
 
     problems = service.check_rules(values)
-    for line in problems:
-        out.error_line(f"error: {line}")
+    out.error_lines(problems)
     if not problems:
         out.message(f"{values}: ok")
     return 1 if problems else 0
@@ -38,18 +48,12 @@ def replay(
     output: opt.Output = "table",
 ) -> None:
     """Which nodes each rule set would have quarantined, in the order the events arrived."""
-    from shared.health import service
+    from shared.operate import service
 
+    chosen = out.parse_format(output, allowed=opt.FORMATS, flag="--output")
     result = service.replay(values, events, nodes_file)
-    held = result["quarantined"]
-    opt.emit(
-        result,
-        output,
-        headers=["NODE", "CORDONED", "RULE SETS"],
-        rows=[[h["node"], h["cordoned"], ", ".join(h["ruleSets"])] for h in held],
-        wide_headers=["NODE", "CHECK", "PHASE", "RULE SETS"],
-        wide_rows=[[e["node"], e["checkName"], e["phase"], ", ".join(e["ruleSets"])] for e in result["events"]],
-    )
+    held, seen = out.Table(result["quarantined"], HELD_COLUMNS), out.Table(result["events"], EVENT_COLUMNS)
+    out.emit(result, chosen, table=held, wide=seen)
 
 
 def register(root: typer.Typer) -> None:

@@ -40,7 +40,7 @@ def run(
 ) -> None:
     """Watch HealthEvents and act on them until interrupted."""
     from shared import metrics
-    from shared.health import service
+    from shared.operate import service
 
     server = metrics.serve(metrics_addr, prefixes=("nvsentinel_", "nvcrectl_"))
     try:

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from nvsentinel import _options as opt
+from shared import output as out
 
 app = typer.Typer(
     help="Node validation: ValidationRequests run by the lifecycle controller of `nvsentinel run`.",
@@ -16,30 +17,23 @@ app = typer.Typer(
 Names = Annotated[list[str], typer.Argument(help="ValidationRequest name(s).")]
 
 
-def _rows(requests: list[Any]) -> list[list[Any]]:
-    return [
-        [
-            s["name"],
-            s["phase"],
-            ",".join(s["nodes"]),
-            ",".join(s["tests"]) or "(defaults)",
-            ",".join(s["failedNodes"]),
-            s["message"],
-        ]
-        for s in (r.summary() for r in requests)
-    ]
+COLUMNS = (
+    out.Column("NAME", lambda r: r.summary()["name"]),
+    out.Column("PHASE", lambda r: r.summary()["phase"]),
+    out.Column("NODES", lambda r: ",".join(r.summary()["nodes"])),
+    out.Column("TESTS", lambda r: ",".join(r.summary()["tests"]) or "(defaults)"),
+    out.Column("FAILED NODES", lambda r: ",".join(r.summary()["failedNodes"])),
+    out.Column("MESSAGE", lambda r: r.summary()["message"], wide=True),
+)
 
 
-def _show(requests: list[Any], output: str, *, single: bool = False) -> None:
-    data: Any = [r.model_dump(mode="json", exclude_none=True) for r in requests]
-    opt.emit(
-        data[0] if single and data else data,
-        output,
-        headers=["NAME", "PHASE", "NODES", "TESTS", "FAILED NODES"],
-        rows=[r[:5] for r in _rows(requests)],
-        wide_headers=["NAME", "PHASE", "NODES", "TESTS", "FAILED NODES", "MESSAGE"],
-        wide_rows=_rows(requests),
-    )
+def _show(requests: list[Any], output: out.Format, *, single: bool = False) -> None:
+    data = requests[0] if single and requests else requests
+    out.emit(data, output, table=out.Table(requests, COLUMNS), exclude_none=True)
+
+
+def _format(output: str) -> out.Format:
+    return out.parse_format(output, allowed=opt.FORMATS, flag="--output")
 
 
 @app.command("create")
@@ -83,10 +77,9 @@ def create(
 ) -> int:
     """Ask the lifecycle controller to gate NODES, run TESTS on them and release them on a pass."""
     from shared import durations
-    from shared import output as out
-    from shared.lifecycle import service
+    from shared.operate import validation as service
 
-    out.parse_format(output, allowed=list(out.Format), flag="--output")
+    chosen = _format(output)
     seconds = durations.parse(timeout) if timeout else None
     names = service.split(nodes) + (service.drift_nodes(nodes_from) if nodes_from is not None else [])
     result = service.create(
@@ -100,12 +93,11 @@ def create(
         wait=wait,
         timeout=seconds,
     )
-    for node in result.cordoned:
-        out.message(f"node/{node} cordoned (owner {owner})")
-    out.message(f"validationrequest.nvsentinel.nvidia.com/{result.request.name} created")
+    out.acted("node", result.cordoned, f"cordoned (owner {owner})", to_stderr=True)
+    out.acted("validationrequest.nvsentinel.nvidia.com", [result.request.name], "created", to_stderr=True)
     if not result.waited:
         return 0
-    _show([result.request], output, single=True)
+    _show([result.request], chosen, single=True)
     if result.timed_out:
         out.error_line(f"error: validationrequest {result.request.name} did not finish within {timeout}")
         return 5
@@ -115,9 +107,10 @@ def create(
 @app.command("list")
 def list_(output: opt.Output = "table", kubeconfig: opt.Kubeconfig = None, context: opt.Context = None) -> None:
     """Every ValidationRequest, oldest first."""
-    from shared.lifecycle import service
+    from shared.operate import validation as service
 
-    _show(service.list_requests(kubeconfig=kubeconfig, context=context), output)
+    chosen = _format(output)
+    _show(service.list_requests(kubeconfig=kubeconfig, context=context), chosen)
 
 
 @app.command("get")
@@ -128,20 +121,19 @@ def get(
     context: opt.Context = None,
 ) -> None:
     """One ValidationRequest with its test groups and attempts."""
-    from shared.lifecycle import service
+    from shared.operate import validation as service
 
-    _show([service.get(kubeconfig=kubeconfig, context=context, name=name)], output, single=True)
+    chosen = _format(output)
+    _show([service.get(kubeconfig=kubeconfig, context=context, name=name)], chosen, single=True)
 
 
 @app.command("delete")
 def delete(names: Names, kubeconfig: opt.Kubeconfig = None, context: opt.Context = None) -> None:
     """Delete requests; the controller releases their nodes (a failed node without a re-run)."""
-    from shared import output as out
-    from shared.lifecycle import service
+    from shared.operate import validation as service
 
     service.delete(kubeconfig=kubeconfig, context=context, names=names)
-    for name in names:
-        out.message(f"validationrequest.nvsentinel.nvidia.com/{name} deleted")
+    out.acted("validationrequest.nvsentinel.nvidia.com", names, "deleted", to_stderr=True)
 
 
 @app.command("cordon")
@@ -159,8 +151,7 @@ def cordon(
     context: opt.Context = None,
 ) -> None:
     """Cordon nodes on OWNER's account (a cordon someone else holds is left as it is)."""
-    from shared import output as out
-    from shared.lifecycle import service
+    from shared.operate import validation as service
 
     done = set(service.cordon_nodes(kubeconfig=kubeconfig, context=context, names=nodes, owner=owner))
     for node in nodes:

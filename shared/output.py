@@ -3,6 +3,12 @@
 Data goes to stdout (or a file); messages, warnings and errors go to stderr. Tables use rich on a
 terminal and plain aligned text otherwise or when ``NO_COLOR`` is set; rich markup is never
 interpreted, so a name with brackets prints as written.
+
+The format switch is here and only here: a command checks its ``-o`` value with ``parse_format``
+(before it asks the cluster anything) and hands its result to ``emit`` with the table to show for
+``table``/``wide``, declared as columns. Records that arrive over time (a polling monitor) go
+through a ``Stream``: NDJSON lines as they come with ``-o json``, the whole list at the end
+otherwise. What a result *means* stays with the domain packages; this module only lays it out.
 """
 
 from __future__ import annotations
@@ -10,7 +16,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, TextIO
@@ -46,6 +53,116 @@ def to_yaml(data: Any) -> str:
     from shared import yamlio
 
     return yamlio.dumps(data)
+
+
+def to_ndjson(records: Iterable[Any]) -> str:
+    """One compact JSON object per line, keys sorted (newline-delimited JSON, what ``jq -c`` reads)."""
+    return "".join(json.dumps(record, sort_keys=True, default=str) + "\n" for record in records)
+
+
+def plain(data: Any, *, exclude_none: bool = False) -> Any:
+    """Models (anything with pydantic's ``model_dump``) as JSON-ready data, in lists too; the rest as given."""
+    if hasattr(data, "model_dump"):
+        return data.model_dump(mode="json", exclude_none=exclude_none)
+    if isinstance(data, list | tuple):
+        return [plain(item, exclude_none=exclude_none) for item in data]
+    return data
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a table: its header and how an item's cell is read; ``wide`` only with ``-o wide``."""
+
+    header: str
+    cell: Callable[[Any], Any]
+    wide: bool = False
+
+    @classmethod
+    def key(cls, header: str, key: str, *, wide: bool = False) -> Column:
+        """A column showing one key of mapping items; a list value is shown comma-joined."""
+        return cls(header, lambda item: _cell(item[key]), wide)
+
+
+def _cell(value: Any) -> Any:
+    return ", ".join(str(v) for v in value) if isinstance(value, list) else value
+
+
+@dataclass(frozen=True)
+class Table:
+    """Items shown one per row under declared columns; ``-o wide`` adds the columns marked ``wide``."""
+
+    items: Sequence[Any]
+    columns: Sequence[Column]
+    title: str | None = None
+
+    def headers(self, *, wide: bool) -> list[str]:
+        return [c.header for c in self.columns if wide or not c.wide]
+
+    def rows(self, *, wide: bool) -> list[list[Any]]:
+        chosen = [c for c in self.columns if wide or not c.wide]
+        return [[c.cell(item) for c in chosen] for item in self.items]
+
+
+Shown = Table | str
+"""What a table format prints: declared columns, or text a domain report already laid out."""
+
+
+def emit(
+    data: Any,
+    fmt: Format,
+    *,
+    table: Shown | None = None,
+    wide: Shown | None = None,
+    exclude_none: bool = False,
+    destination: Path | None = None,
+) -> None:
+    """The format switch: ``data`` as JSON or YAML, else ``table`` (``wide`` for ``-o wide`` when given).
+
+    ``data`` may hold pydantic models (dumped in JSON mode, ``exclude_none`` as asked). Without a
+    ``wide`` view, ``-o wide`` shows ``table`` with its wide columns. Tables go to the terminal through
+    ``print_table``; with a ``destination`` every format is written there as plain text.
+    """
+    if fmt is Format.JSON:
+        write_data(to_json(plain(data, exclude_none=exclude_none)), destination=destination)
+        return
+    if fmt is Format.YAML:
+        write_data(to_yaml(plain(data, exclude_none=exclude_none)), destination=destination)
+        return
+    shown = wide if fmt is Format.WIDE and wide is not None else table
+    if shown is None:
+        raise ValueError("a table format needs a table")
+    if isinstance(shown, str):
+        write_data(shown, destination=destination)
+        return
+    is_wide = fmt is Format.WIDE
+    if destination is not None:
+        title = f"{shown.title}\n" if shown.title else ""
+        write_data(title + render_table(shown.headers(wide=is_wide), shown.rows(wide=is_wide)), destination=destination)
+        return
+    print_table(shown.headers(wide=is_wide), shown.rows(wide=is_wide), title=shown.title)
+
+
+@dataclass
+class Stream:
+    """Records that arrive in batches, e.g. a monitor polling its node.
+
+    With ``-o json`` each batch is written at once as NDJSON (``record`` turns an item into its
+    JSON data), so a pipe sees events as they happen; ``close`` then adds nothing. In the other
+    formats the items are kept and ``close`` shows them all once, as ``emit`` would.
+    """
+
+    fmt: Format
+    record: Callable[[Any], Any] = lambda item: item
+    items: list[Any] = field(default_factory=list)
+
+    def add(self, batch: Sequence[Any]) -> None:
+        self.items.extend(batch)
+        if self.fmt is Format.JSON and batch:
+            write_data(to_ndjson(self.record(item) for item in batch))
+
+    def close(self, *, columns: Sequence[Column]) -> None:
+        if self.fmt is not Format.JSON:
+            emit([self.record(item) for item in self.items], self.fmt, table=Table(self.items, columns))
 
 
 def render_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -87,6 +204,15 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], *, title:
     sys.stdout.write(render_table(headers, rows))
 
 
+def acted(kind: str, names: Iterable[str], verb: str, *, to_stderr: bool = False) -> None:
+    """One ``KIND/NAME VERB`` line per object, as kubectl reports what it did; stdout unless ``to_stderr``."""
+    text = "".join(f"{kind}/{name} {verb}\n" for name in names)
+    if to_stderr:
+        sys.stderr.write(text)
+    else:
+        write_data(text)
+
+
 def message(text: str) -> None:
     """An informational line on stderr."""
     sys.stderr.write(text + "\n")
@@ -98,3 +224,8 @@ def warning(text: str) -> None:
 
 def error_line(text: str) -> None:
     sys.stderr.write(text + "\n")
+
+
+def error_lines(problems: Iterable[str]) -> None:
+    """One ``error: PROBLEM`` line per problem on stderr (a check that lists everything it found)."""
+    sys.stderr.write("".join(f"error: {problem}\n" for problem in problems))

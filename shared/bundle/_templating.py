@@ -25,7 +25,7 @@ from typing import Any
 import jinja2
 import jinja2.bccache
 
-from shared import yamlio
+from shared import cachedir, yamlio
 from shared.bundle import paths
 
 logger = logging.getLogger(__name__)
@@ -70,7 +70,7 @@ class _BytecodeCache(jinja2.FileSystemBytecodeCache):
 def _bytecode_cache() -> jinja2.BytecodeCache | None:
     """Compiled templates kept in the user's cache (keyed by template source): compiling them is a
     fifth of a bundle run. An unwritable cache only costs the compile."""
-    folder = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "aicr" / "templates"
+    folder = cachedir.user_cache("templates")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:

@@ -14,13 +14,12 @@ import copy
 import hashlib
 import json
 import logging
-import os
 import re
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import Any
 
-from shared import errors, yamlio
+from shared import cachedir, errors, yamlio
 from shared import refs as documents
 from shared.bundle import overrides, scheduling
 from shared.bundle.request import BundleRequest
@@ -113,14 +112,10 @@ class BundlePlan:
         return dict(self.recipe.criteria)
 
 
-def _cache_dir() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "aicr"
-
-
 def _parse_cached(text: str, where: str) -> Any:
     """Parse YAML through a content-keyed JSON cache: the pure-Python YAML parser costs more than
     the rest of planning, and a recipe is bundled again and again (one run per deployer, CI loops)."""
-    cache = _cache_dir() / f"recipe-{hashlib.sha256(text.encode()).hexdigest()}.json"
+    cache = cachedir.user_cache(f"recipe-{hashlib.sha256(text.encode()).hexdigest()}.json")
     try:
         return json.loads(cache.read_text(encoding="utf-8"))
     except (OSError, ValueError):

@@ -23,7 +23,7 @@ from datetime import datetime
 from typing import Any
 
 from shared import clock, errors, metrics
-from shared.certify import models, runner, store, workload
+from shared.certify import leasing, models, runner, store, workload
 from shared.kube import events as kube_events
 from shared.kube import leases
 
@@ -191,9 +191,7 @@ def serve(
     client: Any, *, namespace: str, stop: threading.Event | None = None, on_note: Callable[[str], None] | None = None
 ) -> None:
     """Run a replica on this client until ``stop`` is set (or the process is interrupted)."""
-    from shared.certify import service
-
-    replica = Controller(client, namespace, service.identity(), clock.for_api_client(client))
+    replica = Controller(client, namespace, leasing.identity(), clock.for_api_client(client))
     (on_note or logger.info)(
         f"controller {replica.identity}: reconciling certifications and workloadruns in {namespace}"
     )

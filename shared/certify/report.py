@@ -3,9 +3,13 @@ with reasons, infrastructure faults and the isolation trail — as data (json/ya
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from shared.certify import models
+
+if TYPE_CHECKING:
+    from shared.certify import service
 
 
 def data(cert: models.Certification) -> dict[str, Any]:
@@ -89,3 +93,9 @@ def text(cert: models.Certification, *, wide: bool = False) -> str:
                 output.render_table(["round", "stage", "groups", "passed", "failed", "failed groups"], trail).rstrip()
             )
     return "\n".join(lines) + "\n"
+
+
+def jobs(plans: Sequence[service.PlannedCategory]) -> list[dict[str, Any]]:
+    """What ``render -o yaml|json`` prints: every category's first-round Jobs (or MPIJobs), in order,
+    exactly as ``run`` would create them, so the output can be reviewed or applied."""
+    return [job for plan in plans for job in plan.jobs]

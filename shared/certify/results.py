@@ -52,6 +52,14 @@ def measurements(result: BaseModel) -> dict[str, float]:
     return {k: v for k, v in values.items() if v is not None}
 
 
+def summary(result: BaseModel) -> list[tuple[str, str]]:
+    """The ``results parse`` table as (field, value) rows: the verdict, each measurement, each error."""
+    data = result.model_dump(mode="json")
+    rows = [("verdict", str(data["verdict"]))]
+    rows += [(key, f"{value:.2f}") for key, value in measurements(result).items()]
+    return rows + [("error", str(e)) for e in data.get("errors", [])]
+
+
 def evaluate(kind: catalog.Parser, log: str, *, job_failed: bool, nodes: list[str], thresholds: Thresholds) -> Outcome:
     """The group's result: the log's verdict first, then the thresholds (only on a clean run)."""
     result = parse(kind, log)

@@ -8,29 +8,21 @@ comes from the cluster's clock (``shared.clock``), so a simulated cluster's virt
 from __future__ import annotations
 
 import logging
-import os
-import socket
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from shared import errors
-from shared.certify import catalog, isolate, models, render, runner, store
+from shared.certify import catalog, isolate, leasing, models, render, runner, store
 
 logger = logging.getLogger(__name__)
 
-LEASE_SECONDS = 60
-"""A runner renews at every step; one that stops for a minute (virtual) has died."""
 POLL_SECONDS = 10.0
 """Seconds of cluster time between steps: short next to any workload (minutes)."""
 
 ApiFactory = Callable[[], Any]
 
-
-def identity() -> str:
-    return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
 
 
 def install_crds(api: ApiFactory) -> list[str]:
@@ -104,12 +96,12 @@ def drive(
 
     ticker = clock.for_api_client(client)
     recorder = events.Recorder(client, component=runner.COMPONENT, now=ticker.now)
-    me = me or identity()
+    me = me or leasing.identity()
     start = ticker.monotonic()
     last = ""
     try:
         while True:
-            if leases.try_acquire(client, namespace, name, identity=me, duration=LEASE_SECONDS, now=ticker.now):
+            if leases.try_acquire(client, namespace, name, identity=me, duration=leasing.LEASE_SECONDS, now=ticker.now):
                 progress = runner.step(client, namespace=namespace, name=name, clock=ticker, events=recorder)
                 note = progress.note
                 if on_status is not None:

@@ -314,17 +314,17 @@ def drive(
     (run, timed_out).
     """
     from shared import clock
-    from shared.certify import service
+    from shared.certify import leasing
     from shared.kube import leases
 
     ticker = clock.for_api_client(api)
-    me = me or service.identity()
+    me = me or leasing.identity()
     start = ticker.monotonic()
     last = ""
     try:
         while True:
             if leases.try_acquire(
-                api, namespace, lease_name(name), identity=me, duration=service.LEASE_SECONDS, now=ticker.now
+                api, namespace, lease_name(name), identity=me, duration=leasing.LEASE_SECONDS, now=ticker.now
             ):
                 run = step(api, namespace=namespace, name=name, clock=ticker)
                 note = f"{name}: {run.status.phase or 'Pending'}: {run.status.message or ''}"

@@ -8,6 +8,9 @@ from typing import Annotated
 
 import typer
 
+from shared import cli_options
+from shared.output import Format
+
 ValuesFiles = Annotated[
     list[Path] | None,
     typer.Option(
@@ -33,8 +36,8 @@ SetStringValues = Annotated[
         show_default=False,
     ),
 ]
-Output = Annotated[str, typer.Option("--output", "-o", help="yaml or json (a v1 List).")]
-Namespace = Annotated[str, typer.Option("--namespace", "-n", help="Namespace of the release.")]
+Output = Annotated[str, cli_options.output_format(Format.YAML, Format.JSON, note="json is a v1 List.")]
+Namespace = Annotated[str, cli_options.namespace("the release")]
 
 
 def manifests_command(program: str, default_namespace: str, doc: str) -> Callable[..., None]:

@@ -1,9 +1,10 @@
 """The chart's values as Helm computes them: values files, ``--set``, ``--set-string``, then the chart's own.
 
 Helm (``pkg/cli/values/options.go`` ``MergeValues``, then ``pkg/chartutil/coalesce.go``) builds the
-user values first, each values file merged over the last (maps key by key, anything else,
-``null`` included, replaces), then reads every ``--set`` into them in order, then every
-``--set-string`` (after all ``--set``, whatever the command-line order), and only then coalesces
+user values first, each values file merged over the last (``shared.merge.deep_merge``, which is
+Helm's ``mergeMaps``: maps key by key, anything else, ``null`` included, replaces), then reads
+every ``--set`` into them in order, then every ``--set-string`` (after all ``--set``, whatever the
+command-line order), and only then coalesces
 them over the chart's ``values.yaml``: a user value wins, maps merge, and a user ``null`` deletes
 the chart's key (a ``null`` where the chart has no key stays null). This module does the same, so
 ``l[1]=x`` changes one item of a list a values file gave, and ``a.b=1`` over a string from a values
@@ -24,7 +25,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
-from shared import errors, strvals, yamlio
+from shared import errors, merge, strvals, yamlio
 from shared.chart import gofmt
 
 logger = logging.getLogger(__name__)
@@ -72,18 +73,6 @@ def chart_defaults(root: Traversable) -> dict[str, Any]:
     return read_file(root.joinpath("values.yaml").read_text(encoding="utf-8"), source="values.yaml")
 
 
-def merge_file(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    """helm's ``mergeMaps``: maps merge key by key; anything else in ``over`` (null too) replaces."""
-    out = dict(base)
-    for key, value in over.items():
-        current = out.get(key)
-        if isinstance(value, dict) and isinstance(current, dict):
-            out[key] = merge_file(current, value)
-        else:
-            out[key] = value
-    return out
-
-
 def user_values(
     *, files: tuple[Path, ...] = (), sets: tuple[str, ...] = (), set_strings: tuple[str, ...] = ()
 ) -> dict[str, Any]:
@@ -93,8 +82,7 @@ def user_values(
     """
     values: dict[str, Any] = {}
     for path in files:
-        values = merge_file(values, read_file(yamlio.read_text(path), source=str(path)))
-    values = copy.deepcopy(values)
+        values = merge.deep_merge(values, read_file(yamlio.read_text(path), source=str(path)))
     for expression in sets:
         strvals.parse_into(expression, values, flag="--set")
     for expression in set_strings:

@@ -1,7 +1,9 @@
-"""Loading nvsentinel's values into a ready configuration: models validated, every CEL compiled.
+"""Health's part of nvsentinel's values as a ready configuration: models validated, every CEL compiled.
 
 A failure stops the load with the file, the rule set and the position; nothing is evaluated until
-everything compiled (design: fail fast at load).
+everything compiled (design: fail fast at load). ``build`` is the step the whole file's loader
+(``shared.operate.config.load``, which also checks ``lifecycle-manager``) shares with ``load``;
+``load`` reads health's sections alone, for code and tests that run quarantine by itself.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from pathlib import Path
 
 from shared.health import ruleset
 from shared.health import values as hvalues
-from shared.lifecycle import settings as lifecycle_settings
 
 
 @dataclass
@@ -32,10 +33,12 @@ class Config:
 def load(path: Path | None, *, enforce: bool | None = None) -> Config:
     """Values from ``path`` over the defaults; ``enforce`` True/False overrides global.dryRun."""
     data, _, source = hvalues.read_file(path)
-    model = hvalues.model(data, source=source)
+    return build(hvalues.model(data, source=source), source=source, enforce=enforce)
+
+
+def build(model: hvalues.Values, *, source: str, enforce: bool | None = None) -> Config:
+    """The configuration of validated values: ``enforce`` applied, every rule set compiled."""
     if enforce is not None:
         model.global_.dryRun = not enforce
     engine = ruleset.Engine(ruleset.compile_rule_sets(model.fault_quarantine.ruleSets, source=source))
-    if model.lifecycle_manager.enabled:  # a bad test name or criterion fails the load, not a later pass
-        lifecycle_settings.check(lifecycle_settings.with_catalog(model.lifecycle_manager.config), source=source)
     return Config(values=model, engine=engine, source=source)

@@ -39,7 +39,7 @@ from typing import Any
 
 from shared import nodes
 from shared.health import event as hevent
-from shared.health import kevents, quarantine, resource
+from shared.health import kevents, labelselector, quarantine, resource
 from shared.health import values as hvalues
 from shared.kube import events as kube_events
 from shared.kube import evictions, rest
@@ -69,55 +69,6 @@ def uses_gpu(pod: dict[str, Any], gpu_uuid: str) -> bool:
     except (ValueError, AttributeError):
         return False
     return any(gpu_uuid in (ids or []) for ids in devices.values())
-
-
-Requirement = tuple[str, str, frozenset[str]]
-_KEY = r"[A-Za-z0-9]([-A-Za-z0-9_./]*[A-Za-z0-9])?"
-_SET = re.compile(rf"^(?P<key>{_KEY})\s+(?P<op>in|notin)\s*\((?P<values>[^()]*)\)$")
-_CMP = re.compile(rf"^(?P<key>{_KEY})\s*(?P<op>==|=|!=)\s*(?P<value>[-A-Za-z0-9_.]*)$")
-_EXISTS = re.compile(rf"^(?P<neg>!?)\s*(?P<key>{_KEY})$")
-
-
-def parse_selector(text: str) -> tuple[Requirement, ...]:
-    """A label selector as the API server reads it (``a=b``, ``a!=b``, ``a in (x,y)``, ``a notin (x)``,
-    ``a``, ``!a``, comma-separated); ValueError naming the part it cannot read."""
-    parts, depth, current = [], 0, ""
-    for char in text:
-        depth += {"(": 1, ")": -1}.get(char, 0)
-        if char == "," and depth == 0:
-            parts.append(current)
-            current = ""
-        else:
-            current += char
-    parts.append(current)
-    out: list[Requirement] = []
-    for raw in parts:
-        part = raw.strip()
-        if m := _SET.match(part):
-            out.append((m["key"], m["op"], frozenset(v.strip() for v in m["values"].split(","))))
-        elif m := _CMP.match(part):
-            out.append((m["key"], "!=" if m["op"] == "!=" else "=", frozenset({m["value"]})))
-        elif m := _EXISTS.match(part):
-            out.append((m["key"], "!exists" if m["neg"] else "exists", frozenset()))
-        else:
-            raise ValueError(f"cannot parse requirement {part!r} of label selector {text!r}")
-    return tuple(out)
-
-
-def selector_matches(requirements: tuple[Requirement, ...], labels: dict[str, str]) -> bool:
-    for key, op, values in requirements:
-        value = labels.get(key)
-        if op == "exists":
-            ok = value is not None
-        elif op == "!exists":
-            ok = value is None
-        elif op in ("=", "in"):
-            ok = value is not None and value in values
-        else:  # "!=", "notin": a missing label matches, as in Kubernetes
-            ok = value is None or value not in values
-        if not ok:
-            return False
-    return True
 
 
 GPU_RESOURCES = ("nvidia.com/gpu", "nvidia.com/pgpu")
@@ -187,7 +138,7 @@ class Drainer:
         self.now = now
         self.events = events or kube_events.Recorder(api, component=COMPONENT, now=now)
         self.system = re.compile(settings.systemNamespaces)
-        self.policies = [(p.namespace, parse_selector(p.podSelector), p.mode) for p in settings.podDrainPolicies]
+        self.policies = [(p.namespace, labelselector.parse(p.podSelector), p.mode) for p in settings.podDrainPolicies]
         self.base = hvalues.parse_duration(settings.requeueBackoffBase)
         self.most = hvalues.parse_duration(settings.requeueBackoffMax)
 
@@ -205,7 +156,7 @@ class Drainer:
                     m
                     for glob, requirements, m in self.policies
                     if (not glob or fnmatch.fnmatchcase(namespace, glob))
-                    and selector_matches(requirements, labels or {})
+                    and labelselector.matches(requirements, labels or {})
                 ),
                 None,
             )

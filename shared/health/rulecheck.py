@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -151,8 +152,17 @@ def field_problems(kind: str, expression: str) -> list[str]:
     return problems
 
 
-def check(path: Path) -> list[Problem]:
-    """Every problem in the file; an empty list means it loads and every rule compiles."""
+def check(
+    path: Path,
+    *,
+    sections: Mapping[str, type[BaseModel]] = values.STRICT_SECTIONS,
+    schema: type[values.Values] = values.Values,
+) -> list[Problem]:
+    """Every problem in the file; an empty list means it loads and every rule compiles.
+
+    ``sections`` are checked for unknown keys and ``schema`` validates the whole file; both default
+    to health's own sections (``shared.operate.config`` passes the whole file's).
+    """
     from shared import yamlio
 
     text = yamlio.read_text(path)
@@ -169,7 +179,7 @@ def check(path: Path) -> list[Problem]:
         return f"{source}:{line}" if line else source
 
     problems: list[Problem] = []
-    for section, model in values.STRICT_SECTIONS.items():
+    for section, model in sections.items():
         for dotted, message in _unknown_keys(user.get(section), model, section):
             problems.append(Problem(where(dotted), "", message))
     raw_sets = (user.get("fault-quarantine") or {}).get("ruleSets") or []
@@ -202,7 +212,7 @@ def check(path: Path) -> list[Problem]:
                 )
     if not problems:  # what only the whole model checks (a drain policy's selector, exclusive options)
         try:
-            values.model(values.layered(user), source=source)
+            values.validated(schema, values.layered(user), source=source)
         except errors.InvalidInput as exc:
             field = exc.message.split(":", 1)[0]
             problems.append(Problem(where(field), "", exc.message))

@@ -1,21 +1,26 @@
-"""The operations behind nvsentinel's commands, each one call from a thin CLI module.
+"""The health operations behind nvsentinel's commands, each one call from a thin CLI module.
 
-Each takes plain arguments (paths, names, flags), opens what it needs (values, the cluster through
-``shared.kube.client.LazyClient``), and returns data the command prints. Nothing here prints.
+Each takes plain arguments (paths, names, flags) or a loaded ``config.Config``, opens the cluster
+through ``shared.kube.client.LazyClient`` when it needs it, and returns data the command prints.
+Nothing here prints. Commands that read the values file go through ``shared.operate.service``,
+which loads the whole file (its ``lifecycle-manager`` section included) and calls these with
+health's part; ``nvsentinel run`` and ``crds install``, which span health and the lifecycle, are
+there too.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-import threading
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shared import clock, errors, nodes
 from shared.health import event as hevent
+
+if TYPE_CHECKING:
+    from shared.health import config
 
 
 @dataclass(frozen=True)
@@ -41,16 +46,6 @@ def _read(path: Path) -> str:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise errors.NotFound("file not found", where=str(path)) from None
-
-
-def install_crds(cluster: Cluster) -> list[str]:
-    from shared.health import resource
-    from shared.lifecycle import resource as validation
-
-    with _client(cluster) as lazy:
-        resource.install(lazy())
-        validation.install(lazy())
-    return [resource.RESOURCE.name, validation.RESOURCE.name]
 
 
 def publish(cluster: Cluster, source: str) -> dict[str, Any]:
@@ -84,26 +79,19 @@ def list_events(cluster: Cluster, node: str | None) -> list[dict[str, Any]]:
     ]
 
 
-def prune(cluster: Cluster, older_than: str | None, values_file: Path | None, dry_run: bool) -> list[str]:
-    from shared.health import config, resource, values
+def prune(cluster: Cluster, older_than: str, dry_run: bool) -> list[str]:
+    """Delete HealthEvents older than ``older_than`` (e.g. 720h); the names deleted (or, dry, to delete)."""
+    from shared.health import resource, values
 
-    age = values.parse_duration(older_than or config.load(values_file).values.nvsentinel.retention)
+    age = values.parse_duration(older_than)
     with _client(cluster) as lazy:
         api = lazy()
         return resource.prune(api, older_than=age, now=clock.for_api_client(api).now, dry_run=dry_run)
 
 
-def check_rules(path: Path) -> list[str]:
-    from shared.health import rulecheck
-
-    return [p.line() for p in rulecheck.check(path)]
-
-
-def replay(values_file: Path, events_file: str, nodes_file: Path | None) -> dict[str, Any]:
-    from shared.health import config
+def replay(cfg: config.Config, events_file: str, nodes_file: Path | None) -> dict[str, Any]:
     from shared.health import replay as hreplay
 
-    cfg = config.load(values_file)
     node_objects = None
     if nodes_file is not None:
         data = json.loads(_read(nodes_file))
@@ -111,10 +99,9 @@ def replay(values_file: Path, events_file: str, nodes_file: Path | None) -> dict
     return hreplay.run(cfg, read_events(events_file), node_objects=node_objects).document()
 
 
-def breaker_status(cluster: Cluster, values_file: Path | None, reset: bool = False) -> dict[str, Any]:
-    from shared.health import breaker, config
+def breaker_status(cluster: Cluster, cfg: config.Config, reset: bool = False) -> dict[str, Any]:
+    from shared.health import breaker
 
-    cfg = config.load(values_file)
     with _client(cluster) as lazy:
         api = lazy()
         b = breaker.ConfigMapBreaker(
@@ -153,11 +140,10 @@ def node_table(cluster: Cluster) -> list[dict[str, Any]]:
     return rows
 
 
-def release_node(cluster: Cluster, name: str, values_file: Path | None) -> bool:
-    from shared.health import config, kevents, quarantine
+def release_node(cluster: Cluster, name: str, cfg: config.Config) -> bool:
+    from shared.health import kevents, quarantine
     from shared.kube import events
 
-    cfg = config.load(values_file)
     with _client(cluster) as lazy:
         api = lazy()
         ticker = clock.for_api_client(api)
@@ -173,73 +159,3 @@ def release_node(cluster: Cluster, name: str, values_file: Path | None) -> bool:
             recorder = events.Recorder(api, component=kevents.QUARANTINE, now=ticker.now)
             recorder.normal(written, kevents.NODE_UNQUARANTINED, "released by hand (nvsentinel nodes release)")
     return box[0]
-
-
-def run(
-    cluster: Cluster,
-    values_file: Path | None,
-    enforce: bool | None,
-    stop: threading.Event | None = None,
-    install: bool = True,
-) -> None:
-    """Run the controllers until ``stop`` (or Ctrl-C); ``install=False`` trusts the CRD and namespace exist
-    (the chart's pods: their role may then neither write CRDs nor create namespaces)."""
-    from shared.health import config, controller, resource
-
-    cfg = config.load(values_file, enforce=enforce)
-    stop = stop or threading.Event()
-    with _client(cluster) as lazy:
-        api = lazy()
-        if install:
-            resource.install(api)
-            controller.ensure_namespace(api, cluster.namespace)
-        ctl = controller.Controller(api, cfg, namespace=cluster.namespace, clk=clock.for_api_client(api))
-        from shared.lifecycle import controller as lifecycle
-
-        lifecycle_thread = lifecycle.start(
-            api,
-            cfg.values.lifecycle_manager,
-            namespace=cluster.namespace,
-            clk=clock.for_api_client(api),
-            label_prefix=cfg.fq.labelPrefix,
-            source=cfg.source,
-            stop=stop,
-            install=install,
-        )
-        try:
-            ctl.run(stop)
-        except KeyboardInterrupt:
-            stop.set()
-        if lifecycle_thread is not None:
-            lifecycle_thread.join(timeout=5)
-
-
-def monitor_xid(
-    *,
-    file: str | None,
-    node: str | None,
-    node_root: Path | None,
-    boot_time: str | None,
-    dry_run: bool,
-    cluster: Cluster,
-) -> list[hevent.HealthEvent]:
-    """Xid events of a kernel log (or every DIR/<node>/kern.log), published unless ``dry_run``."""
-    from shared.health import xid
-
-    boot = datetime.fromisoformat(boot_time.replace("Z", "+00:00")) if boot_time else None
-    now = clock.WALL.now()
-    sources: list[tuple[str, str]] = []
-    if node_root is not None:
-        for log in sorted(node_root.glob("*/kern.log")):
-            sources.append((log.parent.name, _read(log)))
-    else:
-        if not node:
-            raise errors.InvalidInput("--node is required with --file", where="--node")
-        sources.append((node, sys.stdin.read() if file in (None, "-") else _read(Path(str(file)))))
-    events = [e for name, text in sources for e in xid.events_from_text(text, node=name, now=now, boot_time=boot)]
-    if not dry_run:
-        from shared.health import resource
-
-        with _client(cluster) as lazy:
-            resource.publish(lazy(), hevent.unique(events), now=clock.WALL.now)
-    return events

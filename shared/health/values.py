@@ -4,7 +4,9 @@ A values file is layered over the embedded defaults (``shared/health/rules/value
 merge key by key, lists are replaced whole — Helm's rule, so a file that sets
 ``fault-quarantine.ruleSets`` replaces the six default rule sets, as it does upstream. Sections this
 program does not read (other charts' values) are accepted and ignored; inside the sections it does
-read, an unknown key is an error, reported by ``rulecheck``.
+read, an unknown key is an error, reported by ``rulecheck``. The file's ``lifecycle-manager``
+section belongs to the validation lifecycle (``shared.lifecycle.settings``); the model of the whole
+file, both parts, is ``shared.operate.config``, above both packages.
 """
 
 from __future__ import annotations
@@ -13,12 +15,12 @@ import math
 from datetime import timedelta
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from shared import durations, errors
-from shared.lifecycle import settings as lifecycle_settings
+from shared import durations, errors, merge
+from shared.health import labelselector
 
 Kind = Literal["HealthEvent", "Node"]
 Effect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
@@ -124,9 +126,7 @@ class PodDrainPolicy(_Strict):
     @field_validator("podSelector")
     @classmethod
     def _selector(cls, text: str) -> str:
-        from shared.health import drain  # the drainer's selector grammar; imported late (drain imports us)
-
-        drain.parse_selector(text)  # ValueError → reported with the field's path
+        labelselector.parse(text)  # ValueError → reported with the field's path
         return text
 
 
@@ -204,6 +204,12 @@ class Analyzer(_Strict):
 
 
 class Values(BaseModel):
+    """The sections of nvsentinel's values file that health reads.
+
+    Other sections are kept as extra keys, unchecked: other charts' values, and ``lifecycle-manager``,
+    which ``shared.operate.config.Values`` adds to this model for the whole file.
+    """
+
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
     global_: Global = Field(default_factory=Global, alias="global")
@@ -212,9 +218,6 @@ class Values(BaseModel):
     node_drainer: NodeDrainer = Field(default_factory=NodeDrainer, alias="node-drainer")
     fault_remediation: FaultRemediation = Field(default_factory=FaultRemediation, alias="fault-remediation")
     analyzer: Analyzer = Field(default_factory=Analyzer, alias="health-events-analyzer")
-    lifecycle_manager: lifecycle_settings.LifecycleManager = Field(
-        default_factory=lifecycle_settings.LifecycleManager, alias="lifecycle-manager"
-    )
 
 
 STRICT_SECTIONS: dict[str, type[BaseModel]] = {
@@ -223,7 +226,6 @@ STRICT_SECTIONS: dict[str, type[BaseModel]] = {
     "node-drainer": NodeDrainer,
     "fault-remediation": FaultRemediation,
     "health-events-analyzer": Analyzer,
-    "lifecycle-manager": lifecycle_settings.LifecycleManager,
 }
 
 
@@ -236,21 +238,12 @@ def default_text() -> str:
     return resources.files("shared.health").joinpath("rules/values.yaml").read_text(encoding="utf-8")
 
 
-def _merge(base: Any, over: Any) -> Any:
-    if isinstance(base, dict) and isinstance(over, dict):
-        merged = dict(base)
-        for key, value in over.items():
-            merged[key] = _merge(base.get(key), value) if key in base else value
-        return merged
-    return over
-
-
 def layered(user: Any) -> dict[str, Any]:
     """The user's values over the defaults (maps merged, lists replaced)."""
     from shared import yamlio
 
     base = yamlio.loads(default_text(), source="embedded values.yaml")
-    merged: dict[str, Any] = _merge(base, user or {})
+    merged: dict[str, Any] = merge.deep_merge(base, user or {})
     return merged
 
 
@@ -267,9 +260,18 @@ def read_file(path: Path | None) -> tuple[dict[str, Any], str, str]:
     return layered(user), text, str(path)
 
 
+_Model = TypeVar("_Model", bound=BaseModel)
+
+
 def model(data: dict[str, Any], *, source: str) -> Values:
+    """Health's sections of layered values; InvalidInput naming the first bad field."""
+    return validated(Values, data, source=source)
+
+
+def validated(schema: type[_Model], data: dict[str, Any], *, source: str) -> _Model:
+    """``data`` as ``schema`` (``Values`` or a model that extends it); InvalidInput naming the first bad field."""
     try:
-        return Values.model_validate(data)
+        return schema.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"])

@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from shared import errors, yamlio
+from shared import cachedir, errors, yamlio
 from shared.recipe import models
 
 logger = logging.getLogger(__name__)
@@ -120,25 +120,18 @@ def _digest(entries: list[tuple[str, Path]]) -> str:
     return digest.hexdigest()
 
 
-def _cache_dir() -> Path | None:
-    base = os.environ.get("XDG_CACHE_HOME") or (Path.home() / ".cache")
-    return Path(base) / "aicr"
-
-
 def _parse_documents(entries: list[tuple[str, Path]]) -> dict[str, Any]:
     """Parse every YAML document of the folder, through the content-keyed JSON cache."""
     documents = [(rel, path) for rel, path in entries if _is_document(rel)]
-    cache_dir = _cache_dir()
-    cache_file = cache_dir / f"catalog-{_digest(entries)}.json" if cache_dir else None
-    if cache_file is not None and cache_file.is_file():
+    cache_file = cachedir.user_cache(f"catalog-{_digest(entries)}.json")
+    if cache_file.is_file():
         try:
             cached: dict[str, Any] = json.loads(cache_file.read_text(encoding="utf-8"))
             return cached
         except (OSError, ValueError):
             logger.debug("catalog cache unreadable, parsing the YAML again", extra={"cache": str(cache_file)})
     parsed = {rel: yamlio.loads(yamlio.read_text(path), source=str(path)) for rel, path in documents}
-    if cache_file is not None:
-        _store_cache(cache_file, parsed)
+    _store_cache(cache_file, parsed)
     return parsed
 
 

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from shared import files
+from shared import cachedir, files
 
 logger = logging.getLogger(__name__)
 
@@ -25,8 +25,7 @@ _PROGRAM_MODULES = ("shared/recipe", "shared/yamlio.py", "shared/output.py", "sh
 
 
 def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "aicr" / "recipes"
+    return cachedir.user_cache("recipes")
 
 
 def _hash_tree(digest: hashlib._Hash, root: Path, *, suffixes: tuple[str, ...] | None = None) -> None:

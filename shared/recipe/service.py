@@ -1,4 +1,4 @@
-"""The one call behind ``aicr recipe``: memo first, full resolution on a miss.
+"""The one call behind ``aicr recipe`` (memo first, full resolution on a miss) and ``aicr query``.
 
 Kept apart from ``request`` so that a memo hit imports nothing but the standard library.
 """
@@ -6,9 +6,13 @@ Kept apart from ``request`` so that a memo hit imports nothing but the standard 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from shared.output import Format
 from shared.recipe import memo
+
+if TYPE_CHECKING:
+    from shared.recipe.request import RecipeRequest
 
 EMBEDDED_CATALOG = Path(__file__).resolve().parent / "catalog"
 
@@ -38,3 +42,11 @@ def recipe_text(*, fmt: Format, explain: bool = False, **fields: object) -> tupl
     if warnings.count == 0:
         memo.store(memo_key, text)
     return text, report.explain_text(resolution, fmt) if explain else None
+
+
+def query_text(recipe_request: RecipeRequest, *, selector: str, fmt: Format) -> str:
+    """``aicr query``: the value at ``selector`` of the recipe asked for, Helm values merged in."""
+    from shared.recipe import report, request, values
+
+    resolution, cat = request.build(recipe_request)
+    return report.query_text(values.select(values.hydrate(resolution.recipe, cat), selector), fmt)

@@ -1,29 +1,18 @@
 """Fully merged Helm values per component, and the selector language of ``aicr query``.
 
 Values stack as upstream stacks them: the component's default ``values.yaml``, then the values file
-the most specific overlay chose, then the recipe's inline overrides; maps merge recursively, any
-other value (lists included) replaces.
+the most specific overlay chose, then the recipe's inline overrides, each merged over the last by
+``shared.merge.deep_merge`` (Helm's rules: maps merge recursively, any other value, lists and null
+included, replaces).
 """
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
-from shared import errors
+from shared import errors, merge
 from shared.recipe import catalog as catalog_mod
 from shared.recipe import models, resolver
-
-
-def deep_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
-    """A new dict: ``top`` over ``base``, maps merged recursively, everything else replaced."""
-    merged = copy.deepcopy(base)
-    for key, value in top.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = deep_merge(merged[key], value)
-        else:
-            merged[key] = copy.deepcopy(value)
-    return merged
 
 
 def component_values(ref: models.ComponentRef, cat: catalog_mod.Catalog) -> dict[str, Any]:
@@ -31,11 +20,11 @@ def component_values(ref: models.ComponentRef, cat: catalog_mod.Catalog) -> dict
     default_file = f"components/{ref.name}/values.yaml"
     values: dict[str, Any] = {}
     if ref.valuesFile and ref.valuesFile != default_file and cat.has_file(default_file):
-        values = deep_merge(values, cat.values(default_file))
+        values = merge.deep_merge(values, cat.values(default_file))
     if ref.valuesFile:
-        values = deep_merge(values, cat.values(ref.valuesFile))
+        values = merge.deep_merge(values, cat.values(ref.valuesFile))
     if ref.overrides:
-        values = deep_merge(values, ref.overrides)
+        values = merge.deep_merge(values, ref.overrides)
     return values
 
 

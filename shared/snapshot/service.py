@@ -1,7 +1,9 @@
-"""The calls behind ``aicr snapshot``, ``aicr validate`` and ``aicr diff``.
+"""The calls behind ``aicr snapshot`` and ``aicr diff``, and the loading ``aicr validate`` shares.
 
 Each command names its inputs as files or ``cm://`` references and, when it needs the live cluster,
 a kubeconfig and context; the API client is built only when something actually needs it.
+``aicr validate`` has its own entry point, ``shared.validate.service``, which builds on this one;
+this package never imports validation.
 """
 
 from __future__ import annotations
@@ -84,16 +86,3 @@ def drift(*, baseline: str, target: str | None, ignore: list[str], access: Clust
     else:
         changes = diff.compare(snapshot_model.parse(data, where=where), target_snapshot)
     return diff.report(changes, ignore=ignore, baseline=baseline, target=target_name)
-
-
-def validate(*, recipe: str, snapshot: str | None, access: ClusterAccess, wait: bool, timeout: float | None) -> Any:
-    """Constraints against the snapshot (live when none), then the components' asserts, live."""
-    from shared import clock
-    from shared.validate import run
-
-    loaded = load_recipe(recipe, access)
-    measured, _ = snapshot_or_live(snapshot, access)
-    ticks = clock.for_api_client(access.api)  # virtual time on the simulator, wall time elsewhere
-    return run.validate(
-        loaded, measured, api=access.api, wait=wait, timeout=timeout, now=ticks.monotonic, sleep=ticks.sleep
-    )

@@ -11,6 +11,7 @@ from shared.health import config, controller, resource
 from shared.lifecycle import controller as lifecycle
 from shared.lifecycle import models, sessions
 from shared.lifecycle import resource as vresource
+from shared.operate import config as whole
 
 FAST = """
 lifecycle-manager:
@@ -22,17 +23,17 @@ lifecycle-manager:
 def make(api: Any, tmp_path: Path, extra: str = FAST, *, name: str = "values.yaml") -> lifecycle.Controller:
     path = tmp_path / name
     path.write_text(extra)
-    cfg = config.load(path, enforce=True)
+    cfg = whole.load(path, enforce=True)
     resource.install(api)
     vresource.install(api)
     cservice.install_crds(lambda: api)
     controller.ensure_namespace(api, "nvsentinel")
     return lifecycle.Controller(
         api,
-        cfg.values.lifecycle_manager,
+        cfg.lifecycle,
         namespace="nvsentinel",
         clk=clock.for_api_client(api, max_age=0),
-        label_prefix=cfg.fq.labelPrefix,
+        label_prefix=cfg.health.fq.labelPrefix,
         source=str(path),
     )
 

@@ -22,7 +22,7 @@ from shared.kube import rest
 from shared.lifecycle import controller as lifecycle
 from shared.lifecycle import models, sessions
 from shared.lifecycle import resource as vresource
-from shared.lifecycle import service as vservice
+from shared.operate import validation as vservice
 from shared.sim.gpu import fabric
 from tests.lifecycle import kit
 

@@ -67,14 +67,14 @@ def test_the_chart_values_carry_the_shipped_default_values_rule_sets_included() 
 
 
 def test_the_controllers_configmap_loads_into_the_default_configuration(tmp_path: Path) -> None:
-    from shared.health import config
+    from shared.operate import config
 
     cm = named(render(), "ConfigMap", "nvsentinel-values")
     path = tmp_path / "values.yaml"
     path.write_text(cm["data"]["values.yaml"])
     ours, defaults = config.load(path), config.load(None)
-    assert ours.values.model_dump(by_alias=True) == defaults.values.model_dump(by_alias=True)
-    assert ours.dry_run is True
+    assert ours.health.values.model_dump(by_alias=True) == defaults.health.values.model_dump(by_alias=True)
+    assert ours.health.dry_run is True
     shipped = yamlio.load_file(ROOT / "shared/health/rules/values.yaml")
     assert set(shipped) <= set(yamlio.loads(cm["data"]["values.yaml"]))
 

@@ -261,6 +261,7 @@ def test_nvsentinel_run_enforcing_uses_exactly_its_role(
     tmp_path: Path,
 ) -> None:
     from shared.health import service
+    from shared.operate import service as operate
 
     objects = installed(SCENARIO_VALUES)
     [config_map] = [o for o in objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "nvsentinel-values"]
@@ -301,7 +302,7 @@ def test_nvsentinel_run_enforcing_uses_exactly_its_role(
 
     stop = threading.Event()
     cluster = service.Cluster(kubeconfig=sim_identity(NS, "nvsentinel-controller"), namespace=NS)
-    threads(lambda: service.run(cluster, values_file, None, stop=stop, install=False))
+    threads(lambda: operate.run(cluster, values_file, None, stop=stop, install=False))
     try:
         wait_for(
             "TerminateNode and GPUReset created, team/trainer evicted",

@@ -4,7 +4,8 @@ Covers: ``catalog list``; ``results parse`` of a real sample (exit 0 whatever th
 an empty file (exit 2); a certification file with an unknown threshold key or bad CEL refused with
 exit 2 before the cluster is contacted; ``crds install`` then ``certification run --wait`` on the
 simulated cluster (exit 1 for a slow NIC, with the node in the report), ``report`` of the failed
-run (exit 1, ``--results-file``), ``list``, ``get``, ``render`` and ``delete``.
+run (exit 1, ``--results-file``), ``list``, ``get``, ``render`` and ``delete``; ``render -o json``
+prints the same Jobs as ``render -o yaml`` (the table is the plan); ``results parse -o table``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from shared import yamlio
 from shared.sim import SimServer
 from shared.sim.gpu import fabric
 from tests.conftest import TEAM_SHARED
@@ -114,3 +116,27 @@ def test_run_wait_report_list_get_render_and_delete_on_the_simulated_cluster(
     assert "kind: Certification" in run_cli("nvcrectl", "certification", "get", "rack-7", *kube).stdout
     assert run_cli("nvcrectl", "certification", "delete", "rack-7", *kube).code == 0
     assert run_cli("nvcrectl", "certification", "get", "rack-7", *kube).code == 3
+
+
+def test_render_prints_the_same_jobs_as_json_and_as_yaml(
+    run_cli: Any, gpu_sim: SimServer, sim_kubeconfig: Path, tmp_path: Path
+) -> None:
+    gpu_sim.add_gpu_nodes(4)
+    args = ("nvcrectl", "certification", "render", "-f", str(_file(tmp_path)), "-k", str(sim_kubeconfig))
+    as_json, as_yaml = run_cli(*args, "-o", "json"), run_cli(*args, "-o", "yaml")
+    assert (as_json.code, as_yaml.code) == (0, 0), as_json.stderr + as_yaml.stderr
+    jobs = json.loads(as_json.stdout)
+    assert jobs == yamlio.loads(as_yaml.stdout, source="render -o yaml")
+    assert {job["kind"] for job in jobs} == {"Job"} and jobs[0]["metadata"]["name"] == "rack-7-c0-r1-g0"
+    table = run_cli(*args).stdout.splitlines()
+    assert table[0].split()[:3] == ["CATEGORY", "NODES", "GROUPS"]
+    assert table[1].split()[:2] == ["communication/nccl-all-reduce", "4"]
+
+
+def test_results_parse_as_a_table_lists_the_verdict_then_measurements(run_cli: Any) -> None:
+    sample = TEAM_SHARED / "reference/samples/nccl/gcp-a3mega-h100-2node-allreduce.txt"
+    if not sample.is_file():
+        pytest.skip("reference samples absent")
+    table = run_cli("nvcrectl", "results", "parse", "--kind", "nccl", str(sample), "-o", "table").stdout.splitlines()
+    assert table[0].split() == ["FIELD", "VALUE"]
+    assert table[1].split()[0] == "verdict" and table[2].split()[0] == "busBandwidthGBps"

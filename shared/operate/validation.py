@@ -4,6 +4,10 @@ Test names are checked against the lifecycle configuration of ``--values`` (the 
 otherwise) before anything is written, so a typo is invalid input, not a request that fails later.
 ``--wait`` only watches: the lifecycle controller (``nvsentinel run``) does the work, and time is
 the cluster's (virtual on the simulated cluster).
+
+Here rather than in ``shared.lifecycle`` because it reads what spans packages: the whole values
+file (``config``, health's sections included, as every ``--values`` is read) and aicr's drift
+reports (``shared.snapshot.diff``) for ``--nodes-from``.
 """
 
 from __future__ import annotations
@@ -35,9 +39,10 @@ def _client(kubeconfig: Path | None, context: str | None) -> Any:
 
 
 def configuration(values_file: Path | None) -> settings.Configuration:
-    from shared.health import config
+    """The lifecycle configuration of ``values_file`` (checked whole) with the catalog's tests added."""
+    from shared.operate import config
 
-    return settings.with_catalog(config.load(values_file).values.lifecycle_manager.config)
+    return settings.with_catalog(config.load(values_file).lifecycle.config)
 
 
 def drift_nodes(path: Path) -> list[str]:

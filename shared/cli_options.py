@@ -1,0 +1,60 @@
+"""The options the three programs spell alike: cluster access, namespace and output format.
+
+kubectl's habits, declared once so ``--kubeconfig/-k``, ``--context``, ``-n/--namespace``,
+``-A/--all-namespaces`` and ``-o/--output`` read the same in aicr, nvcrectl and nvsentinel, with the
+same help. A program's ``_options.py`` re-exports these and keeps only what is its own (aicr's
+criteria, nvsentinel's ``--values``). The help of a format option is built from the formats the
+command accepts (``shared.output.Format``), so the help and the check cannot disagree.
+
+aicr keeps ``-o`` for the destination file, as upstream AICR does, and names its format
+``--format/-t`` (``FORMAT_FLAGS``). What the options mean stays with the commands: this module
+imports only typer and the format vocabulary, so ``--help`` stays cheap.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from shared.output import Format
+
+OUTPUT_FLAGS = ("--output", "-o")
+"""kubectl's spelling of the format flag (nvcrectl, nvsentinel)."""
+FORMAT_FLAGS = ("--format", "-t")
+"""aicr's spelling: upstream AICR uses ``-o`` for the destination."""
+
+Kubeconfig = Annotated[
+    Path | None,
+    typer.Option(
+        "--kubeconfig",
+        "-k",
+        help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster).",
+        show_default=False,
+    ),
+]
+Context = Annotated[str | None, typer.Option("--context", help="Kubeconfig context.", show_default=False)]
+AllNamespaces = Annotated[
+    bool, typer.Option("--all-namespaces", "-A", help="List the objects of every namespace (-n is ignored).")
+]
+
+
+def namespace(of: str) -> Any:
+    """``-n/--namespace``; ``of`` names what lives in it, for the help (``"the Certification"``).
+
+    Use as ``Annotated[str, cli_options.namespace("the Certification")]`` with the default in the
+    signature, so the reference shows it.
+    """
+    return typer.Option("--namespace", "-n", help=f"Namespace of {of}.")
+
+
+def output_format(*allowed: Format, flags: tuple[str, ...] = OUTPUT_FLAGS, note: str = "") -> Any:
+    """The format option of a data-printing command, its help listing exactly ``allowed``.
+
+    ``note`` follows the list (a default the signature cannot show, what a format means here).
+    The command still checks the value with ``shared.output.parse_format`` against the same list.
+    """
+    names = [f.value for f in allowed]
+    listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+    return typer.Option(*flags, help=f"Output format: {listed}.{f' {note}' if note else ''}")

@@ -1,0 +1,147 @@
+"""The syslog health monitor: Xid events from kernel logs, read once, followed, or from the journal.
+
+``nvsentinel monitor xid`` is upstream's syslog-health-monitor (check ``SysLogsXIDError``). One
+request chooses the source: a kernel log (``--file``, stdin, or every ``DIR/<node>/kern.log`` of a
+node root) read once; the same logs followed as they grow (``--follow``, ``tail.follow_xid``); or
+a systemd journal dump (``--journal``, ``journal``). Every path parses lines with
+``shared.health.xid``, publishes through ``agent.publisher`` (nothing with ``dry_run``) and hands
+each batch to the caller's ``emit`` as it is found. How the events are printed is the caller's
+(``report`` has the tables); this module never writes to stdout.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from shared import clock, durations, errors
+from shared.health import event as hevent
+from shared.health.monitors import agent
+
+InputFormat = Literal["text", "journal-json", "journal-export"]
+INPUT_FORMATS: tuple[str, ...] = ("text", "journal-json", "journal-export")
+FOLLOW_INTERVAL = "1s"
+"""How often ``--follow`` looks for appended lines when no ``--interval`` is given."""
+
+
+class XidRequest(BaseModel):
+    """What ``monitor xid`` was asked to read, flags as typed (checked by ``run``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    file: str | None = None
+    node: str | None = None
+    node_root: Path | None = None
+    boot_time: str | None = None
+    dry_run: bool = False
+    follow: bool = False
+    interval: str | None = None
+    duration: str | None = None
+    journal: bool = False
+    input_format: str = "text"
+
+
+def run(
+    request: XidRequest, *, cluster: Any, emit: Callable[[list[hevent.HealthEvent]], None]
+) -> list[hevent.HealthEvent]:
+    """Read, publish and ``emit`` the Xid events ``request`` asks for; all of them, in order.
+
+    InvalidInput for flags that do not go together (named by the flag), NotFound for a missing
+    file or node root. ``cluster`` has ``kubeconfig`` and ``context``; it is used only to publish.
+    """
+    if request.input_format not in INPUT_FORMATS:
+        raise errors.InvalidInput(
+            f"unknown input format {request.input_format!r} ({', '.join(INPUT_FORMATS)})", where="--format"
+        )
+    if request.journal or request.input_format != "text":
+        events = _journal_events(request)
+    elif request.follow:
+        return _follow(request, cluster=cluster, emit=emit)
+    else:
+        if request.interval is not None or request.duration is not None:
+            raise errors.InvalidInput("--interval and --for need --follow", where="--follow")
+        events = _log_events(request)
+    agent.publisher(cluster, request.dry_run)(events)
+    emit(events)
+    return events
+
+
+def _boot(request: XidRequest) -> datetime | None:
+    return datetime.fromisoformat(request.boot_time.replace("Z", "+00:00")) if request.boot_time else None
+
+
+def _log_events(request: XidRequest) -> list[hevent.HealthEvent]:
+    """Every Xid event of one kernel log (``--file``, stdin) or of each ``DIR/<node>/kern.log``."""
+    from shared.health import xid
+
+    boot, now = _boot(request), clock.WALL.now()
+    sources: list[tuple[str, str]] = []
+    if request.node_root is not None:
+        sources = [(log.parent.name, _read(log)) for log in sorted(request.node_root.glob("*/kern.log"))]
+    else:
+        if not request.node:
+            raise errors.InvalidInput("--node is required with --file", where="--node")
+        file = request.file
+        sources = [(request.node, sys.stdin.read() if file in (None, "-") else _read(Path(str(file))))]
+    return [e for name, text in sources for e in xid.events_from_text(text, node=name, now=now, boot_time=boot)]
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise errors.NotFound("file not found", where=str(path)) from None
+
+
+def _journal_events(request: XidRequest) -> list[hevent.HealthEvent]:
+    """``--journal``: the dump from --file, stdin (-) or this host's journalctl, parsed to Xid events."""
+    from shared.health.monitors import journal
+
+    if request.follow:
+        raise errors.InvalidInput(
+            "--follow reads a growing kernel log; for the journal, run the command "
+            "again (events already published are duplicates)",
+            where="--follow",
+        )
+    if request.node_root is not None:
+        raise errors.InvalidInput("--journal reads --file or stdin, not --node-root", where="--node-root")
+    if request.file == "-":
+        stream = sys.stdin
+        data = stream.buffer.read() if hasattr(stream, "buffer") else stream.read().encode("utf-8")
+        source = "<stdin>"
+    elif request.file is not None:
+        try:
+            data = Path(request.file).read_bytes()
+        except FileNotFoundError:
+            raise errors.NotFound("file not found", where=request.file) from None
+        source = request.file
+    else:
+        data, source = journal.read_host(), "journalctl"
+    fmt: Any = None if request.input_format == "text" else request.input_format
+    parsed = journal.parse(data, fmt, source=source)
+    return journal.events(parsed, node=request.node, now=clock.WALL.now(), boot_time=_boot(request))
+
+
+def _follow(
+    request: XidRequest, *, cluster: Any, emit: Callable[[list[hevent.HealthEvent]], None]
+) -> list[hevent.HealthEvent]:
+    """``--follow``: the logs from their start, then every interval the lines appended."""
+    from shared.health.monitors import tail
+
+    return tail.follow_xid(
+        file=request.file,
+        node=request.node,
+        node_root=request.node_root,
+        boot_time=_boot(request),
+        interval=durations.parse(request.interval or FOLLOW_INTERVAL),
+        duration=None if request.duration is None else durations.parse(request.duration),
+        dry_run=request.dry_run,
+        cluster=cluster,
+        emit=emit,
+        now=clock.WALL.now,
+    )
