@@ -520,6 +520,14 @@ CAUSES = "nvsentinel.nvidia.com/quarantine-causes"
 
 def operate(work: Path, cluster: Cluster) -> Background:
     """Monitor mode, then enforcing through the remediation; returns the enforcing ``nvsentinel run``."""
+    xid = monitor_mode(work, cluster)
+    controller = enforce(work, cluster, xid)
+    remediate(cluster, controller)
+    return controller
+
+
+def monitor_mode(work: Path, cluster: Cluster) -> Background:
+    """Step 11: nvsentinel records a quarantine but touches no node; returns the XID monitor, still running."""
     logs = work / "logs"
     step("11. Operate, in monitor mode first: nvsentinel records what it would do and touches no node")
     Path("nvsentinel-values.yaml").write_text(VALUES, encoding="utf-8")
@@ -563,7 +571,12 @@ def operate(work: Path, cluster: Cluster) -> Background:
     run("nvsentinel", "nodes", *KC)
     nic.stop()
     controller.stop()
+    return xid
 
+
+def enforce(work: Path, cluster: Cluster, xid: Background) -> Background:
+    """Steps 12-15: an Xid on a tenant's node ends in cordon and drain; returns the enforcing controller."""
+    logs = work / "logs"
     step("12. Enforce: a tenant trains on node-002; nvsentinel now cordons, drains and remediates")
     Path("tenant.yaml").write_text(TENANT, encoding="utf-8")
     kubectl(*KC, "apply", "-f", "tenant.yaml")
@@ -599,6 +612,11 @@ def operate(work: Path, cluster: Cluster) -> Background:
     )
     controller.show(lambda line: "evict" in line)
     kubectl(*KC, "get", "pods", "-n", "tenant-a")
+    return controller
+
+
+def remediate(cluster: Cluster, controller: Background) -> None:
+    """Step 16: the remediation reboots the node through a RebootNode the simulated cluster carries out."""
     step("16. Remediation: RESTART_BM becomes a RebootNode; the simulated cluster carries out the reboot")
     reboots = "/apis/janitor.dgxc.nvidia.com/v1alpha1/rebootnodes"
     reboot = wait_for(
@@ -635,7 +653,6 @@ def operate(work: Path, cluster: Cluster) -> Background:
     run("tail", "-n", "1", "nodes/node-002/kern.log")
     run("nvsentinel", "nodes", *KC, "-o", "wide")
     note("repaired, but not back in service: node-002 must prove itself before it takes work again")
-    return controller
 
 
 VALIDATIONS = "/apis/nvsentinel.nvidia.com/v1alpha1/validationrequests"

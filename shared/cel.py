@@ -22,6 +22,8 @@ Callers convert each input once with ``to_cel`` and reuse it for every program.
 
 CustomResourceDefinition rules (``self``/``oldSelf``) compile separately (``compile_rule``): celpy's
 interpreter with the Kubernetes CEL library functions they commonly call, evaluated under a lock.
+Those functions are plain Python in ``shared.cel_library``; ``_bound`` makes their results CEL
+values and their refusals celpy's evaluation errors.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from shared import errors
+from shared import cel_library, errors
 
 logging.getLogger("celpy").setLevel(logging.CRITICAL)
 
@@ -240,27 +242,17 @@ def _converter() -> Any:
     """Build ``to_cel``'s walk once: exact JSON types dispatch first, anything else as before."""
     from celpy import celtypes
 
-    text_type, bool_type, int_type, map_type, list_type = (
+    text_type, int_type, map_type, list_type = (
         celtypes.StringType,
-        celtypes.BoolType,
         celtypes.IntType,
         celtypes.MapType,
         celtypes.ListType,
     )
     new_str, new_int, new_dict = str.__new__, int.__new__, dict.__new__
-    true, false = bool_type(True), bool_type(False)  # immutable: one instance each serves every value
-    keys = _KEYS
+    # BoolType is immutable: one instance each serves every value.
+    singletons = {True: celtypes.BoolType(True), False: celtypes.BoolType(False), None: None}
+    key = _map_key(text_type)
     low, high = -(2**63), 2**63
-
-    def key(k: Any) -> Any:
-        if type(k) is not str:
-            return text_type(k)
-        cached = keys.get(k)
-        if cached is None:
-            cached = text_type(k)
-            if len(keys) < _KEY_CACHE_SIZE:
-                keys[k] = cached  # mapping keys repeat across objects; a StringType is immutable
-        return cached
 
     def convert(item: Any) -> Any:
         kind = type(item)
@@ -272,38 +264,67 @@ def _converter() -> Any:
             mapping = new_dict(map_type)
             dict.update(mapping, {key(k): convert(v) for k, v in item.items()})
             return mapping
-        if kind is bool:
-            return true if item else false
-        if item is None:
-            return None
+        if kind is bool or item is None:
+            return singletons[item]
         if kind is int and low <= item < high:  # IntType's own constructor re-checks this, slowly
             return new_int(int_type, item)
         if kind is list:
             return list_type([convert(v) for v in item])
         return general(item)
 
+    general = _general_converter(celtypes, key=key, convert=convert)
+    return convert
+
+
+def _map_key(text_type: Any) -> Callable[[Any], Any]:
+    """Mapping keys as CEL strings, cached: keys repeat across objects and a StringType is immutable."""
+    keys = _KEYS
+
+    def key(k: Any) -> Any:
+        if type(k) is not str:
+            return text_type(k)
+        cached = keys.get(k)
+        if cached is None:
+            cached = text_type(k)
+            if len(keys) < _KEY_CACHE_SIZE:
+                keys[k] = cached
+        return cached
+
+    return key
+
+
+def _general_converter(celtypes: Any, *, key: Callable[[Any], Any], convert: Callable[[Any], Any]) -> Any:
+    """``to_cel`` for what is not exactly a JSON type: subclasses, floats, tuples, big integers, the rest."""
+    int_type, map_type, list_type = celtypes.IntType, celtypes.MapType, celtypes.ListType
+    new_int = int.__new__
+    low, high = -(2**63), 2**63
+
+    def integer(item: Any) -> Any:
+        return new_int(int_type, item) if low <= item < high else int_type(item)
+
+    def mapping(item: Any) -> Any:
+        made = map_type()
+        dict.update(made, {key(k): convert(v) for k, v in item.items()})
+        return made
+
+    by_kind: tuple[tuple[Any, Callable[[Any], Any]], ...] = (
+        (str, celtypes.StringType),
+        (bool, celtypes.BoolType),
+        (int, integer),
+        (float, celtypes.DoubleType),
+        (dict, mapping),
+        (list | tuple, lambda item: list_type([convert(v) for v in item])),
+    )
+
     def general(item: Any) -> Any:
-        if isinstance(item, str):
-            return text_type(item)
-        if isinstance(item, bool):
-            return bool_type(item)
-        if isinstance(item, int):
-            if low <= item < high:
-                return new_int(int_type, item)
-            return int_type(item)
-        if isinstance(item, float):
-            return celtypes.DoubleType(item)
-        if isinstance(item, dict):
-            mapping = map_type()
-            dict.update(mapping, {key(k): convert(v) for k, v in item.items()})
-            return mapping
-        if isinstance(item, list | tuple):
-            return list_type([convert(v) for v in item])
+        for kind, build in by_kind:
+            if isinstance(item, kind):
+                return build(item)
         from celpy.adapter import json_to_cel
 
         return json_to_cel(item)
 
-    return convert
+    return general
 
 
 class Builders(NamedTuple):
@@ -368,6 +389,14 @@ def to_cel(value: Any) -> Any:
 def _to_python(value: Any) -> Any:
     from celpy import celtypes
 
+    if isinstance(value, celtypes.ListType):
+        return [_to_python(v) for v in value]
+    if isinstance(value, celtypes.MapType):
+        return {_to_python(k): _to_python(v) for k, v in value.items()}
+    return _scalar_to_python(value, celtypes)
+
+
+def _scalar_to_python(value: Any, celtypes: Any) -> Any:
     if isinstance(value, celtypes.BoolType):
         return bool(value)
     if isinstance(value, celtypes.IntType | celtypes.UintType):
@@ -376,10 +405,6 @@ def _to_python(value: Any) -> Any:
         return float(value)
     if isinstance(value, celtypes.StringType):
         return str(value)
-    if isinstance(value, celtypes.ListType):
-        return [_to_python(v) for v in value]
-    if isinstance(value, celtypes.MapType):
-        return {_to_python(k): _to_python(v) for k, v in value.items()}
     return value
 
 
@@ -392,6 +417,10 @@ def _to_python(value: Any) -> Any:
 
 _RULE_ENVIRONMENT: Any = None
 _RULE_LOCK = threading.RLock()
+
+
+OptionalValue = cel_library.OptionalValue
+"""``oldSelf`` under ``optionalOldSelf`` (defined beside the library functions that read it)."""
 
 
 class RuleSyntaxError(Exception):
@@ -417,19 +446,15 @@ class Duration:
     text: str
 
 
-@dataclass(frozen=True)
-class OptionalValue:
-    """``oldSelf`` under ``optionalOldSelf``: ``present`` is False for ``optional.none()``."""
-
-    value: Any = None
-    present: bool = False
-
-
 def _rule_environment() -> Any:
     global _RULE_ENVIRONMENT  # noqa: PLW0603 - one parser per process, built on first use
     if _RULE_ENVIRONMENT is None:
         import celpy
 
+        # celpy builds one parser per process, with the tree class of the first Environment; the
+        # transpiler needs its TranspilerTree (a lark Tree the interpreter reads as well), so the
+        # compiled environment comes first whichever kind of rule a process compiles first.
+        _environment()
         _RULE_ENVIRONMENT = celpy.Environment(runner_class=celpy.InterpretedRunner)
     return _RULE_ENVIRONMENT
 
@@ -488,6 +513,21 @@ RULE_FUNCTIONS = frozenset(
 
 def _rule_error(exc: BaseException) -> str:
     """cel-go's text for the common runtime failures (no such key, index out of bounds, ...)."""
+    kind, texts = _error_chain(exc)
+    text = " ".join(texts) or str(exc)
+    if kind is KeyError or "no such member" in text or "no such key" in text:
+        key = text.split("'")[1] if text.count("'") >= 2 else (texts[-1] if texts else "")
+        return f"no such key: {key}"
+    if kind is ZeroDivisionError:
+        return "modulus by zero" if "modul" in texts[0] and "divide" not in texts[0] else "division by zero"
+    wording = {IndexError: "index out of bounds", TypeError: "no such overload"}.get(kind)
+    if wording is None and "overload" in text:
+        wording = "no such overload"
+    return wording or (texts[0] if texts else str(exc))
+
+
+def _error_chain(exc: BaseException) -> tuple[Any, list[str]]:
+    """(the innermost exception type named, every message) through celpy's (message, type, args) nesting."""
     args: Any = exc.args
     kind: Any = None
     texts: list[str] = []
@@ -500,33 +540,14 @@ def _rule_error(exc: BaseException) -> str:
             args = args[2]
             continue
         break
-    kind = kind or type(exc)
-    text = " ".join(texts) or str(exc)
-    if kind is KeyError or "no such member" in text or "no such key" in text:
-        key = text.split("'")[1] if text.count("'") >= 2 else (texts[-1] if texts else "")
-        return f"no such key: {key}"
-    if kind is IndexError:
-        return "index out of bounds"
-    if kind is ZeroDivisionError:
-        return "modulus by zero" if "modul" in texts[0] and "divide" not in texts[0] else "division by zero"
-    if kind is TypeError or "overload" in text:
-        return "no such overload"
-    return texts[0] if texts else str(exc)
+    return kind or type(exc), texts
 
 
 def _rule_value(value: Any) -> Any:
     from celpy import celtypes
 
     if isinstance(value, Timestamp | Duration):
-        try:
-            made = (
-                celtypes.TimestampType(value.text)
-                if isinstance(value, Timestamp)
-                else celtypes.DurationType(value.text)
-            )
-        except ValueError:
-            return celtypes.StringType(value.text)  # a form celpy cannot parse stays a string
-        return made
+        return _time_value(value)
     if isinstance(value, OptionalValue):
         return OptionalValue(_rule_value(value.value), value.present) if value.present else value
     if isinstance(value, dict):
@@ -540,6 +561,15 @@ def _rule_value(value: Any) -> Any:
     return to_cel(value)
 
 
+def _time_value(value: Timestamp | Duration) -> Any:
+    from celpy import celtypes
+
+    try:
+        return celtypes.TimestampType(value.text) if isinstance(value, Timestamp) else celtypes.DurationType(value.text)
+    except ValueError:
+        return celtypes.StringType(value.text)  # a form celpy cannot parse stays a string
+
+
 _RULE_FUNCTION_TABLE: dict[str, Callable[..., Any]] | None = None
 
 
@@ -551,119 +581,68 @@ def _rule_functions() -> dict[str, Callable[..., Any]]:
 
 
 def _build_rule_functions() -> dict[str, Callable[..., Any]]:
-    import re2  # type: ignore[import-untyped]
+    table: dict[str, Callable[..., Any]] = {
+        "_<_": _numeric(lambda a, b: a < b, "_<_"),
+        "_<=_": _numeric(lambda a, b: a <= b, "_<=_"),
+        "_>_": _numeric(lambda a, b: a > b, "_>_"),
+        "_>=_": _numeric(lambda a, b: a >= b, "_>=_"),
+        "_==_": _numeric(lambda a, b: a == b, "_==_"),
+        "_!=_": _numeric(lambda a, b: a != b, "_!=_"),
+    }
+    table.update({name: _bound(function) for name, function in cel_library.FUNCTIONS.items()})
+    table.update({name: f for name, f in _STRING_EXTENSIONS.items() if name != "indexOf"})
+    return table
+
+
+def _numeric(compare: Callable[[Any, Any], bool], name: str) -> Callable[[Any, Any], Any]:
+    """celpy's operator ``name``, but comparing int with double by value as cel-go does."""
     from celpy import celtypes
     from celpy.evaluation import CELEvalError, base_functions
 
     numbers = (celtypes.IntType, celtypes.UintType, celtypes.DoubleType)
-    text = celtypes.StringType
+    fallback = base_functions[name]
 
-    def numeric(compare: Callable[[Any, Any], bool], name: str) -> Callable[[Any, Any], Any]:
-        fallback = base_functions[name]
-
-        def op(a: Any, b: Any) -> Any:
-            if isinstance(a, CELEvalError) or isinstance(b, CELEvalError):
-                return a if isinstance(a, CELEvalError) else b
-            if isinstance(a, numbers) and isinstance(b, numbers) and type(a) is not type(b):
-                return celtypes.BoolType(compare(float(a), float(b)))
-            try:
-                result = fallback(a, b)
-            except TypeError as exc:
-                result = CELEvalError("no such overload", TypeError, exc.args)
-            if isinstance(result, CELEvalError) and name in ("_==_", "_!=_"):
-                return celtypes.BoolType(name == "_!=_")  # heterogeneous equality: other types are unequal
-            return result
-
-        return op
-
-    def fail(message: str) -> Any:
-        return CELEvalError(message, ValueError, (message,))
-
-    def is_sorted(items: Any) -> Any:
-        values = list(items)
-        return celtypes.BoolType(all(values[i] <= values[i + 1] for i in range(len(values) - 1)))
-
-    def total(items: Any) -> Any:
-        values = list(items)
-        if not values:
-            return celtypes.IntType(0)
-        result = values[0]
-        for item in values[1:]:
-            result = result + item
+    def op(a: Any, b: Any) -> Any:
+        if isinstance(a, CELEvalError) or isinstance(b, CELEvalError):
+            return a if isinstance(a, CELEvalError) else b
+        if isinstance(a, numbers) and isinstance(b, numbers) and type(a) is not type(b):
+            return celtypes.BoolType(compare(float(a), float(b)))
+        try:
+            result = fallback(a, b)
+        except TypeError as exc:
+            result = CELEvalError("no such overload", TypeError, exc.args)
+        if isinstance(result, CELEvalError) and name in ("_==_", "_!=_"):
+            return celtypes.BoolType(name == "_!=_")  # heterogeneous equality: other types are unequal
         return result
 
-    def extreme(pick: Callable[..., Any]) -> Callable[..., Any]:
-        def fn(*args: Any) -> Any:
-            values = list(args[0]) if len(args) == 1 and isinstance(args[0], celtypes.ListType) else list(args)
-            return pick(values) if values else fail("min/max called on an empty list")
+    return op
 
-        return fn
 
-    def index_of(target: Any, item: Any, *start: Any) -> Any:
-        if isinstance(target, text):
-            offset = int(start[0]) if start else 0
-            if offset < 0 or offset > len(target):
-                return fail(f"index out of range: {offset}")
-            return celtypes.IntType(str(target).find(str(item), offset))
-        values = list(target)
-        return celtypes.IntType(next((i for i, v in enumerate(values) if v == item), -1))
+def _bound(function: Callable[..., Any]) -> Callable[..., Any]:
+    """A ``cel_library`` function as celpy calls it: plain results made CEL values, a refusal an evaluation error."""
+    from celpy.evaluation import CELEvalError
 
-    def last_index_of(target: Any, item: Any, *end: Any) -> Any:
-        if isinstance(target, text):
-            stop = int(end[0]) + len(item) if end else len(target)
-            return celtypes.IntType(str(target).rfind(str(item), 0, stop))
-        values = list(target)
-        return celtypes.IntType(next((i for i in range(len(values) - 1, -1, -1) if values[i] == item), -1))
+    def call(*args: Any) -> Any:
+        try:
+            return _as_cel(function(*args))
+        except cel_library.LibraryError as exc:
+            message = str(exc)
+            return CELEvalError(message, ValueError, (message,))
 
-    def char_at(s: Any, i: Any) -> Any:
-        if int(i) < 0 or int(i) > len(s):
-            return fail(f"index out of range: {int(i)}")
-        return text(str(s)[int(i) : int(i) + 1])
+    return call
 
-    def substring(s: Any, start: Any, *end: Any) -> Any:
-        stop = int(end[0]) if end else len(s)
-        if int(start) < 0 or stop > len(s) or int(start) > stop:
-            return fail(f"index out of range: {int(start)}")
-        return text(str(s)[int(start) : stop])
 
-    def find(s: Any, pattern: Any) -> Any:
-        found = re2.search(str(pattern), str(s))
-        return text(found.group(0) if found else "")
+def _as_cel(result: Any) -> Any:
+    """A plain ``bool``/``int``/``str``/``list`` as its CEL value; a CEL value (a subclass) as it is."""
+    from celpy import celtypes
 
-    def find_all(s: Any, pattern: Any, *limit: Any) -> Any:
-        found = [text(m.group(0)) for m in re2.finditer(str(pattern), str(s))]
-        return celtypes.ListType(found[: int(limit[0])] if limit and int(limit[0]) >= 0 else found)
-
-    def has_value(o: Any) -> Any:
-        return celtypes.BoolType(isinstance(o, OptionalValue) and o.present)
-
-    def value_of(o: Any) -> Any:
-        return o.value if isinstance(o, OptionalValue) and o.present else fail("optional.none() dereference")
-
-    def or_value(o: Any, default: Any) -> Any:
-        return o.value if isinstance(o, OptionalValue) and o.present else default
-
-    table: dict[str, Callable[..., Any]] = {
-        "_<_": numeric(lambda a, b: a < b, "_<_"),
-        "_<=_": numeric(lambda a, b: a <= b, "_<=_"),
-        "_>_": numeric(lambda a, b: a > b, "_>_"),
-        "_>=_": numeric(lambda a, b: a >= b, "_>=_"),
-        "_==_": numeric(lambda a, b: a == b, "_==_"),
-        "_!=_": numeric(lambda a, b: a != b, "_!=_"),
-        "isSorted": is_sorted,
-        "sum": total,
-        "min": extreme(min),
-        "max": extreme(max),
-        "indexOf": index_of,
-        "lastIndexOf": last_index_of,
-        "charAt": char_at,
-        "substring": substring,
-        "reverse": lambda s: text(str(s)[::-1]),
-        "find": find,
-        "findAll": find_all,
-        "hasValue": has_value,
-        "value": value_of,
-        "orValue": or_value,
-    }
-    table.update({name: f for name, f in _STRING_EXTENSIONS.items() if name != "indexOf"})
-    return table
+    kind = type(result)
+    if kind is bool:
+        return celtypes.BoolType(result)
+    if kind is int:
+        return celtypes.IntType(result)
+    if kind is str:
+        return celtypes.StringType(result)
+    if kind is list:
+        return celtypes.ListType([_as_cel(item) for item in result])
+    return result

@@ -120,34 +120,36 @@ def run(app: typer.Typer, program: str, argv: Sequence[str] | None = None) -> in
     except errors.ToolError as exc:
         _report(exc, debug, exc.line())
         return exc.exit_code
-    except KeyboardInterrupt:
-        sys.stderr.write("error: interrupted\n")
-        return 130
     except BrokenPipeError:
         return 0
     except typer.Exit as exc:
         return int(exc.exit_code)
-    except typer.Abort:
-        sys.stderr.write("error: aborted\n")
+    except (KeyboardInterrupt, typer.Abort) as exc:
+        sys.stderr.write("error: interrupted\n" if isinstance(exc, KeyboardInterrupt) else "error: aborted\n")
         return 130
     except Exception as exc:
-        if not _is_usage_error(exc):
-            _report(
-                exc,
-                debug,
-                f"error: internal error: {logs.redact(str(exc)) or type(exc).__name__}"
-                f"{'' if debug else ' (run with --debug for a traceback)'}",
-            )
-            return errors.Internal.exit_code
-        text = str(exc.format_message())  # type: ignore[attr-defined]
-        if type(exc).__name__ == "NoArgsIsHelpError":
-            sys.stderr.write(text + "\n")
-            return errors.InvalidInput.exit_code
-        # Usage errors (unknown flag, missing argument, bad choice) are invalid input.
-        ctx = getattr(exc, "ctx", None)
-        hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
-        sys.stderr.write(f"error: {text}{hint}\n")
+        return _unexpected(exc, debug)
+
+
+def _unexpected(exc: Exception, debug: bool) -> int:
+    """A usage error from click (invalid input, with a pointer to --help), or an internal error."""
+    if not _is_usage_error(exc):
+        _report(
+            exc,
+            debug,
+            f"error: internal error: {logs.redact(str(exc)) or type(exc).__name__}"
+            f"{'' if debug else ' (run with --debug for a traceback)'}",
+        )
+        return errors.Internal.exit_code
+    text = str(exc.format_message())  # type: ignore[attr-defined]
+    if type(exc).__name__ == "NoArgsIsHelpError":
+        sys.stderr.write(text + "\n")
         return errors.InvalidInput.exit_code
+    # Usage errors (unknown flag, missing argument, bad choice) are invalid input.
+    ctx = getattr(exc, "ctx", None)
+    hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+    sys.stderr.write(f"error: {text}{hint}\n")
+    return errors.InvalidInput.exit_code
 
 
 def _is_usage_error(exc: BaseException) -> bool:

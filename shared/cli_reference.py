@@ -85,9 +85,18 @@ def _default(param: Any) -> str:
     if callable(value) or value is None:
         return ""
     if getattr(param, "is_flag", False):
-        if param.secondary_opts:
-            return str(param.opts[0] if value else param.secondary_opts[0])
-        return "" if value is False else "on"
+        return _flag_default(param, value)
+    return _typed(value)
+
+
+def _flag_default(param: Any, value: Any) -> str:
+    """The spelling in force for an on/off pair; "on" for a plain flag that is set, else nothing."""
+    if param.secondary_opts:
+        return str(param.opts[0] if value else param.secondary_opts[0])
+    return "" if value is False else "on"
+
+
+def _typed(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return ", ".join(str(v) for v in value)
     if isinstance(value, bool):

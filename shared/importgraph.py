@@ -137,45 +137,58 @@ def graph(edges: Iterable[Import], *, run_time: bool = True) -> dict[str, set[st
 
 def cycles(edges: Mapping[str, Iterable[str]]) -> list[list[str]]:
     """Every strongly connected set of two or more nodes, each sorted, in sorted order (Tarjan)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
+    search = _Tarjan(edges)
     for start in sorted(edges):
-        if start in index:
-            continue
-        work: list[tuple[str, Iterator[str]]] = [(start, iter(sorted(edges.get(start, ()))))]
-        index[start] = low[start] = len(index)
-        stack.append(start)
-        on_stack.add(start)
+        if start not in search.index:
+            search.visit(start)
+    return sorted(search.found)
+
+
+class _Tarjan:
+    """Tarjan's strongly connected components, depth first without recursion (import chains are deep)."""
+
+    def __init__(self, edges: Mapping[str, Iterable[str]]) -> None:
+        self.edges = edges
+        self.index: dict[str, int] = {}
+        self.low: dict[str, int] = {}
+        self.stack: list[str] = []
+        self.on_stack: set[str] = set()
+        self.found: list[list[str]] = []
+
+    def visit(self, start: str) -> None:
+        work = [self._enter(start)]
         while work:
             node, children = work[-1]
             child = next(children, None)
-            if child is not None:
-                if child not in index:
-                    index[child] = low[child] = len(index)
-                    stack.append(child)
-                    on_stack.add(child)
-                    work.append((child, iter(sorted(edges.get(child, ())))))
-                elif child in on_stack:
-                    low[node] = min(low[node], index[child])
-                continue
-            work.pop()
-            if work:
-                parent = work[-1][0]
-                low[parent] = min(low[parent], low[node])
-            if low[node] == index[node]:
-                component = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component.append(member)
-                    if member == node:
-                        break
-                if len(component) > 1:
-                    found.append(sorted(component))
-    return sorted(found)
+            if child is None:
+                work.pop()
+                self._leave(node, work[-1][0] if work else None)
+            elif child not in self.index:
+                work.append(self._enter(child))
+            elif child in self.on_stack:
+                self.low[node] = min(self.low[node], self.index[child])
+
+    def _enter(self, node: str) -> tuple[str, Iterator[str]]:
+        self.index[node] = self.low[node] = len(self.index)
+        self.stack.append(node)
+        self.on_stack.add(node)
+        return node, iter(sorted(self.edges.get(node, ())))
+
+    def _leave(self, node: str, parent: str | None) -> None:
+        """Every child of ``node`` is done: pass its low link up, and pop its component if it is the root."""
+        if parent is not None:
+            self.low[parent] = min(self.low[parent], self.low[node])
+        if self.low[node] != self.index[node]:
+            return
+        component = []
+        while True:
+            member = self.stack.pop()
+            self.on_stack.discard(member)
+            component.append(member)
+            if member == node:
+                break
+        if len(component) > 1:
+            self.found.append(sorted(component))
 
 
 def package_of(module: str) -> str:

@@ -75,23 +75,21 @@ def typed_value(text: str) -> Any:
 
 
 # ------------------------------------------------------------------ Go type names for helm's messages
+_GO_TYPE_NAMES: tuple[tuple[type, str], ...] = (
+    (bool, "bool"),  # before int: a Python bool is an int
+    (int, "int64"),
+    (float, "float64"),
+    (str, "string"),
+    (list, "[]interface {}"),
+    (dict, "map[string]interface {}"),
+)
+
+
 def go_type(value: Any) -> str:
     """The Go type helm's values hold for ``value`` (``--set`` integers are int64, file numbers float64)."""
     if value is None:
         return "nil"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int64"
-    if isinstance(value, float):
-        return "float64"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "[]interface {}"
-    if isinstance(value, dict):
-        return "map[string]interface {}"
-    return type(value).__name__
+    return next((name for kind, name in _GO_TYPE_NAMES if isinstance(value, kind)), type(value).__name__)
 
 
 def go_quote(text: str) -> str:
@@ -183,39 +181,44 @@ class _Parser:
             if not key:
                 raise _EOF
             raise SetSyntaxError(f"key {go_quote(key)} has no value")
-        if last == "[":
-            try:
-                index = self._index()
-            except SetSyntaxError as exc:
-                raise SetSyntaxError(f"error parsing index: {exc}") from None
-            existing = data.get(key, [])
-            if key in data and not isinstance(existing, list):
-                raise _conversion(existing, _LIST)
-            # helm hands the list itself down (items are changed in place) and stores what comes back,
-            # or, when the expression ends early, the list as it stands.
-            try:
-                items = self._list_item(existing, index, level)
-            except _EOF:
-                _set(data, key, existing)
-                raise
-            _set(data, key, items)
-            return
-        if last == "=":
-            try:
-                value = self._value_list()
-            except _EOF:
-                _set(data, key, "")
-                raise
-            except _NotList:
-                text, _ = self._until(",")
-                _set(data, key, self._typed(text))
-                return
-            _set(data, key, value)
-            return
         if last == ",":
             raise SetSyntaxError(f"key {go_quote(key)} has no value (cannot end with ,)")
-        # last == "."
-        level += 1
+        if last == "[":
+            self._key_index(data, key, level)
+        elif last == "=":
+            self._key_value(data, key)
+        else:  # last == "."
+            self._key_nested(data, key, level + 1)
+
+    def _key_index(self, data: dict[str, Any], key: str, level: int) -> None:
+        """``key[N]…``: the rest of the assignment goes into the list at ``key``."""
+        index = self._bracketed_index()
+        existing = data.get(key, [])
+        if key in data and not isinstance(existing, list):
+            raise _conversion(existing, _LIST)
+        # helm hands the list itself down (items are changed in place) and stores what comes back,
+        # or, when the expression ends early, the list as it stands.
+        try:
+            items = self._list_item(existing, index, level)
+        except _EOF:
+            _set(data, key, existing)
+            raise
+        _set(data, key, items)
+
+    def _key_value(self, data: dict[str, Any], key: str) -> None:
+        """``key=…``: a ``{…}`` list or one typed value."""
+        try:
+            value = self._value_list()
+        except _EOF:
+            _set(data, key, "")
+            raise
+        except _NotList:
+            text, _ = self._until(",")
+            value = self._typed(text)
+        _set(data, key, value)
+
+    def _key_nested(self, data: dict[str, Any], key: str, level: int) -> None:
+        """``key.…``: the rest of the assignment goes into the map at ``key``, one level down."""
         if level > MAX_NESTED_NAME_LEVEL:
             raise SetSyntaxError(
                 f"value name nested level is greater than maximum supported nested level of {MAX_NESTED_NAME_LEVEL}"
@@ -233,6 +236,13 @@ class _Parser:
             raise SetSyntaxError(f"key map {go_quote(key)} has no value")
         _set(data, key, inner)
 
+    def _bracketed_index(self) -> int:
+        """The ``N]`` after a ``[``, with helm's prefix on its error."""
+        try:
+            return self._index()
+        except SetSyntaxError as exc:
+            raise SetSyntaxError(f"error parsing index: {exc}") from None
+
     def _index(self) -> int:
         text, last = self._until("]")
         if last is None:
@@ -249,28 +259,35 @@ class _Parser:
         if last is None:
             raise _EOF
         if last == "=":
-            try:
-                value = self._value_list()
-            except _EOF:
-                return _set_index(items, index, "")
-            except _NotList:
-                text, _ = self._until(",")
-                return _set_index(items, index, self._typed(text))
-            return _set_index(items, index, value)
+            return _set_index(items, index, self._item_value())
         if last == "[":
-            try:
-                inner_index = self._index()
-            except SetSyntaxError as exc:
-                raise SetSyntaxError(f"error parsing index: {exc}") from None
-            current: list[Any] = []
-            if index < len(items) and items[index] is not None:
-                if not isinstance(items[index], list):
-                    raise _conversion(items[index], _LIST)
-                current = items[index]
-            # On _EOF helm leaves the item as it was (an inner list changed in place stays changed).
-            inner = self._list_item(current, inner_index, level)
-            return _set_index(items, index, inner)
-        # last == "."
+            return self._item_list(items, index, level)
+        return self._item_map(items, index, level)  # last == "."
+
+    def _item_value(self) -> Any:
+        """The value after ``[N]=``: a ``{…}`` list, one typed value, or "" when nothing follows."""
+        try:
+            return self._value_list()
+        except _EOF:
+            return ""
+        except _NotList:
+            text, _ = self._until(",")
+            return self._typed(text)
+
+    def _item_list(self, items: list[Any], index: int, level: int) -> list[Any]:
+        """``[N][M]…``: the rest goes into the list at ``items[index]``."""
+        inner_index = self._bracketed_index()
+        current: list[Any] = []
+        if index < len(items) and items[index] is not None:
+            if not isinstance(items[index], list):
+                raise _conversion(items[index], _LIST)
+            current = items[index]
+        # On _EOF helm leaves the item as it was (an inner list changed in place stays changed).
+        inner = self._list_item(current, inner_index, level)
+        return _set_index(items, index, inner)
+
+    def _item_map(self, items: list[Any], index: int, level: int) -> list[Any]:
+        """``[N].…``: the rest goes into the map at ``items[index]``."""
         mapping: dict[str, Any] = {}
         if index < len(items):
             if isinstance(items[index], dict):

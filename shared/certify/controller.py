@@ -10,7 +10,8 @@ another replica) continues exactly where the last one stopped. Two leases keep i
   run whose holder (CLI or controller) stopped renewing once that lease expires. WorkloadRuns
   follow the same model with their own Lease (``workload.lease_name``).
 
-Time comes from the cluster's clock, so the loop runs in the simulated cluster's virtual time.
+The loop is ``shared.kube.leaderloop.LeaderLoop`` with ``leasing.SETTINGS``; time comes from the
+cluster's clock, so it runs in the simulated cluster's virtual time.
 """
 
 from __future__ import annotations
@@ -20,24 +21,19 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from shared import clock, errors, metrics
 from shared.certify import leasing, models, runner, store, workload
 from shared.kube import events as kube_events
 from shared.kube import leases
+from shared.kube.api import KubeApi
+from shared.kube.leaderloop import LeaderLoop
 
 logger = logging.getLogger(__name__)
 
 LEADER_LEASE = "nvcrectl-controller"
 COMPONENT = "nvcrectl-controller"
 """The component of the Events it records on Certifications."""
-LEASE_SECONDS = 60
-"""Leader and run leases alike: a replica silent for a minute of cluster time has died."""
-POLL_SECONDS = 10.0
-"""Cluster seconds between passes: short next to any workload (minutes)."""
-SLICE_SECONDS = 1.0
-"""Longest single sleep, so a stop request is honoured within about a second."""
 
 RUNS = metrics.REGISTRY.counter(
     "nvcrectl_certifications_total", "Certifications this controller ran to a verdict, by phase.", ["phase"]
@@ -66,7 +62,7 @@ def _seconds_between(start: str | None, end: str | None) -> float | None:
 class Controller:
     """One replica: ``reconcile`` is one pass; ``run`` loops until ``stop`` is set."""
 
-    api: Any
+    api: KubeApi
     namespace: str
     identity: str
     ticker: clock.Clock = field(default=clock.WALL)
@@ -80,16 +76,22 @@ class Controller:
             self.events = kube_events.Recorder(self.api, component=COMPONENT, now=self.ticker.now)
 
     def leader(self) -> bool:
+        return self._take(LEADER_LEASE)
+
+    def _take(self, lease: str) -> bool:
+        duration = leasing.SETTINGS.lease_seconds
         return leases.try_acquire(
-            self.api, self.namespace, LEADER_LEASE, identity=self.identity, duration=LEASE_SECONDS, now=self.ticker.now
+            self.api, self.namespace, lease, identity=self.identity, duration=duration, now=self.ticker.now
         )
 
     def reconcile(self) -> list[str]:
-        """One pass over the unfinished Certifications; returns what each step did (empty if not leader)."""
+        """Take or renew the leader Lease and, when it is ours, one pass (``reconcile_leading``)."""
         leading = self.leader()
         LEADER.set(1 if leading else 0)
-        if not leading:
-            return []
+        return self.reconcile_leading() if leading else []
+
+    def reconcile_leading(self) -> list[str]:
+        """One pass over the unfinished Certifications and WorkloadRuns; returns what each step did."""
         notes = []
         try:
             certs = store.list_all(self.api, self.namespace)
@@ -99,9 +101,7 @@ class Controller:
             if cert.status.phase in (models.Phase.SUCCEEDED, models.Phase.FAILED):
                 self._let_go(cert.name)
                 continue
-            if not leases.try_acquire(
-                self.api, self.namespace, cert.name, identity=self.identity, duration=LEASE_SECONDS, now=self.ticker.now
-            ):
+            if not self._take(cert.name):
                 continue  # someone (run --wait, another replica) holds it; taken over when it expires
             self.holding.add(cert.name)
             try:
@@ -134,9 +134,7 @@ class Controller:
             if workload.finished(found):
                 self._let_go(lease)
                 continue
-            if not leases.try_acquire(
-                self.api, self.namespace, lease, identity=self.identity, duration=LEASE_SECONDS, now=self.ticker.now
-            ):
+            if not self._take(lease):
                 continue
             self.holding.add(lease)
             try:
@@ -165,21 +163,41 @@ class Controller:
         if seconds is not None:
             DURATION.observe(seconds, phase=label)
 
+    def loop(self, on_note: Callable[[str], None] | None = None) -> LeaderLoop:
+        """This replica on the leader loop: the leader Lease, a pass every ``poll_seconds`` of cluster
+        time, the run Leases it holds given up on stop."""
+        say = on_note or logger.info
+
+        def one_pass() -> None:
+            for note in self.reconcile_leading():
+                say(note)
+
+        return LeaderLoop(
+            api=self.api,
+            namespace=self.namespace,
+            lease=LEADER_LEASE,
+            identity=self.identity,
+            clock=self.ticker,
+            settings=leasing.SETTINGS,
+            reconcile=one_pass,
+            on_leading=lambda leading: LEADER.set(1 if leading else 0),
+            on_error=lambda exc: logger.warning("pass failed, retrying: %s", exc.line()),
+            on_stop=self.let_go_of_runs,
+        )
+
     def run(self, stop: threading.Event, on_note: Callable[[str], None] | None = None) -> None:
-        """Reconcile every ``POLL_SECONDS`` of cluster time until ``stop``; give every lease up at the end."""
-        try:
-            while not stop.is_set():
-                for note in self.reconcile():
-                    (on_note or logger.info)(note)
-                waited = 0.0
-                while waited < POLL_SECONDS and not stop.is_set():
-                    self.ticker.sleep(min(SLICE_SECONDS, POLL_SECONDS - waited))
-                    waited += SLICE_SECONDS
-        finally:
-            for name in sorted(self.holding):
-                self._let_go(name)
-            leases.release(self.api, self.namespace, LEADER_LEASE, identity=self.identity)
-            LEADER.set(0)
+        """Lead and reconcile until ``stop``; give every Lease up at the end."""
+        self.loop(on_note).run(stop)
+
+    def let_go_of_runs(self) -> None:
+        """Give up the Lease of every run this replica holds, so another runner need not wait."""
+        for name in sorted(self.holding):
+            self._let_go(name)
+
+    def release(self) -> None:
+        """Give up the run Leases and the leader Lease (a replica embedded in another loop, stopping)."""
+        self.let_go_of_runs()
+        leases.release(self.api, self.namespace, LEADER_LEASE, identity=self.identity)
 
     def _let_go(self, name: str) -> None:
         if name in self.holding:
@@ -188,7 +206,11 @@ class Controller:
 
 
 def serve(
-    client: Any, *, namespace: str, stop: threading.Event | None = None, on_note: Callable[[str], None] | None = None
+    client: KubeApi,
+    *,
+    namespace: str,
+    stop: threading.Event | None = None,
+    on_note: Callable[[str], None] | None = None,
 ) -> None:
     """Run a replica on this client until ``stop`` is set (or the process is interrupted)."""
     replica = Controller(client, namespace, leasing.identity(), clock.for_api_client(client))

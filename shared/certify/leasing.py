@@ -1,8 +1,9 @@
-"""Who holds a run: this process's identity as a Lease holder, and how long a holding lasts.
+"""Who holds a run: this process's identity as a Lease holder, and the timings of holding one.
 
 Its own module because both kinds of run are held the same way: a Certification
-(``service.run``) and a WorkloadRun (``workload.drive``), and ``service`` imports ``workload``;
-with these here, ``workload`` needs nothing from ``service``.
+(``service.run``) and a WorkloadRun (``workload.drive``), by the CLI with ``--wait`` or by
+``nvcrectl controller`` (``controller``); ``service`` imports ``workload``, and with these here
+``workload`` needs nothing from ``service``.
 """
 
 from __future__ import annotations
@@ -11,8 +12,12 @@ import os
 import socket
 import uuid
 
-LEASE_SECONDS = 60
-"""A runner renews at every step; one that stops for a minute (virtual) has died."""
+from shared.kube.leaderloop import ControllerSettings
+
+SETTINGS = ControllerSettings()
+"""The defaults, for leader and run Leases alike: a runner renews its run's Lease at every step
+(``poll_seconds`` of cluster time apart), so one silent for a minute of cluster time has died and
+the run is taken over; minutes are short next to a certification of hours."""
 
 
 def identity() -> str:

@@ -109,14 +109,18 @@ def render(cert: models.Certification, note: str = "") -> Any:
     return Group(*parts)
 
 
+_Seen = dict[tuple[str, str], tuple[models.Phase | None, bool | None]]
+_ENDED = (models.Phase.SUCCEEDED, models.Phase.FAILED)
+
+
 def events(before: models.Certification | None, after: models.Certification) -> list[str]:
     """Plain progress lines for what changed: groups started or finished, categories ended."""
-    seen: dict[tuple[str, str], tuple[models.Phase | None, bool | None]] = {}
+    seen: _Seen = {}
     done_before: set[str] = set()
     if before is not None:
         for c in before.status.categoryStatuses:
             key = f"{c.domain}/{c.variant}"
-            if c.status in (models.Phase.SUCCEEDED, models.Phase.FAILED):
+            if c.status in _ENDED:
                 done_before.add(key)
             for g in _groups(c.rounds):
                 seen[(key, g.name)] = (g.phase, g.passed)
@@ -124,36 +128,8 @@ def events(before: models.Certification | None, after: models.Certification) -> 
     for c in after.status.categoryStatuses:
         key = f"{c.domain}/{c.variant}"
         for r in c.rounds:
-            started = [
-                g
-                for g in r.groups
-                if g.phase is not models.Phase.PENDING
-                and seen.get((key, g.name), (models.Phase.PENDING, None))[0] is models.Phase.PENDING
-            ]
-            finished = [
-                g for g in r.groups if g.passed is not None and seen.get((key, g.name), (None, None))[1] is None
-            ]
-            many = len(r.groups) > SHOWN_GROUPS
-            if many and started:
-                lines.append(
-                    f"{key}: round {r.round} ({r.stage}): {len(started)} groups started on "
-                    f"{sum(len(g.nodes) for g in started)} nodes"
-                )
-            else:
-                lines += [f"{key}: round {r.round} ({r.stage}): {g.name} started on {_nodes(g.nodes)}" for g in started]
-            for g in finished:
-                if many and g.passed:
-                    continue
-                measured = _values(g.measurements)
-                lines.append(
-                    f"{key}: round {r.round}: {g.name} on {_nodes(g.nodes)} {_state(g)}"
-                    + (f": {measured}" if measured else "")
-                    + (f" — {g.message}" if g.message and g.passed is False else "")
-                )
-            passed = sum(1 for g in finished if g.passed)
-            if many and passed:
-                lines.append(f"{key}: round {r.round}: {passed} groups passed")
-        if c.status in (models.Phase.SUCCEEDED, models.Phase.FAILED) and key not in done_before:
+            lines += _round_events(key, r, seen)
+        if c.status in _ENDED and key not in done_before:
             blamed = ", ".join(f.name for f in c.failedNodes)
             lines.append(
                 f"{key}: {c.status.value.lower()}"
@@ -161,6 +137,39 @@ def events(before: models.Certification | None, after: models.Certification) -> 
                 + (f"; failed nodes: {blamed}" if blamed else "")
                 + (f"; {len(c.infrastructureFaults)} infrastructure fault(s)" if c.infrastructureFaults else "")
             )
+    return lines
+
+
+def _round_events(key: str, r: models.Round, seen: _Seen) -> list[str]:
+    """One round's groups started and finished since ``seen``; a large round counts passes, names failures."""
+    started = [
+        g
+        for g in r.groups
+        if g.phase is not models.Phase.PENDING
+        and seen.get((key, g.name), (models.Phase.PENDING, None))[0] is models.Phase.PENDING
+    ]
+    finished = [g for g in r.groups if g.passed is not None and seen.get((key, g.name), (None, None))[1] is None]
+    many = len(r.groups) > SHOWN_GROUPS
+    lines = []
+    if many and started:
+        lines.append(
+            f"{key}: round {r.round} ({r.stage}): {len(started)} groups started on "
+            f"{sum(len(g.nodes) for g in started)} nodes"
+        )
+    else:
+        lines += [f"{key}: round {r.round} ({r.stage}): {g.name} started on {_nodes(g.nodes)}" for g in started]
+    for g in finished:
+        if many and g.passed:
+            continue
+        measured = _values(g.measurements)
+        lines.append(
+            f"{key}: round {r.round}: {g.name} on {_nodes(g.nodes)} {_state(g)}"
+            + (f": {measured}" if measured else "")
+            + (f" — {g.message}" if g.message and g.passed is False else "")
+        )
+    passed = sum(1 for g in finished if g.passed)
+    if many and passed:
+        lines.append(f"{key}: round {r.round}: {passed} groups passed")
     return lines
 
 

@@ -5,15 +5,17 @@ carries over; options set inline in ``spec`` are the defaults each category may 
 per-category field replaces the global one, maps wholesale). Status differs from upstream on
 purpose: measurements, failed nodes and the isolation trail live on the object itself (one
 certification of a few hundred nodes stays far below the 1.5 MiB object limit), because the run
-must resume from it after its runner dies.
+must resume from it after its runner dies. The envelope (apiVersion, kind, metadata) is
+``shared.kube.customresource``'s, as for every custom resource of ours.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from shared.kube.customresource import CustomResource
 
 GROUP = "nvcre.nvidia.com"
 VERSION = "v1alpha1"
@@ -190,21 +192,9 @@ class CertificationStatus(_Model):
     )
 
 
-class Certification(BaseModel):
+class Certification(CustomResource[CertificationSpec, CertificationStatus]):
     """The whole object as read from the cluster or a file."""
 
-    model_config = ConfigDict(extra="ignore")
-
-    apiVersion: str = API_VERSION
-    kind: str = KIND
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    spec: CertificationSpec
-    status: CertificationStatus = Field(default_factory=CertificationStatus)
-
-    @property
-    def name(self) -> str:
-        return str(self.metadata.get("name") or "")
-
-    @property
-    def namespace(self) -> str:
-        return str(self.metadata.get("namespace") or "default")
+    GROUP = GROUP
+    VERSION = VERSION
+    KIND = KIND

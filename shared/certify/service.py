@@ -15,14 +15,9 @@ from typing import Any
 
 from shared import errors
 from shared.certify import catalog, isolate, leasing, models, render, runner, store
+from shared.kube.api import ApiFactory, KubeApi
 
 logger = logging.getLogger(__name__)
-
-POLL_SECONDS = 10.0
-"""Seconds of cluster time between steps: short next to any workload (minutes)."""
-
-ApiFactory = Callable[[], Any]
-
 
 
 def install_crds(api: ApiFactory) -> list[str]:
@@ -78,7 +73,7 @@ def run(
 
 
 def drive(
-    client: Any,
+    client: KubeApi,
     *,
     namespace: str,
     name: str,
@@ -87,7 +82,8 @@ def drive(
     me: str | None = None,
     on_status: Callable[[models.Certification], None] | None = None,
 ) -> RunResult:
-    """Hold the Lease and step the run until it ends (or ``timeout`` seconds of cluster time pass).
+    """Hold the Lease and step the run until it ends (or ``timeout`` seconds of cluster time pass),
+    a step every ``leasing.SETTINGS.poll_seconds`` of cluster time.
 
     ``on_progress`` gets each new note; ``on_status`` the object after every step (the live display).
     """
@@ -97,11 +93,12 @@ def drive(
     ticker = clock.for_api_client(client)
     recorder = events.Recorder(client, component=runner.COMPONENT, now=ticker.now)
     me = me or leasing.identity()
+    timing = leasing.SETTINGS
     start = ticker.monotonic()
     last = ""
     try:
         while True:
-            if leases.try_acquire(client, namespace, name, identity=me, duration=leasing.LEASE_SECONDS, now=ticker.now):
+            if leases.try_acquire(client, namespace, name, identity=me, duration=timing.lease_seconds, now=ticker.now):
                 progress = runner.step(client, namespace=namespace, name=name, clock=ticker, events=recorder)
                 note = progress.note
                 if on_status is not None:
@@ -117,7 +114,7 @@ def drive(
             if timeout is not None and ticker.monotonic() - start >= timeout:
                 cert, _ = store.get(client, namespace, name)
                 return RunResult(cert, timed_out=True, waited=True)
-            ticker.sleep(POLL_SECONDS)
+            ticker.sleep(timing.poll_seconds)
     finally:
         leases.release(client, namespace, name, identity=me)
     cert, _ = store.get(client, namespace, name)

@@ -16,15 +16,12 @@ from pydantic import ValidationError
 from shared import errors
 from shared.certify import catalog, models, thresholds
 from shared.kube import crds, jobs, rest
+from shared.kube.api import KubeApi
 
-RESOURCE = crds.Resource(
-    group=models.GROUP,
-    version=models.VERSION,
-    kind=models.KIND,
+RESOURCE = crds.Resource.of(
+    models.Certification,
     plural="certifications",
     scope="Namespaced",
-    spec=models.CertificationSpec,
-    status=models.CertificationStatus,
     short_names=("cert",),
     categories=("nvcre",),
     columns=(
@@ -68,40 +65,31 @@ def load_file(path: Path) -> models.Certification:
     return from_document(yamlio.load_file(path), where=str(path))
 
 
-def get(api: Any, namespace: str, name: str) -> tuple[models.Certification, dict[str, Any]]:
+def get(api: KubeApi, namespace: str, name: str) -> tuple[models.Certification, dict[str, Any]]:
     """The parsed object and its raw metadata (resourceVersion, uid)."""
-    raw = rest.get(api, RESOURCE.path(namespace, name), what=f"certification {namespace}/{name}")
+    raw = rest.get(api, RESOURCE.path(namespace, name), what=RESOURCE.what(name, namespace))
     return models.Certification.model_validate(raw), raw["metadata"]
 
 
-def list_all(api: Any, namespace: str | None) -> list[models.Certification]:
+def list_all(api: KubeApi, namespace: str | None) -> list[models.Certification]:
     items = rest.list_items(api, RESOURCE.path(namespace))
     return [models.Certification.model_validate(i) for i in items]
 
 
-def create(api: Any, cert: models.Certification, namespace: str) -> dict[str, Any]:
-    body = cert.model_dump(mode="json", exclude={"status"}, exclude_none=True)
-    body["metadata"] = {k: v for k, v in cert.metadata.items() if k in ("name", "labels", "annotations")}
-    body["metadata"]["namespace"] = namespace
-    return rest.create(api, RESOURCE.path(namespace), body, what=f"certification {namespace}/{cert.name}")
+def create(api: KubeApi, cert: models.Certification, namespace: str) -> dict[str, Any]:
+    body = cert.creation_document(namespace)
+    return rest.create(api, RESOURCE.path(namespace), body, what=RESOURCE.what(cert.name, namespace))
 
 
 def write_status(
-    api: Any, namespace: str, name: str, status: models.CertificationStatus, metadata: dict[str, Any]
+    api: KubeApi, namespace: str, name: str, status: models.CertificationStatus, metadata: dict[str, Any]
 ) -> dict[str, Any]:
     """PUT the status with the resourceVersion read (409 when someone wrote since)."""
-    body = {
-        "apiVersion": models.API_VERSION,
-        "kind": models.KIND,
-        "metadata": {"name": name, "namespace": namespace, "resourceVersion": metadata["resourceVersion"]},
-        "status": status.model_dump(mode="json", exclude_none=True),
-    }
-    result: dict[str, Any] = rest.replace(
-        api, RESOURCE.path(namespace, name) + "/status", body, what=f"certification {namespace}/{name}"
+    return RESOURCE.write_status(
+        api, name=name, namespace=namespace, resource_version=metadata["resourceVersion"], status=status
     )
-    return result
 
 
-def delete(api: Any, namespace: str, name: str) -> bool:
+def delete(api: KubeApi, namespace: str, name: str) -> bool:
     """Delete the object; its Jobs go with it (owner references, background propagation)."""
-    return jobs.delete(api, RESOURCE.path(namespace, name), what=f"certification {namespace}/{name}")
+    return jobs.delete(api, RESOURCE.path(namespace, name), what=RESOURCE.what(name, namespace))

@@ -17,13 +17,15 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from shared import errors
 from shared.certify import catalog, models, render, thresholds
 from shared.clock import Clock
 from shared.kube import crds, jobs, podlogs, rest
 from shared.kube import errors as kube_errors
+from shared.kube.api import KubeApi
+from shared.kube.customresource import CustomResource
 
 KIND = "WorkloadRun"
 LABEL = "nvcre.nvidia.com/workloadrun"
@@ -65,28 +67,16 @@ class WorkloadRunStatus(models._Model):
     completionTime: str | None = None
 
 
-class WorkloadRun(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    apiVersion: str = models.API_VERSION
-    kind: str = KIND
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    spec: WorkloadRunSpec
-    status: WorkloadRunStatus = Field(default_factory=WorkloadRunStatus)
-
-    @property
-    def name(self) -> str:
-        return str(self.metadata.get("name") or "")
+class WorkloadRun(CustomResource[WorkloadRunSpec, WorkloadRunStatus]):
+    GROUP = models.GROUP
+    VERSION = models.VERSION
+    KIND = KIND
 
 
-RESOURCE = crds.Resource(
-    group=models.GROUP,
-    version=models.VERSION,
-    kind=KIND,
+RESOURCE = crds.Resource.of(
+    WorkloadRun,
     plural="workloadruns",
     scope="Namespaced",
-    spec=WorkloadRunSpec,
-    status=WorkloadRunStatus,
     short_names=("wlr",),
     categories=("nvcre",),
     columns=(
@@ -171,9 +161,9 @@ def load_file(path: Any) -> WorkloadRun:
     return run
 
 
-def step(api: Any, *, namespace: str, name: str, clock: Clock) -> WorkloadRun:
+def step(api: KubeApi, *, namespace: str, name: str, clock: Clock) -> WorkloadRun:
     """Launch the Job, or collect it and record the value and verdict; idempotent."""
-    raw = rest.get(api, RESOURCE.path(namespace, name), what=f"workloadrun {namespace}/{name}")
+    raw = rest.get(api, RESOURCE.path(namespace, name), what=RESOURCE.what(name, namespace))
     run = WorkloadRun.model_validate(raw)
     status = run.status.model_copy(deep=True)
     now = clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -193,21 +183,18 @@ def step(api: Any, *, namespace: str, name: str, clock: Clock) -> WorkloadRun:
     return _write(api, namespace, raw, run, status)
 
 
-def _write(api: Any, namespace: str, raw: dict[str, Any], run: WorkloadRun, status: WorkloadRunStatus) -> WorkloadRun:
+def _write(
+    api: KubeApi, namespace: str, raw: dict[str, Any], run: WorkloadRun, status: WorkloadRunStatus
+) -> WorkloadRun:
     """PUT the status with the resourceVersion read (409 when someone wrote since)."""
-    body = {
-        "apiVersion": models.API_VERSION,
-        "kind": KIND,
-        "metadata": {"name": run.name, "namespace": namespace, "resourceVersion": raw["metadata"]["resourceVersion"]},
-        "status": status.model_dump(mode="json", exclude_none=True),
-    }
-    rest.replace(api, RESOURCE.path(namespace, run.name) + "/status", body, what=f"workloadrun {namespace}/{run.name}")
+    version = raw["metadata"]["resourceVersion"]
+    RESOURCE.write_status(api, name=run.name, namespace=namespace, resource_version=version, status=status)
     run.status = status
     return run
 
 
 def _launch(
-    api: Any, run: WorkloadRun, namespace: str, job_name: str, nodes: list[render.TargetNode], *, uid: str | None
+    api: KubeApi, run: WorkloadRun, namespace: str, job_name: str, nodes: list[render.TargetNode], *, uid: str | None
 ) -> None:
     """The catalog's Job contract with the user's image and command, owned by the WorkloadRun."""
     entry = catalog.Entry(
@@ -242,7 +229,7 @@ def _launch(
         rest.create(api, rest.group_path("batch", "v1", "jobs", namespace), document, what=job_name)
 
 
-def _collect(api: Any, run: WorkloadRun, namespace: str, status: WorkloadRunStatus, *, now: str) -> None:
+def _collect(api: KubeApi, run: WorkloadRun, namespace: str, status: WorkloadRunStatus, *, now: str) -> None:
     try:
         found = rest.get(api, rest.group_path("batch", "v1", "jobs", namespace, status.job), what=str(status.job))
     except errors.NotFound:
@@ -271,19 +258,19 @@ def _collect(api: Any, run: WorkloadRun, namespace: str, status: WorkloadRunStat
     status.completionTime = now
 
 
-def create(api: Any, run: WorkloadRun, namespace: str) -> None:
-    body = run.model_dump(mode="json", exclude={"status"}, exclude_none=True)
-    body["metadata"] = {"name": run.name, "namespace": namespace}
-    rest.create(api, RESOURCE.path(namespace), body, what=f"workloadrun {namespace}/{run.name}")
-
-
-def get(api: Any, namespace: str, name: str) -> WorkloadRun:
-    return WorkloadRun.model_validate(
-        rest.get(api, RESOURCE.path(namespace, name), what=f"workloadrun {namespace}/{name}")
+def create(api: KubeApi, run: WorkloadRun, namespace: str) -> None:
+    rest.create(
+        api, RESOURCE.path(namespace), run.creation_document(namespace), what=RESOURCE.what(run.name, namespace)
     )
 
 
-def list_all(api: Any, namespace: str | None) -> list[WorkloadRun]:
+def get(api: KubeApi, namespace: str, name: str) -> WorkloadRun:
+    return WorkloadRun.model_validate(
+        rest.get(api, RESOURCE.path(namespace, name), what=RESOURCE.what(name, namespace))
+    )
+
+
+def list_all(api: KubeApi, namespace: str | None) -> list[WorkloadRun]:
     return [WorkloadRun.model_validate(i) for i in rest.list_items(api, RESOURCE.path(namespace))]
 
 
@@ -298,16 +285,16 @@ def finished(run: WorkloadRun) -> bool:
 
 
 def drive(
-    api: Any,
+    api: KubeApi,
     *,
     namespace: str,
     name: str,
     timeout: float | None,
-    poll: float = 10.0,
     me: str | None = None,
     on_progress: Callable[[str], None] | None = None,
 ) -> tuple[WorkloadRun, bool]:
-    """Hold the run's Lease and step until the run ends or ``timeout`` seconds of cluster time pass.
+    """Hold the run's Lease and step until the run ends or ``timeout`` seconds of cluster time pass,
+    a step every ``leasing.SETTINGS.poll_seconds`` of cluster time.
 
     Whoever holds the Lease steps the run (this CLI or ``nvcrectl controller``); a waiter reads the
     status until the holder finishes, or takes over once the holder's Lease expires. Returns
@@ -319,12 +306,13 @@ def drive(
 
     ticker = clock.for_api_client(api)
     me = me or leasing.identity()
+    timing = leasing.SETTINGS
     start = ticker.monotonic()
     last = ""
     try:
         while True:
             if leases.try_acquire(
-                api, namespace, lease_name(name), identity=me, duration=leasing.LEASE_SECONDS, now=ticker.now
+                api, namespace, lease_name(name), identity=me, duration=timing.lease_seconds, now=ticker.now
             ):
                 run = step(api, namespace=namespace, name=name, clock=ticker)
                 note = f"{name}: {run.status.phase or 'Pending'}: {run.status.message or ''}"
@@ -339,7 +327,7 @@ def drive(
                 return run, False
             if timeout is not None and ticker.monotonic() - start >= timeout:
                 return run, True
-            ticker.sleep(poll)
+            ticker.sleep(timing.poll_seconds)
     finally:
         leases.release(api, namespace, lease_name(name), identity=me)
 
@@ -349,7 +337,7 @@ def data(run: WorkloadRun) -> dict[str, Any]:
     st = run.status
     return {
         "name": run.name,
-        "namespace": run.metadata.get("namespace"),
+        "namespace": run.metadata.namespace,
         "phase": st.phase.value if st.phase else None,
         "passed": st.phase is models.Phase.SUCCEEDED,
         "metric": run.spec.metric.name,
@@ -363,11 +351,11 @@ def data(run: WorkloadRun) -> dict[str, Any]:
     }
 
 
-def cancel(api: Any, namespace: str, name: str) -> WorkloadRun:
+def cancel(api: KubeApi, namespace: str, name: str) -> WorkloadRun:
     """Delete the Job (if launched) and record the run as Failed, cancelled; a finished run stays as it is."""
     from shared import clock
 
-    raw = rest.get(api, RESOURCE.path(namespace, name), what=f"workloadrun {namespace}/{name}")
+    raw = rest.get(api, RESOURCE.path(namespace, name), what=RESOURCE.what(name, namespace))
     run = WorkloadRun.model_validate(raw)
     if run.status.phase in (models.Phase.SUCCEEDED, models.Phase.FAILED):
         return run

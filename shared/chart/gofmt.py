@@ -126,6 +126,15 @@ def json_string(text: str) -> str:
 
 def to_json(value: Any) -> str:
     """``json.Marshal``: keys sorted, no spaces, HTML escaped; UnsupportedValue for Inf and NaN."""
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(to_json(item) for item in value) + "]"
+    if isinstance(value, dict):
+        items = sorted((str(key), item) for key, item in value.items())
+        return "{" + ",".join(f"{json_string(key)}:{to_json(item)}" for key, item in items) + "}"
+    return _json_scalar(value)
+
+
+def _json_scalar(value: Any) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -134,11 +143,4 @@ def to_json(value: Any) -> str:
         return str(value)
     if isinstance(value, float):
         return format_float_json(value)
-    if isinstance(value, str):
-        return json_string(value)
-    if isinstance(value, list | tuple):
-        return "[" + ",".join(to_json(item) for item in value) + "]"
-    if isinstance(value, dict):
-        items = sorted((str(key), item) for key, item in value.items())
-        return "{" + ",".join(f"{json_string(key)}:{to_json(item)}" for key, item in items) + "}"
-    return json_string(str(value))
+    return json_string(value if isinstance(value, str) else str(value))

@@ -37,6 +37,10 @@ def helm_shaped(data: Any) -> Any:
         return {_key(key): helm_shaped(value) for key, value in data.items()}
     if isinstance(data, list | tuple):
         return [helm_shaped(item) for item in data]
+    return _scalar(data)
+
+
+def _scalar(data: Any) -> Any:
     if isinstance(data, bool) or data is None or isinstance(data, str | float):
         return data
     if isinstance(data, int):

@@ -6,8 +6,9 @@ a pool of workers — ordered per node, parallel across nodes. Each event: condi
 the quarantine step inside one conflict-safe node update, a Kubernetes Event about what it did to
 the node (``shared.health.kevents``), then the outcome in ``status``. Killed
 between the node write and the status write, the next run redoes the event, finds its cause already
-recorded and changes nothing: no action happens twice. ``run`` adds leader election (a Lease) and
-sleeps on a watch of HealthEvents between passes; only the leader acts. Nodes run on
+recorded and changes nothing: no action happens twice. ``run`` puts it on the leader loop
+(``shared.kube.leaderloop``: a Lease, and a watch of HealthEvents between passes, ``SETTINGS``);
+only the leader acts. Nodes run on
 ``nvsentinel.workers`` threads with the circuit breaker enabled too: a node's first quarantine
 reserves a breaker slot before the node write and releases it when the write fails or is not
 needed, so the breaker's count stays exact; the pass hands the breaker its node order (first
@@ -18,7 +19,6 @@ replay`` — gives, whatever the thread timing.
 from __future__ import annotations
 
 import collections
-import contextlib
 import logging
 import socket
 import threading
@@ -33,12 +33,18 @@ from shared.health import breaker as hbreaker
 from shared.health import event as hevent
 from shared.kube import errors as kube_errors
 from shared.kube import events as kube_events
-from shared.kube import leases, rest, watch
+from shared.kube import rest
+from shared.kube.api import KubeApi
+from shared.kube.leaderloop import ControllerSettings, LeaderLoop, Watch
 
 logger = logging.getLogger(__name__)
 
 LEASE_NAME = "nvsentinel-fault-quarantine"
-LEASE_SECONDS = 15
+SETTINGS = ControllerSettings(lease_seconds=15, watch_seconds=1, standby_seconds=1.0, retry_seconds=0.5)
+"""Quarantine must answer a fault within seconds, so: a 15-second Lease (a dead leader is replaced
+quickly), a watch that wakes the loop on any unprocessed HealthEvent (a watch of one second, so a
+stop or a lost Lease is noticed within a second), a standby that tries the Lease every real second,
+and a failed pass retried after half a second."""
 GAUGE_REFRESH_SECONDS = 30.0
 """Quarantined-node and breaker gauges are re-read after a pass that processed events, else this often."""
 
@@ -121,7 +127,7 @@ QUARANTINE_ROUNDS = 4
 
 class Controller:
     def __init__(
-        self, api: Any, cfg: config.Config, *, namespace: str, clk: clock.Clock, identity: str | None = None
+        self, api: KubeApi, cfg: config.Config, *, namespace: str, clk: clock.Clock, identity: str | None = None
     ) -> None:
         self.api = api
         self.cfg = cfg
@@ -297,44 +303,37 @@ class Controller:
             )
 
     # ------------------------------------------------------------ the loop
-    def run(self, stop: threading.Event, *, watch_seconds: int = 1) -> None:
+    def loop(self) -> LeaderLoop:
+        """This replica on the leader loop, woken by any HealthEvent still to be processed."""
+        return LeaderLoop(
+            api=self.api,
+            namespace=self.namespace,
+            lease=LEASE_NAME,
+            identity=self.identity,
+            clock=self.clock,
+            settings=SETTINGS,
+            reconcile=self.reconcile_once,
+            watch=Watch(resource.RESOURCE.path(), _unprocessed),
+            on_leading=lambda leading: LEADER.set(1 if leading else 0),
+            on_error=_failed_pass,
+        )
+
+    def run(self, stop: threading.Event) -> None:
         """Until ``stop``: hold the Lease, reconcile, wait for a HealthEvent change."""
-        leading = False
-        while not stop.is_set():
-            try:
-                leading = leases.try_acquire(
-                    self.api,
-                    self.namespace,
-                    LEASE_NAME,
-                    identity=self.identity,
-                    duration=LEASE_SECONDS,
-                    now=self.clock.now,
-                )
-                LEADER.set(1 if leading else 0)
-                if not leading:
-                    stop.wait(1.0)
-                    continue
-                listing = rest.get(self.api, resource.RESOURCE.path(), what="healthevents")
-                self.reconcile_once()
-                version = (listing.get("metadata") or {}).get("resourceVersion")
-                for kind, obj in watch.events(
-                    self.api, resource.RESOURCE.path(), resource_version=version, timeout_seconds=watch_seconds
-                ):
-                    if stop.is_set() or (kind in ("ADDED", "MODIFIED") and not (obj.get("status") or {}).get("phase")):
-                        break
-            except kube_errors.Expired:
-                continue
-            except errors.ToolError as exc:
-                PASS_ERRORS.inc()
-                logger.warning("pass failed, retrying: %s", exc.line())
-                stop.wait(0.5)
-        if leading:
-            with contextlib.suppress(errors.ToolError):
-                leases.release(self.api, self.namespace, LEASE_NAME, identity=self.identity)
-            LEADER.set(0)
+        self.loop().run(stop)
 
 
-def ensure_namespace(api: Any, namespace: str) -> None:
+def _unprocessed(kind: str, obj: dict[str, Any]) -> bool:
+    """A HealthEvent added or changed without an outcome: the next pass is due."""
+    return kind in ("ADDED", "MODIFIED") and not (obj.get("status") or {}).get("phase")
+
+
+def _failed_pass(exc: errors.ToolError) -> None:
+    PASS_ERRORS.inc()
+    logger.warning("pass failed, retrying: %s", exc.line())
+
+
+def ensure_namespace(api: KubeApi, namespace: str) -> None:
     try:
         rest.create(
             api,

@@ -39,10 +39,10 @@ from typing import Any
 
 from shared import nodes
 from shared.health import event as hevent
-from shared.health import kevents, labelselector, quarantine, resource
+from shared.health import kevents, quarantine, resource
 from shared.health import values as hvalues
 from shared.kube import events as kube_events
-from shared.kube import evictions, rest
+from shared.kube import evictions, labelselector, rest
 
 logger = logging.getLogger(__name__)
 
@@ -199,14 +199,9 @@ class Drainer:
         ev = stored.event
         now = self.now()
         current = stored.status.drain or resource.DrainStatus(startedAt=hevent.format_time(now))
-        if current.state in TERMINAL:
-            return current
-        if not quarantine.is_quarantined(node):
-            return current.model_copy(update={"state": "Cancelled", "message": "node no longer quarantined"})
-        if not quarantine.is_enforced(node, ev):
-            return current.model_copy(update={"state": "Skipped", "message": "recorded in monitor mode, not enforced"})
-        if ev.drainOverrides is not None and ev.drainOverrides.skip:
-            return current.model_copy(update={"state": "AlreadyDrained", "message": "drainOverrides.skip"})
+        settled = _settled(ev, node, current)
+        if settled is not None:
+            return settled
         partial, entity = self.partial_entity(ev)
         if partial and entity is None:
             message = "partial drain needs a GPU_UUID entity"
@@ -346,3 +341,17 @@ def _took(status: resource.DrainStatus, now: datetime) -> str:
         return ""
     seconds = (now - _parse(status.startedAt)).total_seconds()
     return f" after {seconds:.0f}s" if seconds >= 1 else ""
+
+
+def _settled(ev: hevent.HealthEvent, node: nodes.Node, current: resource.DrainStatus) -> resource.DrainStatus | None:
+    """The status of a drain there is nothing to do for (finished, no longer quarantined, monitor
+    mode, skipped by the event); None when the drain must act."""
+    if current.state in TERMINAL:
+        return current
+    if not quarantine.is_quarantined(node):
+        return current.model_copy(update={"state": "Cancelled", "message": "node no longer quarantined"})
+    if not quarantine.is_enforced(node, ev):
+        return current.model_copy(update={"state": "Skipped", "message": "recorded in monitor mode, not enforced"})
+    if ev.drainOverrides is not None and ev.drainOverrides.skip:
+        return current.model_copy(update={"state": "AlreadyDrained", "message": "drainOverrides.skip"})
+    return None

@@ -14,9 +14,9 @@ import hashlib
 import json
 from datetime import UTC, datetime
 from enum import IntEnum, StrEnum
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_serializer, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema, field_serializer, field_validator
 
 from shared import errors
 
@@ -68,6 +68,17 @@ class BehaviourOverrides(BaseModel):
     skip: bool = False
 
 
+def _by_name(default: IntEnum) -> Any:
+    """The field's default, and its JSON Schema as the wire carries it: the enum's names."""
+    names = list(type(default).__members__)
+
+    def wire(schema: dict[str, Any]) -> None:
+        schema.clear()
+        schema.update({"default": default.name, "enum": names, "type": "string"})
+
+    return Field(default, json_schema_extra=wire)
+
+
 def _enum_by_name(enum: type[IntEnum], value: Any) -> Any:
     if isinstance(value, enum) or value is None:
         return value
@@ -82,7 +93,7 @@ def _enum_by_name(enum: type[IntEnum], value: Any) -> Any:
 
 
 class HealthEvent(BaseModel):
-    """One observation about one node, as a monitor reports it."""
+    """One observation about one node, as a monitor reports it; on the wire, enums by name and time as a string."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -93,15 +104,15 @@ class HealthEvent(BaseModel):
     isFatal: bool = False
     isHealthy: bool = False
     message: str = ""
-    recommendedAction: RecommendedAction = RecommendedAction.NONE
+    recommendedAction: RecommendedAction = _by_name(RecommendedAction.NONE)
     errorCode: list[str] = Field(default_factory=list)
     entitiesImpacted: list[Entity] = Field(default_factory=list)
     metadata: dict[str, str] = Field(default_factory=dict)
-    generatedTimestamp: datetime | None = None
+    generatedTimestamp: Annotated[datetime, WithJsonSchema({"type": "string"})] | None = None
     nodeName: str
     quarantineOverrides: BehaviourOverrides | None = None
     drainOverrides: BehaviourOverrides | None = None
-    processingStrategy: ProcessingStrategy = ProcessingStrategy.UNSPECIFIED
+    processingStrategy: ProcessingStrategy = _by_name(ProcessingStrategy.UNSPECIFIED)
     id: str = ""
     customRecommendedAction: str = ""
 

@@ -90,14 +90,9 @@ class Remediator:
     def step(self, stored: resource.Stored, node: nodes.Node) -> resource.RemediationStatus:
         ev = stored.event
         current = stored.status.remediation or resource.RemediationStatus()
-        if current.state in TERMINAL:
-            return current
-        if not quarantine.is_quarantined(node):
-            return current.model_copy(update={"state": "Cancelled", "message": "node no longer quarantined"})
-        if not quarantine.is_enforced(node, ev):
-            return current.model_copy(update={"state": "Skipped", "message": "recorded in monitor mode, not enforced"})
-        if ev.recommendedAction == hevent.RecommendedAction.NONE:
-            return current.model_copy(update={"state": "Skipped", "message": "recommendedAction NONE"})
+        settled = self._settled(ev, current, node)
+        if settled is not None:
+            return settled
         action = self.resolve(ev)
         if action is None:
             return self._for_people(
@@ -109,6 +104,31 @@ class Remediator:
             )
         if current.state == "InProgress" and current.object:
             return self._follow(ev, action, current, node)
+        return self._start(ev, action, current, node)
+
+    # ------------------------------------------------------------ pieces
+    def _settled(
+        self, ev: hevent.HealthEvent, current: resource.RemediationStatus, node: nodes.Node
+    ) -> resource.RemediationStatus | None:
+        """The status when there is nothing to do: already over, released, monitor mode or NONE."""
+        if current.state in TERMINAL:
+            return current
+        if not quarantine.is_quarantined(node):
+            return current.model_copy(update={"state": "Cancelled", "message": "node no longer quarantined"})
+        if not quarantine.is_enforced(node, ev):
+            return current.model_copy(update={"state": "Skipped", "message": "recorded in monitor mode, not enforced"})
+        if ev.recommendedAction == hevent.RecommendedAction.NONE:
+            return current.model_copy(update={"state": "Skipped", "message": "recommendedAction NONE"})
+        return None
+
+    def _start(
+        self,
+        ev: hevent.HealthEvent,
+        action: hvalues.MaintenanceAction,
+        current: resource.RemediationStatus,
+        node: nodes.Node,
+    ) -> resource.RemediationStatus:
+        """Create the object, unless its group (or a superseding one) has one in progress or ran out of attempts."""
         group, entity = action.equivalenceGroup, None
         if action.impactedEntityScope:
             entity = next(
@@ -120,18 +140,9 @@ class Remediator:
                 )
             group = f"{group}-{entity}"
         state = _state(node)
-        for candidate in [group, *action.supersedingEquivalenceGroups]:
-            entry = state["equivalenceGroups"].get(candidate)
-            if entry and self._in_progress(entry):
-                return current.model_copy(
-                    update={
-                        "state": "InProgress",
-                        "object": entry["maintenanceCR"],
-                        "kind": entry["kind"],
-                        "group": candidate,
-                        "message": f"deduplicated: follows {entry['maintenanceCR']}",
-                    }
-                )
+        following = self._deduplicated(state, [group, *action.supersedingEquivalenceGroups], current)
+        if following is not None:
+            return following
         limit = self.settings.maxRemediationAttempts
         if limit and state["attempts"].get(group, 0) >= limit:
             return self._for_people(
@@ -155,7 +166,24 @@ class Remediator:
             update={"state": "InProgress", "kind": action.kind, "object": name, "group": group, "message": ""}
         )
 
-    # ------------------------------------------------------------ pieces
+    def _deduplicated(
+        self, state: dict[str, Any], groups: list[str], current: resource.RemediationStatus
+    ) -> resource.RemediationStatus | None:
+        """Following the first of ``groups`` with an object in progress; None when none has one."""
+        for candidate in groups:
+            entry = state["equivalenceGroups"].get(candidate)
+            if entry and self._in_progress(entry):
+                return current.model_copy(
+                    update={
+                        "state": "InProgress",
+                        "object": entry["maintenanceCR"],
+                        "kind": entry["kind"],
+                        "group": candidate,
+                        "message": f"deduplicated: follows {entry['maintenanceCR']}",
+                    }
+                )
+        return None
+
     def _in_progress(self, entry: dict[str, Any]) -> bool:
         action = hvalues.MaintenanceAction(
             apiGroup=entry["apiGroup"],

@@ -16,42 +16,16 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from shared.health import event as hevent
 from shared.kube import crds, rest, retry
 from shared.kube import errors as kube_errors
+from shared.kube.api import KubeApi
+from shared.kube.customresource import CustomResource, ObjectMeta
 
 GROUP, VERSION, PLURAL = "nvsentinel.nvidia.com", "v1alpha1", "healthevents"
 NODE_LABEL = "nvsentinel.nvidia.com/node"
-
-_ACTIONS: dict[str, Any] = {"enum": list(hevent.RecommendedAction.__members__)}
-_STRATEGIES: dict[str, Any] = {"enum": list(hevent.ProcessingStrategy.__members__)}
-
-
-class _Spec(BaseModel):
-    """The wire shape of a HealthEvent, for the CRD schema (enums by name, time as a string)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    version: int = 1
-    agent: str
-    componentClass: str = ""
-    checkName: str
-    isFatal: bool = False
-    isHealthy: bool = False
-    message: str = ""
-    recommendedAction: str = Field("NONE", json_schema_extra=_ACTIONS)
-    errorCode: list[str] = Field(default_factory=list)
-    entitiesImpacted: list[hevent.Entity] = Field(default_factory=list)
-    metadata: dict[str, str] = Field(default_factory=dict)
-    generatedTimestamp: str | None = None
-    nodeName: str
-    quarantineOverrides: hevent.BehaviourOverrides | None = None
-    drainOverrides: hevent.BehaviourOverrides | None = None
-    processingStrategy: str = Field("UNSPECIFIED", json_schema_extra=_STRATEGIES)
-    id: str = ""
-    customRecommendedAction: str = ""
 
 
 class DrainStatus(BaseModel):
@@ -88,14 +62,18 @@ class Status(BaseModel):
     remediation: RemediationStatus | None = None
 
 
-RESOURCE = crds.Resource(
-    group=GROUP,
-    version=VERSION,
-    kind="HealthEvent",
+class HealthEventObject(CustomResource[hevent.HealthEvent, Status]):
+    """One stored event: the event itself is the spec (on the wire: enums by name)."""
+
+    GROUP = GROUP
+    VERSION = VERSION
+    KIND = "HealthEvent"
+
+
+RESOURCE = crds.Resource.of(
+    HealthEventObject,
     plural=PLURAL,
     scope="Cluster",
-    spec=_Spec,
-    status=Status,
     short_names=("he", "hevt"),
     categories=("nvsentinel",),
     columns=(
@@ -128,7 +106,7 @@ def object_name(ev: hevent.HealthEvent) -> str:
     return f"{node}.{ev.dedupe_key()}"
 
 
-def install(api: Any) -> None:
+def install(api: KubeApi) -> None:
     crds.install(api, RESOURCE)
 
 
@@ -141,21 +119,18 @@ class PublishResult:
         return {"published": len(self.created), "duplicates": len(self.duplicates), "names": self.created}
 
 
-def publish(api: Any, events: list[hevent.HealthEvent], *, now: Callable[[], datetime]) -> PublishResult:
+def publish(api: KubeApi, events: list[hevent.HealthEvent], *, now: Callable[[], datetime]) -> PublishResult:
     """Create one object per distinct event; repeats (in the input or already stored) are skipped."""
     created, duplicates = [], []
     for ev in events:
         if ev.generatedTimestamp is None:
             ev = ev.model_copy(update={"generatedTimestamp": now()})
         name = object_name(ev)
-        body = {
-            "apiVersion": f"{GROUP}/{VERSION}",
-            "kind": "HealthEvent",
-            "metadata": {"name": name, "labels": {NODE_LABEL: _label_value(ev.nodeName)}},
-            "spec": ev.wire(),
-        }
+        stored = HealthEventObject(
+            metadata=ObjectMeta(name=name, labels={NODE_LABEL: _label_value(ev.nodeName)}), spec=ev
+        )
         try:
-            rest.create(api, RESOURCE.path(), body, what=f"healthevent {name}")
+            rest.create(api, RESOURCE.path(), stored.creation_document(), what=RESOURCE.what(name))
         except kube_errors.AlreadyExists:
             duplicates.append(name)
             continue
@@ -167,7 +142,7 @@ def _label_value(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "-", text)[:63].strip("-_.")
 
 
-def list_events(api: Any, *, node: str | None = None) -> list[Stored]:
+def list_events(api: KubeApi, *, node: str | None = None) -> list[Stored]:
     """Every stored event (of one node), oldest first by generatedTimestamp then name."""
     selector = f"{NODE_LABEL}={_label_value(node)}" if node else None
     items = rest.list_items(api, RESOURCE.path(), label_selector=selector)
@@ -197,7 +172,7 @@ def list_events(api: Any, *, node: str | None = None) -> list[Stored]:
     return stored
 
 
-def set_status(api: Any, name: str, status: Status) -> None:
+def set_status(api: KubeApi, name: str, status: Status) -> None:
     """Record the outcome (status subresource; last writer wins, the outcome is deterministic)."""
     path = RESOURCE.path(name=name) + "/status"
     current = rest.get(api, RESOURCE.path(name=name), what=f"healthevent {name}")
@@ -205,7 +180,7 @@ def set_status(api: Any, name: str, status: Status) -> None:
     rest.replace(api, path, current, what=f"healthevent {name}")
 
 
-def update_status(api: Any, name: str, **parts: BaseModel | str | None) -> None:
+def update_status(api: KubeApi, name: str, **parts: BaseModel | str | None) -> None:
     """Replace some status fields (drain, remediation, ...) and keep the others, conflict-safe."""
 
     def attempt() -> None:
@@ -221,7 +196,7 @@ def update_status(api: Any, name: str, **parts: BaseModel | str | None) -> None:
     )
 
 
-def prune(api: Any, *, older_than: timedelta, now: Callable[[], datetime], dry_run: bool = False) -> list[str]:
+def prune(api: KubeApi, *, older_than: timedelta, now: Callable[[], datetime], dry_run: bool = False) -> list[str]:
     """Delete processed events created before now - older_than; unprocessed ones are kept."""
     cutoff = now() - older_than
     doomed = []

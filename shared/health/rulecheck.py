@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -185,35 +185,43 @@ def check(
     raw_sets = (user.get("fault-quarantine") or {}).get("ruleSets") or []
     seen: dict[str, int] = {}
     for index, raw in enumerate(raw_sets if isinstance(raw_sets, list) else []):
-        base = f"fault-quarantine.ruleSets[{index}]"
-        name = str(raw.get("name", "")) if isinstance(raw, dict) else ""
-        try:
-            spec = values.RuleSet.model_validate(_known_only(raw, values.RuleSet))
-        except Exception as exc:
-            for err in getattr(exc, "errors", lambda: [])():
-                loc = ".".join(str(p) if isinstance(p, str) else f"[{p}]" for p in err["loc"]).replace(".[", "[")
-                problems.append(Problem(where(f"{base}.{loc}"), name, f"{loc}: {err['msg']}"))
-            continue
-        if spec.name in seen:
-            problems.append(Problem(where(f"{base}.name"), name, f"duplicate name (also ruleSets[{seen[spec.name]}])"))
-        seen.setdefault(spec.name, index)
-        if not spec.match.all and not spec.match.any:
-            problems.append(Problem(where(f"{base}.match"), name, "match has no rules: it never matches"))
-        for group in ("all", "any"):
-            for i, rule in enumerate(getattr(spec.match, group)):
-                at = where(f"{base}.match.{group}[{i}].expression")
-                try:
-                    cel.compile(rule.expression, name=spec.name)
-                except errors.InvalidInput as exc:
-                    problems.append(Problem(at, "", f"match.{group}[{i}]: {exc.message}"))
-                    continue
-                problems.extend(
-                    Problem(at, name, f"match.{group}[{i}]: {m}") for m in field_problems(rule.kind, rule.expression)
-                )
+        problems.extend(_rule_set_problems(raw, index, seen=seen, where=where))
     if not problems:  # what only the whole model checks (a drain policy's selector, exclusive options)
         try:
             values.validated(schema, values.layered(user), source=source)
         except errors.InvalidInput as exc:
             field = exc.message.split(":", 1)[0]
             problems.append(Problem(where(field), "", exc.message))
+    return problems
+
+
+def _rule_set_problems(raw: Any, index: int, *, seen: dict[str, int], where: Callable[[str], str]) -> list[Problem]:
+    """What is wrong with ``ruleSets[index]``; ``seen`` (name → first index) finds duplicate names."""
+    base = f"fault-quarantine.ruleSets[{index}]"
+    name = str(raw.get("name", "")) if isinstance(raw, dict) else ""
+    try:
+        spec = values.RuleSet.model_validate(_known_only(raw, values.RuleSet))
+    except Exception as exc:
+        problems = []
+        for err in getattr(exc, "errors", lambda: [])():
+            loc = ".".join(str(p) if isinstance(p, str) else f"[{p}]" for p in err["loc"]).replace(".[", "[")
+            problems.append(Problem(where(f"{base}.{loc}"), name, f"{loc}: {err['msg']}"))
+        return problems
+    problems = []
+    if spec.name in seen:
+        problems.append(Problem(where(f"{base}.name"), name, f"duplicate name (also ruleSets[{seen[spec.name]}])"))
+    seen.setdefault(spec.name, index)
+    if not spec.match.all and not spec.match.any:
+        problems.append(Problem(where(f"{base}.match"), name, "match has no rules: it never matches"))
+    for group in ("all", "any"):
+        for i, rule in enumerate(getattr(spec.match, group)):
+            at = where(f"{base}.match.{group}[{i}].expression")
+            try:
+                cel.compile(rule.expression, name=spec.name)
+            except errors.InvalidInput as exc:
+                problems.append(Problem(at, "", f"match.{group}[{i}]: {exc.message}"))
+                continue
+            problems.extend(
+                Problem(at, name, f"match.{group}[{i}]: {m}") for m in field_problems(rule.kind, rule.expression)
+            )
     return problems

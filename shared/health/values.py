@@ -20,7 +20,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from shared import durations, errors, merge
-from shared.health import labelselector
+from shared.kube import labelselector
 
 Kind = Literal["HealthEvent", "Node"]
 Effect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from shared import errors, logs
+from shared.kube.api import KubeApi
 
 ENV_KUBECONFIG = "KUBECONFIG"
 ENV_SERVICE_HOST = "KUBERNETES_SERVICE_HOST"
@@ -78,7 +79,7 @@ def new_client(
     environ: Mapping[str, str] | None = None,
     home: Path | None = None,
     service_account_dir: Path = SERVICE_ACCOUNT_DIR,
-) -> Any:
+) -> KubeApi:
     """A ``kubernetes.client.ApiClient`` for the chosen cluster; the caller closes it."""
     from kubernetes import client, config
     from kubernetes.config.config_exception import ConfigException
@@ -119,7 +120,8 @@ def new_client(
     configuration.retries = Retry(
         total=2, connect=2, read=0, status=0, other=0, redirect=0, respect_retry_after_header=False
     )
-    return client.ApiClient(configuration)
+    api: KubeApi = client.ApiClient(configuration)
+    return api
 
 
 def close(api: Any) -> None:
@@ -141,9 +143,9 @@ class LazyClient:
     def __init__(self, *, kubeconfig: Path | None = None, context: str | None = None) -> None:
         self.kubeconfig = kubeconfig
         self.context = context
-        self._client: Any = None
+        self._client: KubeApi | None = None
 
-    def __call__(self) -> Any:
+    def __call__(self) -> KubeApi:
         if self._client is None:
             self._client = new_client(kubeconfig=self.kubeconfig, context=self.context)
         return self._client

@@ -3,7 +3,8 @@
 The models are the source of truth for a custom resource's shape; the CRD's openAPIV3Schema is
 derived from them (``$ref``s inlined, as the API server requires), so ``kubectl explain`` and server
 validation agree with what the programs read and write. Installing creates or updates the CRD and
-waits until it is Established.
+waits until it is Established. ``Resource.of`` reads a resource's group, version, kind, spec and
+status from its ``CustomResource`` class; ``Resource.write_status`` is the one status write.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from pydantic import BaseModel
 
 from shared import errors
 from shared.kube import rest
+from shared.kube.api import KubeApi
+from shared.kube.customresource import CustomResource
 
 CRD_PATH = rest.group_path("apiextensions.k8s.io", "v1", "customresourcedefinitions")
 _DROPPED_KEYS = ("title", "$defs", "discriminator", "const")
@@ -59,10 +62,53 @@ class Resource:
     def name(self) -> str:
         return f"{self.plural}.{self.group}"
 
+    @classmethod
+    def of(
+        cls,
+        model: type[CustomResource[Any, Any]],
+        *,
+        plural: str,
+        scope: str,
+        short_names: tuple[str, ...] = (),
+        categories: tuple[str, ...] = (),
+        columns: tuple[PrinterColumn, ...] = (),
+    ) -> Resource:
+        """The resource ``model`` describes: its group, version and kind, its spec and status."""
+        return cls(
+            group=model.GROUP,
+            version=model.VERSION,
+            kind=model.KIND,
+            plural=plural,
+            scope=scope,
+            spec=model.spec_model(),
+            status=model.status_model(),
+            short_names=short_names,
+            categories=categories,
+            columns=columns,
+        )
+
     def path(self, namespace: str | None = None, name: str | None = None) -> str:
         return rest.group_path(
             self.group, self.version, self.plural, namespace if self.scope == "Namespaced" else None, name
         )
+
+    def what(self, name: str, namespace: str | None = None) -> str:
+        """How messages name one object: ``certification default/c1``, ``validationrequest vr-1``."""
+        return f"{self.kind.lower()} {namespace}/{name}" if namespace else f"{self.kind.lower()} {name}"
+
+    def write_status(
+        self, api: KubeApi, *, name: str, resource_version: str, status: BaseModel, namespace: str | None = None
+    ) -> dict[str, Any]:
+        """PUT the status subresource with the resourceVersion read: a 409 when someone wrote since,
+        so a stale writer recomputes instead of clobbering a newer step."""
+        metadata = {"name": name, "namespace": namespace, "resourceVersion": resource_version}
+        body = {
+            "apiVersion": f"{self.group}/{self.version}",
+            "kind": self.kind,
+            "metadata": {k: v for k, v in metadata.items() if v is not None},
+            "status": status.model_dump(mode="json", exclude_none=True),
+        }
+        return rest.replace(api, self.path(namespace, name) + "/status", body, what=self.what(name, namespace))
 
 
 def _inline(schema: Any, defs: dict[str, Any]) -> Any:
@@ -134,7 +180,7 @@ def document(resource: Resource) -> dict[str, Any]:
 
 
 def install(
-    api: Any,
+    api: KubeApi,
     resource: Resource,
     *,
     timeout: float = 30.0,

@@ -76,29 +76,34 @@ def _retry_after(exc: Any) -> float | None:
         return None
 
 
+_BY_STATUS: dict[int, type[errors.ToolError]] = {
+    0: ConnectionFailed,  # the client's status when no answer came
+    400: errors.InvalidInput,
+    401: errors.Unauthorized,
+    403: errors.Unauthorized,
+    404: errors.NotFound,
+    410: Expired,
+    413: errors.InvalidInput,
+    415: errors.InvalidInput,
+    422: errors.InvalidInput,
+}
+"""The statuses whose class takes the message alone (409, 429 and 5xx carry more)."""
+
+
 def from_status(
     status: int, reason: str, message: str, *, where: str | None = None, retry_after: float | None = None
 ) -> errors.ToolError:
     """The error class for one HTTP status and Status reason."""
-    if status in (401, 403):
-        return errors.Unauthorized(message, where=where)
-    if status == 404:
-        return errors.NotFound(message, where=where)
     if status == 409:
-        if reason == "AlreadyExists":
-            return AlreadyExists(message, where=where)
-        return Conflict(message, where=where)
-    if status == 410:
-        return Expired(message, where=where)
+        return (AlreadyExists if reason == "AlreadyExists" else Conflict)(message, where=where)
     if status == 429:
         return Throttled(message, where=where, retry_after=retry_after)
-    if status in (400, 413, 415, 422):
-        return errors.InvalidInput(message, where=where)
     if status >= 500:
         return ServerError(f"server error {status}: {message}", where=where, status=status)
-    if status == 0:
-        return ConnectionFailed(message, where=where)
-    return errors.Internal(f"unexpected API status {status}: {message}", where=where)
+    kind = _BY_STATUS.get(status)
+    if kind is None:
+        return errors.Internal(f"unexpected API status {status}: {message}", where=where)
+    return kind(message, where=where)
 
 
 def from_exception(exc: BaseException, *, where: str | None = None) -> errors.ToolError:
@@ -106,11 +111,17 @@ def from_exception(exc: BaseException, *, where: str | None = None) -> errors.To
     if isinstance(exc, errors.ToolError):
         return exc
     from kubernetes.client.exceptions import ApiException
-    from urllib3 import exceptions as http
 
     if isinstance(exc, ApiException):
         reason, message = _status_body(exc)
         return from_status(int(exc.status or 0), reason, message, where=where, retry_after=_retry_after(exc))
+    return _from_transport(exc, where=where)
+
+
+def _from_transport(exc: BaseException, *, where: str | None) -> errors.ToolError:
+    """A failure without an HTTP answer: refused or broken connections, timeouts; else ``Internal``."""
+    from urllib3 import exceptions as http
+
     if isinstance(exc, http.MaxRetryError) and exc.reason is not None:
         return from_exception(exc.reason, where=where)
     if isinstance(exc, http.NewConnectionError):  # a subclass of ConnectTimeoutError, but a refusal

@@ -38,6 +38,7 @@ from typing import Any
 from shared import clock, errors
 from shared.kube import errors as kube_errors
 from shared.kube import rest, retry
+from shared.kube.api import KubeApi
 
 logger = logging.getLogger(__name__)
 
@@ -89,14 +90,14 @@ class _Warnings:
         self._lock = threading.Lock()
         self._seen: set[tuple[int, str, str]] = set()
 
-    def first(self, api: Any, kind: str, namespace: str) -> bool:
+    def first(self, api: KubeApi, kind: str, namespace: str) -> bool:
         mark = (id(api), kind, namespace)
         with self._lock:
             fresh = mark not in self._seen
             self._seen.add(mark)
             return fresh
 
-    def clear(self, api: Any) -> None:
+    def clear(self, api: KubeApi) -> None:
         with self._lock:
             self._seen = {m for m in self._seen if m[0] != id(api)}
 
@@ -180,7 +181,7 @@ class Recorder:
 
     def __init__(
         self,
-        api: Any,
+        api: KubeApi,
         *,
         component: str,
         now: Callable[[], datetime] = clock.WALL.now,

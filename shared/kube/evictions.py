@@ -13,11 +13,12 @@ from typing import Any, Literal
 from shared import errors
 from shared.kube import errors as kube_errors
 from shared.kube import rest
+from shared.kube.api import KubeApi
 
 Result = Literal["evicted", "blocked", "gone"]
 
 
-def evict(api: Any, namespace: str, name: str, *, grace_seconds: int | None = None) -> tuple[Result, str]:
+def evict(api: KubeApi, namespace: str, name: str, *, grace_seconds: int | None = None) -> tuple[Result, str]:
     """Evict one pod: ("evicted" | "blocked" (429, the budget's message) | "gone", message)."""
     body: dict[str, Any] = {
         "apiVersion": "policy/v1",

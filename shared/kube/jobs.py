@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from shared.kube import rest
+from shared.kube.api import KubeApi
 
 
-def delete(api: Any, path: str, *, propagation: str = "Background", what: str | None = None) -> bool:
+def delete(api: KubeApi, path: str, *, propagation: str = "Background", what: str | None = None) -> bool:
     """DELETE ``path``; True when it existed (see ``rest.delete``)."""
     return rest.delete(api, path, propagation=propagation, what=what)
 

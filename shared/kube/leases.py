@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from shared import errors
 from shared.kube import errors as kube_errors
 from shared.kube import rest
+from shared.kube.api import KubeApi
 
 _MICRO = "%Y-%m-%dT%H:%M:%S.%fZ"
 
@@ -51,7 +51,7 @@ class Holding:
         return self.renewed is None or now >= self.renewed + timedelta(seconds=self.duration)
 
 
-def read(api: Any, namespace: str, name: str) -> Holding | None:
+def read(api: KubeApi, namespace: str, name: str) -> Holding | None:
     try:
         lease = rest.get(api, _path(namespace, name), what=f"lease {namespace}/{name}")
     except errors.NotFound:
@@ -63,7 +63,7 @@ def read(api: Any, namespace: str, name: str) -> Holding | None:
 
 
 def try_acquire(
-    api: Any, namespace: str, name: str, *, identity: str, duration: int, now: Callable[[], datetime]
+    api: KubeApi, namespace: str, name: str, *, identity: str, duration: int, now: Callable[[], datetime]
 ) -> bool:
     """Take or renew the lease for ``identity``; False when someone else holds an unexpired one.
 
@@ -103,7 +103,7 @@ def try_acquire(
     return True
 
 
-def release(api: Any, namespace: str, name: str, *, identity: str) -> None:
+def release(api: KubeApi, namespace: str, name: str, *, identity: str) -> None:
     """Give the lease up (if still ours) so the next holder need not wait for it to expire."""
     try:
         current = rest.get(api, _path(namespace, name), what=f"lease {namespace}/{name}")

@@ -8,12 +8,11 @@ like every other call (``shared.kube.retry``).
 
 from __future__ import annotations
 
-from typing import Any
-
 from shared.kube import rest, retry
+from shared.kube.api import KubeApi
 
 
-def read(api: Any, namespace: str, pod: str, *, container: str | None = None) -> str:
+def read(api: KubeApi, namespace: str, pod: str, *, container: str | None = None) -> str:
     """The whole log of ``pod`` (its first or named container), decoded as UTF-8 with replacement."""
     path = rest.core_path("pods", namespace, pod) + "/log"
     query = [("container", container)] if container else []

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from shared.kube import retry
+from shared.kube.api import KubeApi
 
 PAGE_SIZE = 500
 _AUTH = ["BearerToken"]
@@ -21,7 +22,7 @@ _JSON = {"Accept": "application/json", "Content-Type": "application/json"}
 
 
 def _request(
-    api: Any,
+    api: KubeApi,
     method: str,
     path: str,
     *,
@@ -48,21 +49,21 @@ def _request(
     return retry.call(call, what=what or path)
 
 
-def get(api: Any, path: str, *, what: str | None = None) -> dict[str, Any]:
+def get(api: KubeApi, path: str, *, what: str | None = None) -> dict[str, Any]:
     """One object (or any JSON document) at ``path``."""
     result: dict[str, Any] = _request(api, "GET", path, what=what)
     return result
 
 
 def list_items(
-    api: Any, path: str, *, label_selector: str | None = None, field_selector: str | None = None
+    api: KubeApi, path: str, *, label_selector: str | None = None, field_selector: str | None = None
 ) -> list[dict[str, Any]]:
     """Every item of a collection, fetched page by page."""
     return list(iter_items(api, path, label_selector=label_selector, field_selector=field_selector))
 
 
 def iter_items(
-    api: Any, path: str, *, label_selector: str | None = None, field_selector: str | None = None
+    api: KubeApi, path: str, *, label_selector: str | None = None, field_selector: str | None = None
 ) -> Iterator[dict[str, Any]]:
     """``list_items`` one page at a time: counting or projecting 10,000 Nodes never holds them all."""
     token: str | None = None
@@ -81,12 +82,12 @@ def iter_items(
             return
 
 
-def create(api: Any, path: str, body: dict[str, Any], *, what: str | None = None) -> dict[str, Any]:
+def create(api: KubeApi, path: str, body: dict[str, Any], *, what: str | None = None) -> dict[str, Any]:
     result: dict[str, Any] = _request(api, "POST", path, body=body, what=what)
     return result
 
 
-def replace(api: Any, path: str, body: dict[str, Any], *, what: str | None = None) -> dict[str, Any]:
+def replace(api: KubeApi, path: str, body: dict[str, Any], *, what: str | None = None) -> dict[str, Any]:
     """PUT with the body's resourceVersion: a stale one is a 409 for the caller's retry loop."""
     result: dict[str, Any] = _request(api, "PUT", path, body=body, what=what)
     return result
@@ -103,7 +104,7 @@ def group_path(group: str, version: str, resource: str, namespace: str | None = 
     return f"{base}/{name}" if name else base
 
 
-def delete(api: Any, path: str, *, propagation: str = "Background", what: str | None = None) -> bool:
+def delete(api: KubeApi, path: str, *, propagation: str = "Background", what: str | None = None) -> bool:
     """DELETE ``path`` with a propagation policy (a Job's pods go with it); True when it existed.
 
     An object already gone is success for an idempotent controller, so NotFound returns False.

@@ -13,12 +13,18 @@ from collections.abc import Iterator
 from typing import Any
 
 from shared.kube import errors as kube_errors
+from shared.kube.api import KubeApi
 
 _AUTH = ["BearerToken"]
 
 
 def events(
-    api: Any, path: str, *, resource_version: str | None, timeout_seconds: int = 5, label_selector: str | None = None
+    api: KubeApi,
+    path: str,
+    *,
+    resource_version: str | None,
+    timeout_seconds: int = 5,
+    label_selector: str | None = None,
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """(type, object) for each change after ``resource_version`` until the watch ends.
 

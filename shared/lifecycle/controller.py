@@ -6,34 +6,31 @@ nodes), then one ``reconcile.step`` for every request that is not finished — o
 but still named on a node in a way its verdict contradicts (a controller killed mid-way) — and,
 when ``runCertificationController`` is on, one pass of the certification engine
 (``shared.certify.controller``) over the provider's namespace, so a Certification the lifecycle
-creates is run without a separate ``nvcrectl controller``. Passes are ``POLL_SECONDS`` of cluster
-time apart (virtual on the simulated cluster).
+creates is run without a separate ``nvcrectl controller``. The loop is
+``shared.kube.leaderloop.LeaderLoop``: passes ``SETTINGS.poll_seconds`` of cluster time apart
+(virtual on the simulated cluster).
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import socket
 import threading
-import time
-from typing import Any
 
 from shared import clock, errors, metrics
 from shared.certify import controller as ccontroller
-from shared.kube import leases, rest
+from shared.kube import rest
+from shared.kube.api import KubeApi
+from shared.kube.leaderloop import ControllerSettings, LeaderLoop
 from shared.lifecycle import models, reconcile, resource, sessions, settings, triggers
 
 logger = logging.getLogger(__name__)
 
 LEASE_NAME = "nvsentinel-lifecycle-manager"
-LEASE_SECONDS = 60
-POLL_SECONDS = 10.0
-"""Cluster seconds between passes: short next to any test (minutes)."""
-SLICE_SECONDS = 1.0
-MIN_PASS_INTERVAL = 1.0
-"""Real seconds between passes at least: a fast simulated clock must not turn the poll into a busy loop
-that competes with quarantine for the interpreter."""
+SETTINGS = ControllerSettings(min_wait_seconds=1.0)
+"""The defaults (a 60-second Lease, a pass every 10 cluster seconds: short next to any test, which
+takes minutes), and at least a real second between passes: it shares ``nvsentinel run``'s
+interpreter with fault quarantine, which must not starve when a simulated clock runs fast."""
 
 DURATION = metrics.REGISTRY.histogram(
     "nvsentinel_validation_duration_seconds",
@@ -54,7 +51,7 @@ class Controller:
 
     def __init__(
         self,
-        api: Any,
+        api: KubeApi,
         lm: settings.LifecycleManager,
         *,
         namespace: str,
@@ -76,7 +73,7 @@ class Controller:
         self.label_prefix = label_prefix
         self.identity = identity or f"{socket.gethostname()}-{id(self):x}"
         self.ctx = reconcile.Context(api, self.cfg, self.readiness, clk)
-        self.certifications: Any = None
+        self.certifications: ccontroller.Controller | None = None
         if lm.runCertificationController:
             cert_namespace = next(
                 (p.namespace for p in self.cfg.providers.values() if p.kind == settings.CERTIFICATION), namespace
@@ -132,44 +129,37 @@ class Controller:
                 return True
         return False
 
+    def loop(self) -> LeaderLoop:
+        """This replica on the leader loop; on stop the embedded certification engine's Leases
+        go too, so the next holder need not wait for them to expire."""
+        return LeaderLoop(
+            api=self.api,
+            namespace=self.namespace,
+            lease=LEASE_NAME,
+            identity=self.identity,
+            clock=self.clock,
+            settings=SETTINGS,
+            reconcile=self._logged_pass,
+            on_error=self._failed_pass,
+            on_stop=self.certifications.release if self.certifications is not None else lambda: None,
+        )
+
     def run(self, stop: threading.Event) -> None:
-        """Hold the Lease and pass every ``POLL_SECONDS`` of cluster time until ``stop``."""
-        leading = False
-        try:
-            while not stop.is_set():
-                try:
-                    leading = leases.try_acquire(
-                        self.api,
-                        self.namespace,
-                        LEASE_NAME,
-                        identity=self.identity,
-                        duration=LEASE_SECONDS,
-                        now=self.clock.now,
-                    )
-                    if leading:
-                        for note in self.reconcile_once():
-                            logger.info("%s", note, extra={"subject": "lifecycle"})
-                except errors.ToolError as exc:
-                    STEP_ERRORS.inc()
-                    logger.warning("lifecycle pass failed, retrying: %s", exc.line())
-                waited, floor = 0.0, time.monotonic() + MIN_PASS_INTERVAL
-                while waited < POLL_SECONDS and not stop.is_set():
-                    self.clock.sleep(min(SLICE_SECONDS, POLL_SECONDS - waited))
-                    waited += SLICE_SECONDS
-                stop.wait(max(0.0, floor - time.monotonic()))
-        finally:
-            with contextlib.suppress(errors.ToolError):
-                if leading:
-                    leases.release(self.api, self.namespace, LEASE_NAME, identity=self.identity)
-                if self.certifications is not None:  # the next holder need not wait for them to expire
-                    certs = self.certifications
-                    for name in sorted(certs.holding):
-                        leases.release(self.api, certs.namespace, name, identity=certs.identity)
-                    leases.release(self.api, certs.namespace, ccontroller.LEADER_LEASE, identity=certs.identity)
+        """Hold the Lease and pass every ``SETTINGS.poll_seconds`` of cluster time until ``stop``."""
+        self.loop().run(stop)
+
+    def _logged_pass(self) -> None:
+        for note in self.reconcile_once():
+            logger.info("%s", note, extra={"subject": "lifecycle"})
+
+    @staticmethod
+    def _failed_pass(exc: errors.ToolError) -> None:
+        STEP_ERRORS.inc()
+        logger.warning("lifecycle pass failed, retrying: %s", exc.line())
 
 
 def start(
-    api: Any,
+    api: KubeApi,
     lm: settings.LifecycleManager,
     *,
     namespace: str,

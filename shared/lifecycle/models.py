@@ -4,7 +4,7 @@ Field names are upstream's (research/nvsentinel.md §7.1), so a request written 
 lifecycle-manager carries over. ``spec`` says which nodes must prove themselves and with which
 tests (names from ``lifecycle-manager.config.tests``; empty means the configured defaults);
 ``status`` is the whole memory of the run — test groups, every attempt with its provider object
-and failure reason — so a restarted controller resumes from it.
+and failure reason — so a restarted controller resumes from it. The envelope is ``shared.kube.customresource``'s.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from shared.kube.customresource import CustomResource
 
 GROUP, VERSION, KIND, PLURAL = "nvsentinel.nvidia.com", "v1alpha1", "ValidationRequest", "validationrequests"
 API_VERSION = f"{GROUP}/{VERSION}"
@@ -97,24 +99,12 @@ class Status(_Model):
     message: str | None = None
 
 
-class ValidationRequest(BaseModel):
+class ValidationRequest(CustomResource[Spec, Status]):
     """The whole object as read from the cluster."""
 
-    model_config = ConfigDict(extra="ignore")
-
-    apiVersion: str = API_VERSION
-    kind: str = KIND
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    spec: Spec
-    status: Status = Field(default_factory=Status)
-
-    @property
-    def name(self) -> str:
-        return str(self.metadata.get("name") or "")
-
-    @property
-    def deleting(self) -> bool:
-        return bool(self.metadata.get("deletionTimestamp"))
+    GROUP = GROUP
+    VERSION = VERSION
+    KIND = KIND
 
     def summary(self) -> dict[str, Any]:
         """The row ``validation list`` prints and ``-o json`` returns per request."""
@@ -134,5 +124,5 @@ class ValidationRequest(BaseModel):
             "tests": list(self.spec.tests),
             "failedNodes": failed,
             "message": self.status.message or "",
-            "created": self.metadata.get("creationTimestamp", ""),
+            "created": self.metadata.creationTimestamp or "",
         }

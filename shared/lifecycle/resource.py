@@ -13,16 +13,13 @@ from pydantic import ValidationError
 
 from shared import errors
 from shared.kube import crds, rest
+from shared.kube.api import KubeApi
 from shared.lifecycle import models
 
-RESOURCE = crds.Resource(
-    group=models.GROUP,
-    version=models.VERSION,
-    kind=models.KIND,
+RESOURCE = crds.Resource.of(
+    models.ValidationRequest,
     plural=models.PLURAL,
     scope="Cluster",
-    spec=models.Spec,
-    status=models.Status,
     short_names=("vr",),
     categories=("nvsentinel",),
     columns=(
@@ -35,7 +32,7 @@ RESOURCE = crds.Resource(
 )
 
 
-def install(api: Any) -> None:
+def install(api: KubeApi) -> None:
     crds.install(api, RESOURCE)
 
 
@@ -47,58 +44,46 @@ def parse(raw: dict[str, Any]) -> models.ValidationRequest | None:
         return None
 
 
-def get(api: Any, name: str) -> tuple[models.ValidationRequest, dict[str, Any]]:
+def get(api: KubeApi, name: str) -> tuple[models.ValidationRequest, dict[str, Any]]:
     """The parsed request and its raw metadata; NotFound when absent, InvalidInput when malformed."""
-    raw = rest.get(api, RESOURCE.path(name=name), what=f"validationrequest {name}")
+    raw = rest.get(api, RESOURCE.path(name=name), what=RESOURCE.what(name))
     parsed = parse(raw)
     if parsed is None:
-        raise errors.InvalidInput("malformed ValidationRequest", where=f"validationrequest {name}")
+        raise errors.InvalidInput("malformed ValidationRequest", where=RESOURCE.what(name))
     return parsed, raw["metadata"]
 
 
-def list_all(api: Any) -> list[models.ValidationRequest]:
+def list_all(api: KubeApi) -> list[models.ValidationRequest]:
     found = [parse(item) for item in rest.list_items(api, RESOURCE.path())]
-    return sorted(
-        (vr for vr in found if vr is not None), key=lambda vr: (str(vr.metadata.get("creationTimestamp", "")), vr.name)
-    )
+    return sorted((vr for vr in found if vr is not None), key=lambda vr: (vr.metadata.creationTimestamp or "", vr.name))
 
 
-def create(api: Any, name: str, nodes: list[str], tests: list[str], *, source: str) -> dict[str, Any]:
+def create(api: KubeApi, name: str, nodes: list[str], tests: list[str], *, source: str) -> dict[str, Any]:
     body = {
         "apiVersion": models.API_VERSION,
         "kind": models.KIND,
         "metadata": {"name": name, "labels": {models.SOURCE_LABEL: source}},
         "spec": {"nodes": [{"name": n} for n in nodes], "tests": list(tests)},
     }
-    return rest.create(api, RESOURCE.path(), body, what=f"validationrequest {name}")
+    return rest.create(api, RESOURCE.path(), body, what=RESOURCE.what(name))
 
 
-def write_status(api: Any, name: str, status: models.Status, metadata: dict[str, Any]) -> dict[str, Any]:
+def write_status(api: KubeApi, name: str, status: models.Status, metadata: dict[str, Any]) -> dict[str, Any]:
     """PUT the status with the resourceVersion read (409 when someone wrote since)."""
-    body = {
-        "apiVersion": models.API_VERSION,
-        "kind": models.KIND,
-        "metadata": {"name": name, "resourceVersion": metadata["resourceVersion"]},
-        "status": status.model_dump(mode="json", exclude_none=True),
-    }
-    result: dict[str, Any] = rest.replace(
-        api, RESOURCE.path(name=name) + "/status", body, what=f"validationrequest {name}"
-    )
-    return result
+    return RESOURCE.write_status(api, name=name, resource_version=metadata["resourceVersion"], status=status)
 
 
-def set_finalizer(api: Any, name: str, *, present: bool) -> dict[str, Any]:
+def set_finalizer(api: KubeApi, name: str, *, present: bool) -> dict[str, Any]:
     """Add or drop our finalizer (one PUT of the object with the resourceVersion read)."""
-    raw = rest.get(api, RESOURCE.path(name=name), what=f"validationrequest {name}")
+    raw = rest.get(api, RESOURCE.path(name=name), what=RESOURCE.what(name))
     finalizers = [f for f in raw["metadata"].get("finalizers") or [] if f != models.FINALIZER]
     if present:
         finalizers.append(models.FINALIZER)
     if finalizers == (raw["metadata"].get("finalizers") or []):
         return raw
     raw["metadata"]["finalizers"] = finalizers
-    result: dict[str, Any] = rest.replace(api, RESOURCE.path(name=name), raw, what=f"validationrequest {name}")
-    return result
+    return rest.replace(api, RESOURCE.path(name=name), raw, what=RESOURCE.what(name))
 
 
-def delete(api: Any, name: str) -> bool:
-    return rest.delete(api, RESOURCE.path(name=name), what=f"validationrequest {name}")
+def delete(api: KubeApi, name: str) -> bool:
+    return rest.delete(api, RESOURCE.path(name=name), what=RESOURCE.what(name))

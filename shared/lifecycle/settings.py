@@ -135,24 +135,8 @@ def with_catalog(cfg: Configuration) -> Configuration:
 
 def check(cfg: Configuration, *, source: str) -> dict[str, cel.Program]:
     """Refuse a configuration that cannot run; returns the compiled criteria by name."""
-    from shared.certify import catalog
-
-    entries = catalog.load()
     for name, test in cfg.tests.items():
-        where = f"{source}: {PREFIX}.tests.{name}"
-        provider = cfg.providers.get(test.provider)
-        if provider is None:
-            raise errors.InvalidInput(
-                f"provider: unknown provider {test.provider!r}; known: {', '.join(sorted(cfg.providers)) or 'none'}",
-                where=where,
-            )
-        if provider.kind == CERTIFICATION:
-            if not test.category or "/" not in test.category:
-                raise errors.InvalidInput("category: give the certification category as domain/variant", where=where)
-            domain, variant = test.category.split("/", 1)
-            entries.find(domain, variant, where=f"{where}.category")
-        elif not test.command:
-            raise errors.InvalidInput("command: a Job test needs a command", where=where)
+        _check_test(cfg, test, where=f"{source}: {PREFIX}.tests.{name}")
     for field, names in (
         ("defaultTests", cfg.defaultTests),
         ("newNodeValidation.tests", cfg.newNodeValidation.tests),
@@ -171,6 +155,25 @@ def check(cfg: Configuration, *, source: str) -> dict[str, cel.Program]:
                 criterion.expression, name=criterion.name, where=f"{source}: {PREFIX}.{field}[{i}]"
             )
     return programs
+
+
+def _check_test(cfg: Configuration, test: Test, *, where: str) -> None:
+    """A test names a known provider, and what that provider's kind needs: a category or a command."""
+    provider = cfg.providers.get(test.provider)
+    if provider is None:
+        raise errors.InvalidInput(
+            f"provider: unknown provider {test.provider!r}; known: {', '.join(sorted(cfg.providers)) or 'none'}",
+            where=where,
+        )
+    if provider.kind == CERTIFICATION:
+        if not test.category or "/" not in test.category:
+            raise errors.InvalidInput("category: give the certification category as domain/variant", where=where)
+        from shared.certify import catalog
+
+        domain, variant = test.category.split("/", 1)
+        catalog.load().find(domain, variant, where=f"{where}.category")
+    elif not test.command:
+        raise errors.InvalidInput("command: a Job test needs a command", where=where)
 
 
 def resolve_tests(cfg: Configuration, names: list[str], *, where: str) -> list[str]:

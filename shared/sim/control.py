@@ -13,6 +13,7 @@ import json
 import ssl
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from shared import errors
@@ -52,24 +53,45 @@ def handle(
     body = json.loads(raw) if raw.strip() else {}
     if what in fabriccontrol.ENDPOINTS:
         return fabriccontrol.handle(sim, method, what, body)
-    if what == "faults" and method == "GET":
-        return 200, sim.faults.settings.public()
-    if what == "faults" and method in ("PUT", "POST"):
-        if body.get("clear"):
-            sim.faults.clear()
-        changes = {k: body[k] for k in _FAULT_FIELDS if body.get(k) is not None}
-        try:
-            sim.faults.configure(**changes)
-        except (TypeError, ValueError) as exc:
-            raise ApiError(400, "BadRequest", str(exc)) from exc
-        return 200, sim.faults.settings.public()
-    if what == "audit" and method == "GET":
-        records = sim.audit.records(identity=query.get("identity") or None)
-        return 200, {"records": [r.as_dict() for r in records]}
-    if what == "compact" and method == "POST":
-        sim.store.compact(int(body.get("keep", 0)))
-        return 200, {"compacted": sim.store.compacted}
-    raise ApiError(404, "NotFound", f"no control endpoint {method} {path}")
+    route = _ROUTES.get((what, method))
+    if route is None:
+        raise ApiError(404, "NotFound", f"no control endpoint {method} {path}")
+    return 200, route(sim, body, query)
+
+
+def _faults(sim: SimServer, body: dict[str, Any], query: dict[str, str]) -> dict[str, Any]:
+    return sim.faults.settings.public()
+
+
+def _set_faults(sim: SimServer, body: dict[str, Any], query: dict[str, str]) -> dict[str, Any]:
+    if body.get("clear"):
+        sim.faults.clear()
+    changes = {k: body[k] for k in _FAULT_FIELDS if body.get(k) is not None}
+    try:
+        sim.faults.configure(**changes)
+    except (TypeError, ValueError) as exc:
+        raise ApiError(400, "BadRequest", str(exc)) from exc
+    return sim.faults.settings.public()
+
+
+def _audit(sim: SimServer, body: dict[str, Any], query: dict[str, str]) -> dict[str, Any]:
+    records = sim.audit.records(identity=query.get("identity") or None)
+    return {"records": [r.as_dict() for r in records]}
+
+
+def _compact(sim: SimServer, body: dict[str, Any], query: dict[str, str]) -> dict[str, Any]:
+    sim.store.compact(int(body.get("keep", 0)))
+    return {"compacted": sim.store.compacted}
+
+
+_ROUTES: dict[tuple[str, str], Callable[[SimServer, dict[str, Any], dict[str, str]], Any]] = {
+    ("faults", "GET"): _faults,
+    ("faults", "PUT"): _set_faults,
+    ("faults", "POST"): _set_faults,
+    ("audit", "GET"): _audit,
+    ("compact", "POST"): _compact,
+}
+"""(endpoint, method) -> what answers it, for the endpoints that are not the hardware's."""
 
 
 def call(target: Target, method: str, what: str, body: dict[str, Any] | None = None, query: str = "") -> Any:

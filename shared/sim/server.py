@@ -29,7 +29,7 @@ from types import TracebackType
 from typing import Any
 
 from shared import files
-from shared.sim import control
+from shared.sim import clusterobjects, control
 from shared.sim.apiserver import (
     api,
     audit,
@@ -51,8 +51,6 @@ from shared.sim.apiserver.controllers import manager
 from shared.sim.gpu import fabric, gpunodes, kubelet, noderoot, repair, stages
 
 logger = logging.getLogger(__name__)
-
-DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
 @dataclass
@@ -83,50 +81,6 @@ def node_names(count: int) -> list[str]:
     """``node-000`` … zero-padded to the width ``count`` needs (at least three digits)."""
     width = max(3, len(str(max(count - 1, 0))))
     return [f"node-{i:0{width}d}" for i in range(count)]
-
-
-def plain_node(name: str, index: int, now: str) -> dict[str, Any]:
-    """A ready, schedulable, GPU-less node, as a kubelet would register it."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {
-            "name": name,
-            "labels": {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"},
-        },
-        "spec": {},
-        "status": {
-            "capacity": {"cpu": "64", "memory": "512Gi", "pods": "110"},
-            "allocatable": {"cpu": "63", "memory": "500Gi", "pods": "110"},
-            "conditions": [
-                {
-                    "type": "Ready",
-                    "status": "True",
-                    "reason": "KubeletReady",
-                    "message": "kubelet is posting ready status",
-                    "lastHeartbeatTime": now,
-                    "lastTransitionTime": now,
-                }
-            ],
-            "addresses": [
-                {"type": "InternalIP", "address": f"10.0.{index // 250}.{index % 250 + 1}"},
-                {"type": "Hostname", "address": name},
-            ],
-            # Every field the official client's V1NodeSystemInfo requires, or it refuses the node.
-            "nodeInfo": {
-                "kubeletVersion": "v1.34.2-sim",
-                "kubeProxyVersion": "v1.34.2-sim",
-                "osImage": "Simulated Linux",
-                "architecture": "amd64",
-                "operatingSystem": "linux",
-                "containerRuntimeVersion": "sim://1",
-                "kernelVersion": "6.1.0-sim",
-                "bootID": f"boot-{name}",
-                "machineID": f"machine-{name}",
-                "systemUUID": f"uuid-{name}",
-            },
-        },
-    }
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -235,28 +189,7 @@ class SimServer:
     # ------------------------------------------------------------ state
     def seed(self) -> None:
         """The objects every cluster starts with, plus the plain nodes asked for."""
-        ns = self._resource("", "namespaces")
-        for name in DEFAULT_NAMESPACES:
-            self.api.create(ns, None, {"metadata": {"name": name}})
-        # The bootstrap policy every cluster starts with (cluster-admin, system:basic-user,
-        # system:discovery, ...): kubectl auth can-i --list shows it as on a real cluster.
-        roles = self._resource("rbac.authorization.k8s.io", "clusterroles")
-        for role in rbac.BOOTSTRAP_CLUSTER_ROLES:
-            self.api.create(roles, None, json.loads(json.dumps(role)))
-        bindings = self._resource("rbac.authorization.k8s.io", "clusterrolebindings")
-        for binding in rbac.BOOTSTRAP_CLUSTER_ROLE_BINDINGS:
-            self.api.create(bindings, None, json.loads(json.dumps(binding)))
-        priorities = self._resource("scheduling.k8s.io", "priorityclasses")
-        for name, value in (("system-node-critical", 2000001000), ("system-cluster-critical", 2000000000)):
-            self.api.create(
-                priorities,
-                None,
-                {
-                    "metadata": {"name": name},
-                    "value": value,
-                    "description": f"Used for system critical pods that must run in the {name.split('-')[1]}.",
-                },
-            )
+        clusterobjects.bootstrap(self.api, self._resource)
         if self.gpus.gpu is None:
             self.add_nodes(self.nodes)
             return
@@ -278,20 +211,8 @@ class SimServer:
         now = self.api.now()
         renew = self.clock().strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         for index, name in free[:count]:
-            node = self.api.create(nodes, None, plain_node(name, index, now))
-            self.api.create(
-                leases,
-                "kube-node-lease",
-                {
-                    "metadata": {
-                        "name": name,
-                        "ownerReferences": [
-                            {"apiVersion": "v1", "kind": "Node", "name": name, "uid": node["metadata"]["uid"]}
-                        ],
-                    },
-                    "spec": {"holderIdentity": name, "leaseDurationSeconds": 40, "renewTime": renew},
-                },
-            )
+            node = self.api.create(nodes, None, clusterobjects.plain_node(name, index, now))
+            self.api.create(leases, clusterobjects.LEASE_NAMESPACE, clusterobjects.node_lease(node, renew))
         return names
 
     def add_gpu_nodes(self, count: int, *, racks: int = 1, gpu: str = "h100") -> list[str]:
@@ -304,19 +225,7 @@ class SimServer:
         renew = self.clock().strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         for hw in self.fabric.add_nodes(names, racks=racks, profile=profile):
             node = self.api.create(nodes, None, gpunodes.node_object(hw, now))
-            self.api.create(
-                leases,
-                "kube-node-lease",
-                {
-                    "metadata": {
-                        "name": hw.name,
-                        "ownerReferences": [
-                            {"apiVersion": "v1", "kind": "Node", "name": hw.name, "uid": node["metadata"]["uid"]}
-                        ],
-                    },
-                    "spec": {"holderIdentity": hw.name, "leaseDurationSeconds": 40, "renewTime": renew},
-                },
-            )
+            self.api.create(leases, clusterobjects.LEASE_NAMESPACE, clusterobjects.node_lease(node, renew))
             self.noderoot.boot(hw)
         return names
 

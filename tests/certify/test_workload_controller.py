@@ -116,8 +116,9 @@ def test_the_controller_leaves_a_workloadrun_alone_while_a_runner_holds_its_leas
 ) -> None:
     workload.create(api_client, workload.load_file(_file(tmp_path, "held")), "default")
     ticker = clock.for_api_client(api_client)
+    # a day of cluster time: at 3000x a minute's Lease would expire in 20 real milliseconds
     assert leases.try_acquire(
-        api_client, "default", workload.lease_name("held"), identity="cli-runner", duration=60, now=ticker.now
+        api_client, "default", workload.lease_name("held"), identity="cli-runner", duration=86400, now=ticker.now
     )
     replica = controller.Controller(api_client, "default", "replica-a", ticker)
     assert replica.reconcile() == []

@@ -119,8 +119,6 @@ def test_create_records_the_creating_manager_as_an_update(cluster: Cluster) -> N
 
 
 def test_keyed_lists_are_owned_item_by_item(cluster: Cluster) -> None:
-    sim = cluster.require_sim("a Pod is accepted without a kubelet only on the emulator's fixture")
-    del sim
     pod = objects.pod("owned", containers=("a", "b"))
     status, obj, _ = objects.request(
         cluster.api,

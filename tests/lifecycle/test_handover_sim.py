@@ -139,9 +139,7 @@ def test_a_gpu_overheating_during_its_validation_test_is_quarantined_repaired_an
     assert requests["vr-hot"].status.phase is Phase.SUCCEEDED
     assert [a.phase for a in requests["vr-hot"].status.testGroups[0].attempts] == [Phase.FAILED, Phase.SUCCEEDED]
     [repair] = [v for n, v in requests.items() if n != "vr-hot"]
-    assert (
-        repair.status.phase is Phase.SUCCEEDED and repair.metadata["labels"][models.SOURCE_LABEL] == "post-remediation"
-    )
+    assert repair.status.phase is Phase.SUCCEEDED and repair.metadata.labels[models.SOURCE_LABEL] == "post-remediation"
     assert [str(f) for f in sim.fabric.faults] == []  # the reboot cleared the thermal fault
     life.reconcile_once()
     fq.reconcile_once()

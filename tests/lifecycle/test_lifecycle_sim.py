@@ -198,7 +198,7 @@ def test_a_node_that_joins_cordoned_is_validated_and_its_join_cordon_lifted(clus
     notes = ctl.reconcile_once()
     [vr] = vresource.list_all(api)
     assert f"created {vr.name}" in notes and vr.name.startswith("validation-new-")
-    assert (vr.spec.node_names(), vr.spec.tests, vr.metadata["labels"][models.SOURCE_LABEL]) == (
+    assert (vr.spec.node_names(), vr.spec.tests, vr.metadata.labels[models.SOURCE_LABEL]) == (
         [names[1]],
         ["dcgm-diag-test"],
         "new-node",

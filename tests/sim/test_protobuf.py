@@ -107,7 +107,7 @@ class Encoder:
             return num(number, int(value))
         return ld(number, self.special(kind, value))
 
-    def special(self, kind: str, value: Any) -> bytes:
+    def special(self, kind: str, value: Any) -> bytes:  # noqa: PLR0911 - one return per well-known wire type
         if kind in (f"{META}.Time", f"{META}.MicroTime"):
             if value is None:
                 return b""

@@ -142,7 +142,7 @@ class _HardView:
     """Suspect of a domain without references -> the domains it failed beside references of."""
 
     @classmethod
-    def read(cls, nodes: Sequence[model.Node], history: Sequence[model.RoundResult]) -> _HardView:
+    def read(cls, nodes: Sequence[model.Node], history: Sequence[model.RoundResult]) -> _HardView:  # noqa: C901, PLR0912 - split into hard and flaky modes by issue 15 ("Certification workloads that run on a real GPU cluster")
         view = cls({n.name: n.domain for n in nodes})
         tests = [t for r in history for t in r.tests]
         for t in tests:
@@ -281,7 +281,7 @@ class _Refs:
         return sum(1 for n in self.free.get(domain, []) if n not in self.busy)
 
 
-def _hard(
+def _hard(  # noqa: C901, PLR0912, PLR0915 - split into hard and flaky modes by issue 15 ("Certification workloads that run on a real GPU cluster")
     view: _HardView, domains: dict[str, list[str]], history: Sequence[model.RoundResult], settings: model.Settings
 ) -> model.Decision:
     if not view.failures and len(history) < 2:
@@ -536,7 +536,7 @@ def _shuffled(names: Sequence[str], salt: int) -> list[str]:
     return sorted(names, key=lambda n: hashlib.sha256(f"{salt}:{n}".encode()).hexdigest())
 
 
-def _robust(
+def _robust(  # noqa: C901, PLR0912, PLR0915 - split into hard and flaky modes by issue 15 ("Certification workloads that run on a real GPU cluster")
     nodes: Sequence[model.Node], history: Sequence[model.RoundResult], settings: model.Settings
 ) -> model.Decision:
     """Flaky mode: strict references, two failures beside different references, repeated screening."""

@@ -118,6 +118,42 @@ class _Table:
         self.verdicts: list[tuple[Status, list[int] | None]] = []  # of the current test
         self.note: list[str] | None = None  # chunks of the note being read
 
+    def read(self, line: str) -> None:
+        """One line: a section heading, a ``| name | cell |`` row, or anything else (skipped)."""
+        if (section := _SECTION.match(line)) is not None:
+            self.close_test(_gpu_count(self.meta))
+            self.category = section[1].strip()
+            return
+        if not line.startswith("|") or line.count("|") < 3:
+            return
+        bar = line.index("|", 1)
+        left = line[1:bar].strip()
+        cell = line[bar + 2 : -2] if len(line) > bar + 2 else ""
+        if (left == "Diagnostic" and cell.strip() == "Result") or self.category == "":
+            return
+        if self.category == "Metadata":
+            self.meta[left] = cell.strip()
+            return
+        self._row(left, cell)
+
+    def _row(self, left: str, cell: str) -> None:
+        """A row of a test section: a note, a note's continuation, a verdict, or a new test."""
+        result = _RESULT.match(cell.strip())
+        if left in _NOTES:
+            self.close_note()
+            self.note = [cell[:_CHUNK]]
+            if self.tests and not self.tests[-1].gpus:
+                self.tests[-1].gpus = [GpuResult(gpu=g, status="pass") for g in range(_gpu_count(self.meta) or 0)]
+        elif left == "" and self.note is not None:
+            self.note.append(cell[:_CHUNK])
+        elif left == "" and result is not None:
+            self.verdicts.append(_verdict(result))
+        elif left:
+            self.close_test(_gpu_count(self.meta))
+            self.tests.append(TestResult(category=self.category, name=left, status="pass"))
+            if result is not None:
+                self.verdicts.append(_verdict(result))
+
     def close_note(self) -> None:
         if self.note is None or not self.tests:
             self.note = None
@@ -156,35 +192,7 @@ def _text(text: str) -> DcgmResult:
     table = _Table()
     errors = [line.strip() for line in text.splitlines() if line.strip().startswith("Error:")]
     for line in text.splitlines():
-        line = line.rstrip()
-        if (section := _SECTION.match(line)) is not None:
-            table.close_test(_gpu_count(table.meta))
-            table.category = section[1].strip()
-            continue
-        if not line.startswith("|") or line.count("|") < 3:
-            continue
-        left = line[1 : line.index("|", 1)].strip()
-        cell = line[line.index("|", 1) + 2 : -2] if len(line) > line.index("|", 1) + 2 else ""
-        if (left == "Diagnostic" and cell.strip() == "Result") or table.category == "":
-            continue
-        if table.category == "Metadata":
-            table.meta[left] = cell.strip()
-            continue
-        result = _RESULT.match(cell.strip())
-        if left in _NOTES:
-            table.close_note()
-            table.note = [cell[:_CHUNK]]
-            if table.tests and not table.tests[-1].gpus:
-                table.tests[-1].gpus = [GpuResult(gpu=g, status="pass") for g in range(_gpu_count(table.meta) or 0)]
-        elif left == "" and table.note is not None:
-            table.note.append(cell[:_CHUNK])
-        elif left == "" and result is not None:
-            table.verdicts.append(_verdict(result))
-        elif left:
-            table.close_test(_gpu_count(table.meta))
-            table.tests.append(TestResult(category=table.category, name=left, status="pass"))
-            if result is not None:
-                table.verdicts.append(_verdict(result))
+        table.read(line.rstrip())
     table.close_test(_gpu_count(table.meta))
     return _finish(
         table.tests,

@@ -14,6 +14,7 @@ Bandwidths are GB/s and sizes bytes, as nccl-tests prints them.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -120,66 +121,92 @@ def _row(line: str, layout: str | None) -> Row | None:
         return None
 
 
-def parse(text: str) -> NcclResult:
-    """Parse a whole log; never raises on odd input (an unreadable log is verdict ``error``)."""
-    rows: list[Row] = []
-    errors: list[str] = []
-    warnings: list[str] = []
-    binary = layout = None
-    ranks = 0
+Layout = Literal["old", "new"]
+
+
+@dataclass
+class _Scan:
+    """What the lines of one log said, gathered in one pass."""
+
+    rows: list[Row] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    binary: str | None = None
+    layout: Layout | None = None
+    ranks: int = 0
     avg: float | None = None
     oob: int | None = None
-    oob_failed = False
-    for raw in text.splitlines():
+    oob_failed: bool = False
+
+    def read(self, raw: str) -> None:
         line = _PREFIX.sub("", raw.rstrip())
-        if binary is None and (found := _BINARY.search(line)):
-            binary = found[1]
+        if self.binary is None and (found := _BINARY.search(line)):
+            self.binary = found[1]
+        self._classify(line)
+
+    def _classify(self, line: str) -> None:
+        """A line is one of: rank, table header, summary, crash, NCCL warning, result row, noise."""
         if _RANK.match(line):
-            ranks += 1
-        elif "size" in line and "count" in line and line.lstrip().startswith("#"):
-            layout = "new" if ("#wrong" in line or "root" in line) else "old"
+            self.ranks += 1
+        elif _is_header(line):
+            self.layout = "new" if ("#wrong" in line or "root" in line) else "old"
         elif (match := _OOB.match(line)) is not None:
-            oob, oob_failed = int(match[1]), match[2].upper() == "FAILED"
+            self.oob, self.oob_failed = int(match[1]), match[2].upper() == "FAILED"
         elif (match := _AVG.match(line)) is not None:
-            try:
-                avg = float(match[1])
-            except ValueError:
-                errors.append(f"unreadable average: {line.strip()}")
+            self._average(match[1], line)
         elif _FATAL.search(line):
-            errors.append(line.strip())
+            self.errors.append(line.strip())
         elif _WARN.search(line):
-            warnings.append(line.strip())
-        elif not line.lstrip().startswith("#") and (row := _row(line, layout)) is not None:
-            rows.append(row)
-    if rows and layout is None:
-        layout = "new" if rows[0].root is not None else "old"
-    verdict: Verdict = "pass"
-    if errors or not rows:
-        verdict = "error"
-        if not rows and not errors:
-            errors.append("no result rows: the run printed no nccl-tests table")
-    elif avg is None:
-        verdict = "error"
-        errors.append("the log ends before the '# Avg bus bandwidth' summary")
-    elif (
-        oob_failed
-        or (oob or 0) > 0
-        or any((r.out_of_place.wrong or 0) > 0 or (r.in_place.wrong or 0) > 0 for r in rows)
-    ):
-        verdict = "fail"
+            self.warnings.append(line.strip())
+        elif not line.lstrip().startswith("#") and (row := _row(line, self.layout)) is not None:
+            self.rows.append(row)
+
+    def _average(self, text: str, line: str) -> None:
+        try:
+            self.avg = float(text)
+        except ValueError:
+            self.errors.append(f"unreadable average: {line.strip()}")
+
+    def verdict(self) -> Verdict:
+        """``error``/``fail``/``pass``; an ``error`` with no crash line gets its reason in ``errors``."""
+        if self.errors:
+            return "error"
+        if not self.rows:
+            self.errors.append("no result rows: the run printed no nccl-tests table")
+            return "error"
+        if self.avg is None:
+            self.errors.append("the log ends before the '# Avg bus bandwidth' summary")
+            return "error"
+        wrong = any((r.out_of_place.wrong or 0) > 0 or (r.in_place.wrong or 0) > 0 for r in self.rows)
+        return "fail" if self.oob_failed or (self.oob or 0) > 0 or wrong else "pass"
+
+
+def _is_header(line: str) -> bool:
+    return "size" in line and "count" in line and line.lstrip().startswith("#")
+
+
+def parse(text: str) -> NcclResult:
+    """Parse a whole log; never raises on odd input (an unreadable log is verdict ``error``)."""
+    scan = _Scan()
+    for raw in text.splitlines():
+        scan.read(raw)
+    rows = scan.rows
+    if rows and scan.layout is None:
+        scan.layout = "new" if rows[0].root is not None else "old"
+    verdict = scan.verdict()
     largest = max(rows, key=lambda r: r.size_bytes) if rows else None
     return NcclResult(
         verdict=verdict,
-        binary=binary,
-        ranks=ranks or None,
-        layout=layout if rows else None,
+        binary=scan.binary,
+        ranks=scan.ranks or None,
+        layout=scan.layout if rows else None,
         rows=rows,
-        avg_busbw_gbps=avg,
+        avg_busbw_gbps=scan.avg,
         peak_busbw_gbps=max((r.out_of_place.busbw_gbps for r in rows), default=None),
         peak_algbw_gbps=max((r.out_of_place.algbw_gbps for r in rows), default=None),
         largest_size_bytes=largest.size_bytes if largest else None,
         largest_busbw_gbps=largest.out_of_place.busbw_gbps if largest else None,
-        out_of_bounds=oob,
-        errors=errors,
-        warnings=warnings,
+        out_of_bounds=scan.oob,
+        errors=scan.errors,
+        warnings=scan.warnings,
     )

@@ -127,6 +127,35 @@ def node_ready_check(cluster: Any) -> Callable[[str], bool]:
     return check
 
 
+Once = Callable[[list[Target], memory.Memory, datetime], list[hevent.HealthEvent]]
+"""One poll over the targets: the events that changed since the memory's last save."""
+
+
+def _csp_reader(
+    *, url: str | None, node: str | None, ready_timeout: str | None, cluster: Any
+) -> tuple[list[Target], Once]:
+    """``monitor csp``: the one node and a poll of its maintenance endpoint (flags checked here)."""
+    from shared.health import values
+
+    if not url:
+        raise errors.InvalidInput("--url is required", where="--url")
+    if not node:
+        raise errors.InvalidInput("--node is required with --url", where="--node")
+    endpoint, name = url, node
+    wait = csp.READY_TIMEOUT
+    if ready_timeout is not None:
+        try:
+            wait = timedelta(0) if ready_timeout.strip() == "0" else values.parse_duration(ready_timeout)
+        except errors.InvalidInput as exc:
+            raise errors.InvalidInput(exc.message, where="--node-ready-timeout") from None
+    ready = node_ready_check(cluster) if wait.total_seconds() > 0 else None
+
+    def read_csp(_found: list[Target], mem: memory.Memory, now: datetime) -> list[hevent.HealthEvent]:
+        return csp.once(endpoint, name, mem, now, ready=ready, ready_timeout=wait)
+
+    return [Target(node, Path(url))], read_csp
+
+
 def run(
     kind: str,
     *,
@@ -148,26 +177,9 @@ def run(
     without asking the cluster."""
     from shared.health import values
 
-    once: Callable[[list[Target], memory.Memory, datetime], list[hevent.HealthEvent]]
+    once: Once
     if kind == "csp":
-        if not url:
-            raise errors.InvalidInput("--url is required", where="--url")
-        if not node:
-            raise errors.InvalidInput("--node is required with --url", where="--node")
-        found = [Target(node, Path(url))]
-        endpoint, name = url, node
-        wait = csp.READY_TIMEOUT
-        if ready_timeout is not None:
-            try:
-                wait = timedelta(0) if ready_timeout.strip() == "0" else values.parse_duration(ready_timeout)
-            except errors.InvalidInput as exc:
-                raise errors.InvalidInput(exc.message, where="--node-ready-timeout") from None
-        ready = node_ready_check(cluster) if wait.total_seconds() > 0 else None
-
-        def read_csp(_found: list[Target], mem: memory.Memory, now: datetime) -> list[hevent.HealthEvent]:
-            return csp.once(endpoint, name, mem, now, ready=ready, ready_timeout=wait)
-
-        once = read_csp
+        found, once = _csp_reader(url=url, node=node, ready_timeout=ready_timeout, cluster=cluster)
     elif kind == "dcgm":
         found = targets(node=node, path=path, node_root=node_root, relative=DCGM_FILE, flag="--file")
         once = dcgm_once

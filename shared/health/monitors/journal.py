@@ -91,6 +91,14 @@ def parse_json(data: bytes, *, source: str) -> Iterator[Record]:
 
 
 def parse_export(data: bytes, *, source: str) -> Iterator[Record]:
+    for fields in _export_entries(data, source=source):
+        record = _record(fields)
+        if record is not None:
+            yield record
+
+
+def _export_entries(data: bytes, *, source: str) -> Iterator[dict[str, str]]:
+    """Each entry's fields, in order: an entry ends at an empty line or at the end of the data."""
     fields: dict[str, str] = {}
     pos, line_number = 0, 0
     while pos < len(data):
@@ -102,36 +110,30 @@ def parse_export(data: bytes, *, source: str) -> Iterator[Record]:
         pos = end + 1
         if not line:
             if fields:
-                record = _record(fields)
-                if record is not None:
-                    yield record
+                yield fields
             fields = {}
             continue
         name, eq, value = line.partition(b"=")
-        if eq:
-            fields[name.decode("utf-8", "replace")] = value.decode("utf-8", "replace")
-            continue
-        # binary field: NAME\n, 64-bit little-endian length, the data, \n
-        if pos + 8 > len(data):
-            raise errors.InvalidInput(
-                f"line {line_number}: field {name.decode('utf-8', 'replace')!r} has no value (journal export format)",
-                where=source,
-            )
-        (size,) = struct.unpack("<Q", data[pos : pos + 8])
-        start = pos + 8
-        if start + size > len(data) or data[start + size : start + size + 1] not in (b"\n", b""):
-            raise errors.InvalidInput(
-                f"line {line_number}: field {name.decode('utf-8', 'replace')!r} is cut short (journal export format)",
-                where=source,
-            )
-        value = data[start : start + size]
+        if not eq:
+            value, pos = _binary_value(data, pos, name=name.decode("utf-8", "replace"), line=line_number, source=source)
+            line_number += value.count(b"\n") + 1
         fields[name.decode("utf-8", "replace")] = value.decode("utf-8", "replace")
-        line_number += value.count(b"\n") + 1
-        pos = start + size + 1
     if fields:
-        record = _record(fields)
-        if record is not None:
-            yield record
+        yield fields
+
+
+def _binary_value(data: bytes, pos: int, *, name: str, line: int, source: str) -> tuple[bytes, int]:
+    """A binary field's value at ``pos`` and the position after it.
+
+    After ``NAME\\n`` come a 64-bit little-endian length, the data and ``\\n``.
+    """
+    if pos + 8 > len(data):
+        raise errors.InvalidInput(f"line {line}: field {name!r} has no value (journal export format)", where=source)
+    (size,) = struct.unpack("<Q", data[pos : pos + 8])
+    start = pos + 8
+    if start + size > len(data) or data[start + size : start + size + 1] not in (b"\n", b""):
+        raise errors.InvalidInput(f"line {line}: field {name!r} is cut short (journal export format)", where=source)
+    return data[start : start + size], start + size + 1
 
 
 def parse(data: bytes, fmt: Format | None, *, source: str) -> list[Record]:

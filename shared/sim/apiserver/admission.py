@@ -15,6 +15,10 @@ Two stages, called by the verbs in :mod:`shared.sim.apiserver.api`:
   defaults then the openAPIV3Schema and its ``x-kubernetes-validations`` (422 ``Invalid``, the
   group-qualified kind); built-in kinds are checked by :mod:`shared.sim.apiserver.defaults`.
 
+Two admission plugins that read the store live here too: NamespaceLifecycle
+(:func:`check_namespace_open`, no new object in a namespace that is missing or terminating) and
+Priority's lookup of the PriorityClass a new pod names (:func:`priorities`).
+
 Requests the simulator makes to itself (seeding, its controllers) use ``Strict``: an unknown field
 written by the simulator is a bug in the simulator, and should fail loudly.
 """
@@ -25,7 +29,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from shared.sim.apiserver import apierrors, crdcheck, kinds, structural
+from shared.sim.apiserver import apierrors, crdcheck, kinds, store, structural
 from shared.sim.apiserver.apierrors import ApiError
 
 if TYPE_CHECKING:
@@ -86,37 +90,69 @@ def decode(
     there is the 422 with the ``patch`` cause, not the decoder's 400
     (apiserver:pkg/endpoints/handlers/patch.go).
     """
-    unknown: list[str] = []
-    if not r.crd:
-        schema = kinds.schema_for(r.group, r.version, r.kind)
-        if schema is not None:
-            mistyped = schema.decode_errors(obj)
-            if mistyped:
-                raise _cannot_handle(r, mistyped[0])
-            unknown = schema.prune(obj)
-        if (r.group, r.kind) == _CRD:
-            keywords, mistyped_keyword = crdcheck.decode_problems(obj)
-            if mistyped_keyword:
-                raise _cannot_handle(r, mistyped_keyword)
-            unknown += keywords
-    elif r.schema is not None:
-        unknown = r.schema.prune(obj)
+    unknown = _unknown_fields(r, obj)
     problems = [f'duplicate field "{p}"' for p in options.duplicates] + [f'unknown field "{p}"' for p in unknown]
     if not problems:
         return
     if options.directive == "Strict":
-        detail = "strict decoding error: " + ", ".join(problems)
-        if operation == "apply" and not r.crd:
-            # structured-merge-diff refuses undeclared fields of built-ins whatever the directive
-            # asked; the error is a plain Go error, so the generic path answers 500 with no reason.
-            raise ApiError(500, "", f"failed to create typed patch object: {problems[0]}")
-        if patched:
-            text = json.dumps(obj, separators=(",", ":"), sort_keys=True)
-            raise apierrors.invalid("", "", [apierrors.invalid_value("patch", text, detail)])
-        raise _cannot_handle(r, detail)
+        raise _strict_refusal(r, obj, problems, operation=operation, patched=patched)
     if options.directive == "Warn":
         for problem in problems:
             options.warn(problem)
+
+
+def _unknown_fields(r: resources.Resource, obj: dict[str, Any]) -> list[str]:
+    """Prune ``obj`` by its kind's schema; the paths pruned. The decoder's 400 for a mistyped value."""
+    if r.crd:
+        return r.schema.prune(obj) if r.schema is not None else []
+    unknown: list[str] = []
+    schema = kinds.schema_for(r.group, r.version, r.kind)
+    if schema is not None:
+        mistyped = schema.decode_errors(obj)
+        if mistyped:
+            raise _cannot_handle(r, mistyped[0])
+        unknown = schema.prune(obj)
+    if (r.group, r.kind) == _CRD:
+        keywords, mistyped_keyword = crdcheck.decode_problems(obj)
+        if mistyped_keyword:
+            raise _cannot_handle(r, mistyped_keyword)
+        unknown += keywords
+    return unknown
+
+
+def _strict_refusal(
+    r: resources.Resource, obj: dict[str, Any], problems: list[str], *, operation: Operation, patched: bool
+) -> ApiError:
+    detail = "strict decoding error: " + ", ".join(problems)
+    if operation == "apply" and not r.crd:
+        # structured-merge-diff refuses undeclared fields of built-ins whatever the directive
+        # asked; the error is a plain Go error, so the generic path answers 500 with no reason.
+        return ApiError(500, "", f"failed to create typed patch object: {problems[0]}")
+    if patched:
+        text = json.dumps(obj, separators=(",", ":"), sort_keys=True)
+        return apierrors.invalid("", "", [apierrors.invalid_value("patch", text, detail)])
+    return _cannot_handle(r, detail)
+
+
+def check_namespace_open(objects: store.Store, ns: str) -> None:
+    """NamespaceLifecycle: no new object in a namespace that does not exist or is being deleted."""
+    entry = objects.get(("", "namespaces"), "", ns)
+    if entry is None:
+        raise apierrors.not_found("namespaces", "", ns)
+    if entry.object()["metadata"].get("deletionTimestamp"):
+        raise ApiError(
+            403, "Forbidden", f"unable to create new content in namespace {ns} because it is being terminated"
+        )
+
+
+def priorities(objects: store.Store, r: resources.Resource, obj: dict[str, Any]) -> dict[str, tuple[int, str]]:
+    """The PriorityClass a new pod names, for Priority admission (only looked up when named)."""
+    name = (obj.get("spec") or {}).get("priorityClassName") if r.kind == "Pod" and not r.group else None
+    found = objects.get(("scheduling.k8s.io", "priorityclasses"), "", name) if name else None
+    if found is None:
+        return {}
+    pc = found.object()
+    return {str(name): (int(pc.get("value", 0)), str(pc.get("preemptionPolicy") or "PreemptLowerPriority"))}
 
 
 def validate(r: resources.Resource, obj: dict[str, Any], *, old: dict[str, Any] | None) -> None:

@@ -9,13 +9,10 @@ limits. HTTP concerns (URLs, headers, content types) stay in :mod:`shared.sim.ap
 
 from __future__ import annotations
 
-import base64
 import builtins
-import json
 import random
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -25,31 +22,26 @@ from shared.sim.apiserver import (
     collector,
     defaults,
     managedfields,
+    paging,
     patches,
     readviews,
     resources,
     selectors,
     store,
+    writerules,
 )
 from shared.sim.apiserver.apierrors import ApiError
-
-_SERVER_OWNED = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")
-_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
-_GENERATE_PREFIX = 58  # 63 - 5 random characters
 
 MERGE = "application/merge-patch+json"
 STRATEGIC = "application/strategic-merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 APPLY = "application/apply-patch+yaml"
 PATCH_TYPES = (JSON_PATCH, MERGE, STRATEGIC, APPLY)
-
-
-@dataclass(frozen=True)
-class ListResult:
-    items: list[store.Entry]
-    resource_version: int
-    continue_token: str
-    remaining: int
+_PATCHERS: dict[str, Callable[[dict[str, Any], Any], Any]] = {
+    JSON_PATCH: patches.json_patch,
+    MERGE: patches.merge_patch,
+    STRATEGIC: patches.strategic_merge,
+}
 
 
 def rfc3339(moment: datetime) -> str:
@@ -102,39 +94,14 @@ class Api:
         field_selector: str | None = None,
         limit: int = 0,
         continue_token: str | None = None,
-    ) -> ListResult:
+    ) -> paging.ListResult:
         """Matching entries in key order; ``limit`` and ``continue`` page through them."""
         try:
             labels = selectors.parse_labels(label_selector)
             fields = selectors.parse_fields(field_selector, r)
         except selectors.SelectorError as exc:
             raise apierrors.bad_request(str(exc)) from exc
-        after = None
-        if continue_token:
-            after, token_rv = _decode_continue(continue_token)
-            if token_rv < self.store.compacted:
-                raise apierrors.gone(
-                    "The provided continue parameter is too old to display a consistent list "
-                    "result. You can start a new list without the continue parameter."
-                )
-        with self.store.lock:
-            rv = self.store.resource_version
-            scan = self.store.scan(r.group_resource, ns if r.namespaced else None, after)
-            items: list[store.Entry] = []
-            remaining = 0
-            for entry in scan:
-                if (labels and not selectors.match_labels(labels, entry.labels)) or (
-                    fields and not selectors.match_fields(fields, entry.fields)
-                ):
-                    continue
-                if limit and len(items) >= limit:
-                    remaining += 1
-                    continue
-                items.append(entry)
-        token = ""
-        if limit and remaining:
-            token = _encode_continue((items[-1].namespace, items[-1].name), rv)
-        return ListResult(items, rv, token, remaining)
+        return paging.page(self.store, r, ns, labels=labels, fields=fields, limit=limit, continue_token=continue_token)
 
     # ------------------------------------------------------------ create
     def create(
@@ -148,50 +115,16 @@ class Api:
         operation: admission.Operation = "create",
     ) -> dict[str, Any]:
         options = options or admission.WriteOptions()
-        obj = _object_body(body)
+        obj = writerules.object_body(body)
         admission.decode(r, obj, options=options, operation=operation)
-        if operation == "apply":
-            obj = managedfields.apply(
-                None,
-                self._applied(r, obj, None),
-                manager=options.manager,
-                api_version=r.group_version,
-                now=self.now(),
-                force=options.force,
-                list_types=_list_types(r),
-            )
-        else:
-            obj.get("metadata", {}).pop("managedFields", None)
+        obj = self._managed_on_create(r, obj, options, operation)
         md = obj["metadata"]
-        if r.namespaced:
-            if md.get("namespace") and ns and md["namespace"] != ns:
-                raise apierrors.bad_request(
-                    "the namespace of the provided object does not match the namespace sent on the request"
-                )
-            md["namespace"] = ns or md.get("namespace") or "default"
-        else:
-            md.pop("namespace", None)
-        if md.get("resourceVersion"):
-            raise apierrors.bad_request("resourceVersion should not be set on objects to be created")
-        if not md.get("name") and md.get("generateName"):
-            # apiserver names.SimpleNameGenerator: the prefix is cut to leave room for 5 characters.
-            md["name"] = md["generateName"][:_GENERATE_PREFIX] + "".join(
-                self.rng.choice(_NAME_ALPHABET) for _ in range(5)
-            )
-        if not md.get("name"):
-            raise apierrors.invalid(r.kind, "", [("metadata.name", "Required value: name or generateName is required")])
+        writerules.name_new(r, md, ns, self.rng)
         with self.store.lock:
             if r.namespaced:
-                self._check_namespace_open(md["namespace"])
-            for key in _SERVER_OWNED:
-                md.pop(key, None)
-            obj["apiVersion"] = self._storage_version(r)
-            obj["kind"] = r.kind
-            md["uid"] = self.new_uid()
-            md["creationTimestamp"] = self.now()
-            if r.generation:
-                md["generation"] = 1
-            defaults.on_create(r, obj, self.now(), priorities=self._priorities(r, obj))
+                admission.check_namespace_open(self.store, md["namespace"])
+            self._stamp_new(r, obj)
+            defaults.on_create(r, obj, self.now(), priorities=admission.priorities(self.store, r, obj))
             self._validate(r, obj, old=None)
             # Storage answers AlreadyExists only for a valid object (validation runs first).
             if self.store.get(r.group_resource, md.get("namespace", ""), md["name"]) is not None:
@@ -203,39 +136,52 @@ class Api:
                     manager=options.manager,
                     api_version=r.group_version,
                     now=self.now(),
-                    list_types=_list_types(r),
+                    list_types=writerules.list_types(r),
                 )
-            if dry_run:
-                return self.as_version(r, obj)
-            self.store.put(r, obj)
-            if r.kind == "CustomResourceDefinition":
-                self.table.register_crd(obj)
-            if r.kind == "Namespace":
-                self._create_default_service_account(md["name"])
+            if not dry_run:
+                self._store_new(r, obj)
             return self.as_version(r, obj)
 
-    def _priorities(self, r: resources.Resource, obj: dict[str, Any]) -> dict[str, tuple[int, str]]:
-        """The PriorityClass a new pod names, for Priority admission (only looked up when named)."""
-        name = (obj.get("spec") or {}).get("priorityClassName") if r.kind == "Pod" and not r.group else None
-        found = self.store.get(("scheduling.k8s.io", "priorityclasses"), "", name) if name else None
-        if found is None:
-            return {}
-        pc = found.object()
-        return {str(name): (int(pc.get("value", 0)), str(pc.get("preemptionPolicy") or "PreemptLowerPriority"))}
+    def _managed_on_create(
+        self, r: resources.Resource, obj: dict[str, Any], options: admission.WriteOptions, operation: str
+    ) -> dict[str, Any]:
+        """An apply records its manager's fields; any other create drops the managedFields it was sent."""
+        if operation == "apply":
+            return managedfields.apply(
+                None,
+                writerules.applied_config(r, obj, None),
+                manager=options.manager,
+                api_version=r.group_version,
+                now=self.now(),
+                force=options.force,
+                list_types=writerules.list_types(r),
+            )
+        obj.get("metadata", {}).pop("managedFields", None)
+        return obj
+
+    def _stamp_new(self, r: resources.Resource, obj: dict[str, Any]) -> None:
+        """The server-owned metadata of a new object (whatever the body said), at the storage version."""
+        md = obj["metadata"]
+        for key in writerules.SERVER_OWNED:
+            md.pop(key, None)
+        obj["apiVersion"] = self._storage_version(r)
+        obj["kind"] = r.kind
+        md["uid"] = self.new_uid()
+        md["creationTimestamp"] = self.now()
+        if r.generation:
+            md["generation"] = 1
+
+    def _store_new(self, r: resources.Resource, obj: dict[str, Any]) -> None:
+        self.store.put(r, obj)
+        if r.kind == "CustomResourceDefinition":
+            self.table.register_crd(obj)
+        if r.kind == "Namespace":
+            self._create_default_service_account(obj["metadata"]["name"])
 
     def _storage_version(self, r: resources.Resource) -> str:
         if r.storage_version:
             return f"{r.group}/{r.storage_version}"
         return r.group_version
-
-    def _check_namespace_open(self, ns: str) -> None:
-        entry = self.store.get(("", "namespaces"), "", ns)
-        if entry is None:
-            raise apierrors.not_found("namespaces", "", ns)
-        if entry.object()["metadata"].get("deletionTimestamp"):
-            raise ApiError(
-                403, "Forbidden", f"unable to create new content in namespace {ns} because it is being terminated"
-            )
 
     def _create_default_service_account(self, ns: str) -> None:
         sa = self.table.lookup("", "v1", "serviceaccounts")
@@ -266,7 +212,7 @@ class Api:
         dry_run: bool = False,
         options: admission.WriteOptions | None = None,
     ) -> dict[str, Any]:
-        new = _object_body(body)
+        new = writerules.object_body(body)
         admission.decode(r, new, options=options or admission.WriteOptions(), operation="update")
         if new["metadata"].get("name", name) != name:
             raise apierrors.bad_request(
@@ -297,22 +243,7 @@ class Api:
         options: admission.WriteOptions | None = None,
     ) -> dict[str, Any]:
         options = options or admission.WriteOptions()
-        if content_type not in PATCH_TYPES:
-            raise ApiError(
-                415,
-                "UnsupportedMediaType",
-                f"the body of the request was in an unknown format - "
-                f"accepted media types include: {', '.join(PATCH_TYPES)}",
-            )
-        if content_type == STRATEGIC and not r.strategic:
-            raise ApiError(
-                415,
-                "UnsupportedMediaType",
-                "the body of the request was in an unknown format - "
-                f"accepted media types include: {JSON_PATCH}, {MERGE}, {APPLY}",
-            )
-        if content_type == APPLY and not field_manager:
-            raise apierrors.bad_request("PATCH: fieldManager must be set for apply")
+        _check_patch_type(r, content_type, field_manager)
         with self.store.lock:
             found = self.store.get(r.group_resource, (ns or "") if r.namespaced else "", name)
             if found is None:
@@ -322,28 +253,16 @@ class Api:
             current = found.object()
             if content_type == APPLY and isinstance(body, dict):
                 admission.decode(r, body, options=options, operation="apply")
-            try:
-                if content_type == JSON_PATCH:
-                    patched = patches.json_patch(current, body)
-                elif content_type == MERGE:
-                    patched = patches.merge_patch(current, body)
-                elif content_type == STRATEGIC:
-                    patched = patches.strategic_merge(current, body)
-                else:
-                    patched = managedfields.apply(
-                        current,
-                        self._applied(r, body, sub),
-                        manager=options.manager or field_manager or "",
-                        api_version=r.group_version,
-                        now=self.now(),
-                        force=options.force,
-                        list_types=_list_types(r),
-                        subresource=sub or "",
-                    )
-            except patches.PatchError as exc:
-                raise ApiError(422, "Invalid", str(exc)) from exc
-            if not isinstance(patched, dict) or not isinstance(patched.get("metadata"), dict):
-                raise ApiError(422, "Invalid", "the patch must leave an object with metadata")
+            patched = writerules.patched(
+                r,
+                current,
+                body,
+                patcher=_PATCHERS.get(content_type),
+                sub=sub,
+                options=options,
+                manager=options.manager or field_manager or "",
+                now=self.now(),
+            )
             if content_type != APPLY:
                 admission.decode(r, patched, options=options, operation="patch", patched=True)
             if patched["metadata"].get("resourceVersion") != str(found.rv):
@@ -353,17 +272,6 @@ class Api:
             return self._commit(
                 r, current, patched, sub=sub, dry_run=dry_run, options=options, applied=content_type == APPLY
             )
-
-    def _applied(self, r: resources.Resource, config: Any, sub: str | None) -> dict[str, Any]:
-        """What an apply configuration may set: a main endpoint never sets status (it is reset),
-        ``/status`` sets only status (apiserver ``GetResetFields``)."""
-        if not isinstance(config, dict):
-            raise apierrors.bad_request("the apply configuration must be an object")
-        if "status" not in r.subresources:
-            return config
-        if sub == "status":
-            return {k: v for k, v in config.items() if k in ("apiVersion", "kind", "metadata", "status")}
-        return {k: v for k, v in config.items() if k != "status"}
 
     def _commit(
         self,
@@ -378,57 +286,27 @@ class Api:
     ) -> dict[str, Any]:
         """The common end of update and patch: keep server-owned data, validate, store or not."""
         old_md = old["metadata"]
-        new_md = new.setdefault("metadata", {})
-        if r.namespaced and new_md.get("namespace", old_md["namespace"]) != old_md["namespace"]:
-            raise apierrors.bad_request(
-                "the namespace of the provided object does not match the namespace sent on the request"
-            )
-        if sub == "status":
-            merged = json.loads(json.dumps(old))
-            if "status" in new:
-                merged["status"] = new["status"]
-            else:
-                merged.pop("status", None)
-            new = merged
-        elif sub == "finalize":
-            merged = json.loads(json.dumps(old))
-            merged.setdefault("spec", {})["finalizers"] = (new.get("spec") or {}).get("finalizers") or []
-            new = merged
-        else:
-            if "status" in r.subresources:
-                if "status" in old:
-                    new["status"] = old["status"]
-                else:
-                    new.pop("status", None)
-            _check_system_fields(r, old_md, new_md)
-            for key in _SERVER_OWNED:
-                if key in old_md:
-                    new_md[key] = old_md[key]
-                else:
-                    new_md.pop(key, None)
-            new_md["name"] = old_md["name"]
-            if r.namespaced:
-                new_md["namespace"] = old_md["namespace"]
-        new["apiVersion"] = old["apiVersion"]
-        new["kind"] = r.kind
-        new["metadata"]["resourceVersion"] = old_md["resourceVersion"]
-        if old_md.get("deletionTimestamp"):
-            added = set(new["metadata"].get("finalizers") or []) - set(old_md.get("finalizers") or [])
-            if added:
-                raise apierrors.invalid(
-                    r.kind,
-                    old_md["name"],
-                    [
-                        (
-                            "metadata.finalizers",
-                            f"Forbidden: no new finalizers can be added if the object is being "
-                            f"deleted, found new finalizers {sorted(added)}",
-                        )
-                    ],
-                )
+        new = writerules.carry_over(r, old, new, sub=sub)
+        writerules.check_finalizers(r, old_md, new["metadata"])
         self._validate(r, new, old=old, status_only=sub == "status" and not r.crd)
-        if r.generation and _spec_of(new, r) != _spec_of(old, r):
+        if r.generation and writerules.spec_of(new, r) != writerules.spec_of(old, r):
             new["metadata"]["generation"] = int(old_md.get("generation", 1)) + 1
+        self._record_managers(r, old, new, sub=sub, options=options, applied=applied)
+        if new == old or dry_run:
+            return self.as_version(r, new)  # a no-op write changes nothing, not even resourceVersion
+        return self.as_version(r, self._store_update(r, old_md, new))
+
+    def _record_managers(
+        self,
+        r: resources.Resource,
+        old: dict[str, Any],
+        new: dict[str, Any],
+        *,
+        sub: str | None,
+        options: admission.WriteOptions | None,
+        applied: bool,
+    ) -> None:
+        """An update's manager owns what it changed; without one, the stored managers stay."""
         if options is not None and options.manager and not applied:
             managedfields.record_update(
                 old,
@@ -436,23 +314,22 @@ class Api:
                 manager=options.manager,
                 api_version=r.group_version,
                 now=self.now(),
-                list_types=_list_types(r),
+                list_types=writerules.list_types(r),
                 subresource=sub or "",
             )
-        elif "managedFields" not in new["metadata"] and "managedFields" in old_md and not applied:
-            new["metadata"]["managedFields"] = old_md["managedFields"]
-        if new == old:
-            return self.as_version(r, new)  # a no-op write changes nothing, not even resourceVersion
-        if dry_run:
-            return self.as_version(r, new)
+        elif "managedFields" not in new["metadata"] and "managedFields" in old["metadata"] and not applied:
+            new["metadata"]["managedFields"] = old["metadata"]["managedFields"]
+
+    def _store_update(self, r: resources.Resource, old_md: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+        """Store ``new``; what the store (or the collector, for a deleted object released) holds now."""
         if new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers") and r.kind != "Namespace":
-            return self.as_version(r, self.collector.release(r, new))
+            return self.collector.release(r, new)
         self.store.put(r, new)
         if r.kind == "CustomResourceDefinition":
             self.table.register_crd(new)
         if r.kind == "Namespace" and new["metadata"].get("deletionTimestamp"):
             self.collector._finish_namespace(old_md["name"])
-        return self.as_version(r, new)
+        return new
 
     # ------------------------------------------------------------ delete
     def delete(
@@ -470,22 +347,7 @@ class Api:
             current = self.entry(r, ns, name)
             defaults.check_delete(r, name)
             obj = current.object()
-            pre = options.get("preconditions") or {}
-            if pre.get("uid") and pre["uid"] != current.uid:
-                raise apierrors.conflict(
-                    r.plural,
-                    r.group,
-                    name,
-                    f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: {current.uid}",
-                )
-            if pre.get("resourceVersion") and pre["resourceVersion"] != str(current.rv):
-                raise apierrors.conflict(
-                    r.plural,
-                    r.group,
-                    name,
-                    f"Precondition failed: ResourceVersion in precondition: "
-                    f"{pre['resourceVersion']}, ResourceVersion in object meta: {current.rv}",
-                )
+            writerules.check_preconditions(r, name, current, options.get("preconditions") or {})
             if dry_run:
                 return self.as_version(r, obj)
             policy = options.get("propagationPolicy")
@@ -508,65 +370,20 @@ class Api:
             return [self.delete(r, e.namespace or None, e.name, options, dry_run=dry_run) for e in found.items]
 
 
-def _check_system_fields(r: resources.Resource, old_md: dict[str, Any], new_md: dict[str, Any]) -> None:
-    """A body may repeat the system fields or leave them out, not change them
-    (apimachinery:pkg/api/validation/objectmeta.go ``ValidateObjectMetaUpdate``)."""
-    errors = []
-    if new_md.get("uid") and new_md["uid"] != old_md.get("uid"):
-        errors.append(apierrors.invalid_value("metadata.uid", new_md["uid"], "field is immutable"))
-    if new_md.get("deletionTimestamp") and not old_md.get("deletionTimestamp"):
-        errors.append(
-            apierrors.invalid_value(
-                "metadata.deletionTimestamp",
-                new_md["deletionTimestamp"],
-                "field is immutable; may only be changed via deletion",
-            )
+def _check_patch_type(r: resources.Resource, content_type: str, field_manager: str | None) -> None:
+    if content_type not in PATCH_TYPES:
+        raise ApiError(
+            415,
+            "UnsupportedMediaType",
+            f"the body of the request was in an unknown format - "
+            f"accepted media types include: {', '.join(PATCH_TYPES)}",
         )
-    if errors:
-        raise apierrors.invalid(r.kind, str(old_md.get("name", "")), errors, group=r.group)
-
-
-def _list_types(r: resources.Resource) -> managedfields.ListTypes:
-    """How the lists of a kind merge: by the schema where one says so, else Kubernetes' merge keys."""
-    schema = getattr(r, "schema", None)
-    by_schema = getattr(schema, "list_type", None)
-    if by_schema is not None:
-        return by_schema  # type: ignore[no-any-return]
-    return _builtin_list_type
-
-
-def _builtin_list_type(names: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
-    last = names[-1] if names else ""
-    if last in patches.MERGE_KEYS:
-        return ("map", (patches.MERGE_KEYS[last],))
-    if last in patches.SET_LISTS:
-        return ("set", ())
-    return ("atomic", ())
-
-
-def _spec_of(obj: dict[str, Any], r: resources.Resource) -> dict[str, Any]:
-    skip = {"metadata", "status"} if "status" in r.subresources or not r.crd else {"metadata"}
-    return {k: v for k, v in obj.items() if k not in skip}
-
-
-def _object_body(body: Any) -> dict[str, Any]:
-    if not isinstance(body, dict):
-        raise apierrors.bad_request("the request body must be a JSON object")
-    md = body.setdefault("metadata", {})
-    if not isinstance(md, dict):
-        raise apierrors.bad_request("metadata must be an object")
-    return body
-
-
-def _encode_continue(after: tuple[str, str], rv: int) -> str:
-    raw = json.dumps({"v": "sim/1", "rv": rv, "start": list(after)}).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def _decode_continue(token: str) -> tuple[tuple[str, str], int]:
-    try:
-        data = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
-        start = data["start"]
-        return (str(start[0]), str(start[1])), int(data["rv"])
-    except (ValueError, KeyError, TypeError, IndexError) as exc:
-        raise apierrors.bad_request(f"continue key is not valid: {token!r}") from exc
+    if content_type == STRATEGIC and not r.strategic:
+        raise ApiError(
+            415,
+            "UnsupportedMediaType",
+            "the body of the request was in an unknown format - "
+            f"accepted media types include: {JSON_PATCH}, {MERGE}, {APPLY}",
+        )
+    if content_type == APPLY and not field_manager:
+        raise apierrors.bad_request("PATCH: fieldManager must be set for apply")

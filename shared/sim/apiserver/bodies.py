@@ -1,5 +1,8 @@
 """Request bodies as the real server reads them: content types, and JSON with duplicate fields seen.
 
+The handler passes the body with the media type of its ``Content-Type`` header: :func:`decode_object`
+for the object of a create or update, :func:`decode` for a subresource's or an option's body.
+
 A JSON object may name a field twice; Python keeps the last value silently, the real server's
 strict decoder reports ``duplicate field "<path>"`` (sigs.k8s.io/json), and under the default
 ``Warn`` directive it becomes a warning. Finding duplicates costs nothing for the common body
@@ -11,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from shared.sim.apiserver import apierrors
+from shared.sim.apiserver import apierrors, protobuf
 from shared.sim.apiserver.apierrors import ApiError
 
 JSON = "application/json"
@@ -82,3 +85,44 @@ def unsupported_media_type(accepted: tuple[str, ...]) -> ApiError:
 
 def invalid_json(exc: json.JSONDecodeError) -> ApiError:
     return apierrors.bad_request(f"the object provided is unrecognized: {exc}")
+
+
+def media_type(header: str | None, default: str = "") -> str:
+    """The media type of a ``Content-Type`` header, parameters dropped."""
+    return (header or default).split(";")[0].strip().lower()
+
+
+def parse_yaml(raw: bytes) -> Any:
+    from shared import errors, yamlio
+
+    try:
+        return yamlio.loads(raw.decode("utf-8", errors="replace"), source="request body")
+    except errors.InvalidInput as exc:
+        raise apierrors.bad_request(f"error converting YAML to JSON: {exc}") from exc
+
+
+def decode(raw: bytes, media: str, into: tuple[str, str] | None = None) -> Any:
+    """A subresource's or option's body: JSON, or protobuf from a typed client (kubectl drain's
+    evictions, helm's DeleteOptions) when it names the ``into`` (apiVersion, kind) to decode."""
+    if media == PROTOBUF and raw:
+        if into is None:
+            raise unsupported_media_type((JSON, YAML))
+        return protobuf.decode(raw, into=into)
+    return json.loads(raw) if raw.strip() else None
+
+
+def decode_object(raw: bytes, media: str, *, into: tuple[str, str], custom: bool) -> tuple[Any, list[str] | None]:
+    """The object a POST or PUT carries, and the fields it named twice (None: not JSON, nothing seen)."""
+    if media not in MEDIA_TYPES:
+        raise unsupported_media_type(MEDIA_TYPES)
+    if not raw.strip():
+        return None, None
+    if media == PROTOBUF:
+        # Protobuf has no strict decoding: unknown fields vanish whatever the directive says.
+        return protobuf.decode(raw, into=into, custom=custom), None
+    if media == YAML:
+        return parse_yaml(raw), None
+    try:
+        return parse_json(raw)
+    except json.JSONDecodeError as exc:
+        raise invalid_json(exc) from exc

@@ -13,18 +13,13 @@ JSONSchemaProps keywords (strict/warn field validation) and the first keyword of
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from shared.sim.apiserver import apierrors
+from shared.sim.apiserver import apierrors, crdparts, schemacheck
 from shared.sim.apiserver.apierrors import FieldError
 from shared.sim.apiserver.crdinvariants import dns1035_label, dns1123_subdomain
 from shared.sim.apiserver.openapivalidate import same
-from shared.sim.apiserver.structural import SchemaError, StructuralSchema
-
-_APPROVAL = "api-approved.kubernetes.io"
-_APPROVAL_LINK = "https://github.com/kubernetes/enhancements/pull/1111"
-_COLUMN_TYPES = ("boolean", "date", "integer", "number", "string")
-_COLUMN_FORMATS = ("byte", "date", "date-time", "double", "float", "int32", "int64", "password")
 
 # JSONSchemaProps' JSON fields and the JSON kinds each decodes from (apis/apiextensions/v1/types_jsonschema.go).
 _PROPS: dict[str, tuple[str, str]] = {
@@ -69,26 +64,30 @@ def _json_kind(value: Any) -> str:
     return "object"
 
 
+_DECODES_FROM: dict[str, type | tuple[type, ...]] = {
+    "string": str,
+    "bool": bool,
+    "array": list,
+    "schemas": list,
+    "strings": list,
+    "object": dict,
+    "schema": dict,
+    "schema-map": dict,
+    "schema|array": (dict, list),
+    "schema|bool": (dict, bool),
+}
+
+
 def _fits(kind: str, value: Any) -> bool:
     if value is None or kind == "any":
         return True
-    if kind == "string":
-        return isinstance(value, str)
-    if kind == "bool":
-        return isinstance(value, bool)
     if kind == "number":
         return isinstance(value, int | float) and not isinstance(value, bool)
     if kind == "int":
         return (isinstance(value, int) and not isinstance(value, bool)) or (
             isinstance(value, float) and value.is_integer()
         )
-    if kind in ("array", "schemas", "strings"):
-        return isinstance(value, list)
-    if kind in ("object", "schema", "schema-map"):
-        return isinstance(value, dict)
-    if kind == "schema|array":
-        return isinstance(value, dict | list)
-    return isinstance(value, dict | bool)  # schema|bool
+    return isinstance(value, _DECODES_FROM.get(kind, (dict, bool)))
 
 
 def _schema_problems(raw: Any, path: str, go_path: str, unknown: list[str], wrong: list[str]) -> None:
@@ -112,14 +111,19 @@ def _schema_problems(raw: Any, path: str, go_path: str, unknown: list[str], wron
             wrong.append(
                 f"json: cannot unmarshal number into Go struct field JSONSchemaProps.{go_path}.{key} of type string"
             )
-        if kind in ("schema", "schema|bool", "schema|array") and isinstance(value, dict):
-            _schema_problems(value, f"{path}.{key}", f"{go_path}.{key}", unknown, wrong)
-        elif (kind == "schema|array" and isinstance(value, list)) or kind == "schemas":
-            for i, sub in enumerate(value):
-                _schema_problems(sub, f"{path}.{key}[{i}]", f"{go_path}.{key}", unknown, wrong)
-        elif kind == "schema-map":
-            for name, sub in value.items():
-                _schema_problems(sub, f"{path}.{key}.{name}", f"{go_path}.{key}", unknown, wrong)
+        for sub, sub_path in _subschemas(kind, value, f"{path}.{key}"):
+            _schema_problems(sub, sub_path, f"{go_path}.{key}", unknown, wrong)
+
+
+def _subschemas(kind: str, value: Any, path: str) -> list[tuple[Any, str]]:
+    """The schemas inside a keyword's value, with their paths."""
+    if kind in ("schema", "schema|bool", "schema|array") and isinstance(value, dict):
+        return [(value, path)]
+    if (kind == "schema|array" and isinstance(value, list)) or kind == "schemas":
+        return [(sub, f"{path}[{i}]") for i, sub in enumerate(value)]
+    if kind == "schema-map":
+        return [(sub, f"{path}.{name}") for name, sub in value.items()]
+    return []
 
 
 def decode_problems(crd: dict[str, Any]) -> tuple[list[str], str | None]:
@@ -149,249 +153,188 @@ def _shared(versions: list[dict[str, Any]], key: str) -> tuple[bool, Any]:
 def _schema_errors(schema: Any, path: str, *, status: bool) -> list[FieldError]:
     if not isinstance(schema, dict):
         return []
-    try:
-        StructuralSchema.compile(schema, path=path, status_enabled=status)
-    except SchemaError as refused:
-        return refused.errors
-    return []
-
-
-def _json_path(value: str, path: str) -> list[FieldError]:
-    if not value:
-        return [apierrors.invalid_value(path, value, "must not be empty")]
-    if not value.startswith("."):
-        return [apierrors.invalid_value(path, value, "must be a simple json path starting with .")]
-    return []
-
-
-def _subresources(sub: Any, path: str) -> list[FieldError]:
-    scale = _dict(sub).get("scale")
-    if not isinstance(scale, dict):
-        return []
-    errors: list[FieldError] = []
-    for key, under in (("specReplicasPath", ".spec."), ("statusReplicasPath", ".status.")):
-        value = str(scale.get(key) or "")
-        if not value:
-            errors.append(apierrors.required(f"{path}.scale.{key}"))
-        elif bad := _json_path(value, f"{path}.scale.{key}"):
-            errors += bad
-        elif not value.startswith(under):
-            errors.append(
-                apierrors.invalid_value(
-                    f"{path}.scale.{key}", value, f"should be a json path under {under.rstrip('.')}"
-                )
-            )
-    selector = scale.get("labelSelectorPath")
-    if isinstance(selector, str) and selector:
-        if bad := _json_path(selector, f"{path}.scale.labelSelectorPath"):
-            errors += bad
-        elif not selector.startswith((".spec.", ".status.")):
-            errors.append(
-                apierrors.invalid_value(
-                    f"{path}.scale.labelSelectorPath", selector, "should be a json path under either .spec or .status"
-                )
-            )
-    return errors
-
-
-def _columns(columns: Any, path: str) -> list[FieldError]:
-    errors: list[FieldError] = []
-    for i, entry in enumerate(columns if isinstance(columns, list) else []):
-        col = _dict(entry)
-        where = f"{path}[{i}]"
-        if not col.get("name"):
-            errors.append(apierrors.required(f"{where}.name"))
-        kind = col.get("type") or ""
-        if not kind:
-            errors.append(apierrors.required(f"{where}.type", f"must be one of {','.join(_COLUMN_TYPES)}"))
-        elif kind not in _COLUMN_TYPES:
-            errors.append(apierrors.invalid_value(f"{where}.type", kind, f"must be one of {','.join(_COLUMN_TYPES)}"))
-        fmt = col.get("format") or ""
-        if fmt and fmt not in _COLUMN_FORMATS:
-            errors.append(
-                apierrors.invalid_value(f"{where}.format", fmt, f"must be one of {','.join(_COLUMN_FORMATS)}")
-            )
-        json_path = str(col.get("jsonPath") or "")
-        if not json_path:
-            errors.append(apierrors.required(f"{where}.JSONPath"))
-        else:
-            errors += _json_path(json_path, f"{where}.JSONPath")
-    return errors
-
-
-def _names(names: dict[str, Any], path: str) -> list[FieldError]:
-    errors: list[FieldError] = []
-    for key in ("plural", "singular"):
-        value = str(names.get(key) or "")
-        if value and (why := dns1035_label(value)):
-            errors.append(apierrors.invalid_value(f"{path}.{key}", value, ",".join(why)))
-    for key in ("kind", "listKind"):
-        value = str(names.get(key) or "")
-        if value and (why := dns1035_label(value.lower())):
-            errors.append(
-                apierrors.invalid_value(
-                    f"{path}.{key}", value, "may have mixed case, but should otherwise match: " + ",".join(why)
-                )
-            )
-    for i, short in enumerate(_list(names.get("shortNames"))):
-        if why := dns1035_label(str(short)):
-            errors.append(apierrors.invalid_value(f"{path}.shortNames[{i}]", short, ",".join(why)))
-    if names.get("kind") and names.get("kind") == names.get("listKind"):
-        errors.append(
-            apierrors.invalid_value(f"{path}.listKind", names["listKind"], "kind and listKind may not be the same")
-        )
-    for i, category in enumerate(_list(names.get("categories"))):
-        if why := dns1035_label(str(category)):
-            errors.append(apierrors.invalid_value(f"{path}.categories[{i}]", category, ",".join(why)))
-    return errors
-
-
-def _protected(group: str) -> bool:
-    return group in ("k8s.io", "kubernetes.io") or group.endswith((".k8s.io", ".kubernetes.io"))
+    return schemacheck.schema_errors(schema, path, status_enabled=status)[1]
 
 
 def crd_errors(crd: dict[str, Any], *, old: dict[str, Any] | None) -> list[FieldError]:
     """The 422 causes a real server refuses ``crd`` with (``old``: the stored CRD on update)."""
     meta: dict[str, Any] = crd["metadata"] if isinstance(crd.get("metadata"), dict) else {}
     spec: dict[str, Any] = crd["spec"] if isinstance(crd.get("spec"), dict) else {}
+    names = _defaulted_names(spec)
+    group = str(spec.get("group") or "")
+    scope = str(spec.get("scope") or "")
+    versions = _versions(spec)
+    lifted = _Lifted.of(versions)
+    errors = _name_errors(meta, names, group, old)
+    errors += crdparts.group_errors(group)
+    errors += crdparts.scope_errors(scope)
+    errors += _required_schemas(versions, lifted)
+    for i, version in enumerate(versions):
+        errors += _version_errors(version, f"spec.versions[{i}]", lifted)
+    errors += _version_list_errors(versions)
+    errors += [apierrors.required(f"spec.names.{key}") for key in _REQUIRED_NAMES if not names.get(key)]
+    errors += crdparts.name_errors(names, "spec.names")
+    errors += _lifted_errors(versions, lifted)
+    errors += crdparts.conversion_errors(spec.get("conversion"))
+    errors += _policy_errors(meta, spec, versions, old)
+    if old is not None:
+        errors += _immutable_errors(old, group=group, scope=scope, names=names)
+    return errors
+
+
+_REQUIRED_NAMES = ("plural", "singular", "kind", "listKind")
+
+
+def _defaulted_names(spec: dict[str, Any]) -> dict[str, Any]:
+    """``spec.names`` with ``singular`` and ``listKind`` defaulted from the kind, as the server does first."""
     names: dict[str, Any] = dict(spec["names"]) if isinstance(spec.get("names"), dict) else {}
     if names.get("kind"):
         names.setdefault("singular", str(names["kind"]).lower())
         names.setdefault("listKind", f"{names['kind']}List")
-    group = str(spec.get("group") or "")
-    versions = _versions(spec)
-    errors: list[FieldError] = []
+    return names
 
+
+@dataclass(frozen=True)
+class _Lifted:
+    """Which per-version parts every version shares (the v1 conversion lifts those to the spec)."""
+
+    schemas: bool
+    schema: Any
+    subresources: bool
+    subresource: Any
+    columns: bool
+    column: Any
+
+    @classmethod
+    def of(cls, versions: list[dict[str, Any]]) -> _Lifted:
+        schemas, schema = _shared(versions, "schema")
+        subresources, subresource = _shared(versions, "subresources")
+        columns, column = _shared(versions, "additionalPrinterColumns")
+        return cls(schemas, schema, subresources, subresource, columns, column)
+
+
+def _name_errors(
+    meta: dict[str, Any], names: dict[str, Any], group: str, old: dict[str, Any] | None
+) -> list[FieldError]:
     name = str(meta.get("name") or "")
+    errors: list[FieldError] = []
     if not name:
         errors.append(apierrors.required("metadata.name", "name or generateName is required"))
     else:
-        for why in [
-            *dns1123_subdomain(name),
-            *([] if name == f"{names.get('plural', '')}.{group}" else ['must be spec.names.plural+"."+spec.group']),
-        ]:
-            errors.append(apierrors.invalid_value("metadata.name", name, why))
+        reasons = dns1123_subdomain(name)
+        if name != f"{names.get('plural', '')}.{group}":
+            reasons = [*reasons, 'must be spec.names.plural+"."+spec.group']
+        errors += [apierrors.invalid_value("metadata.name", name, why) for why in reasons]
     if old is not None and name != str(_dict(old.get("metadata")).get("name") or ""):
         errors.append(apierrors.invalid_value("metadata.name", name, "field is immutable"))
+    return errors
 
-    if not group:
-        errors.append(apierrors.required("spec.group"))
-    elif reasons := dns1123_subdomain(group):
-        errors.append(apierrors.invalid_value("spec.group", group, ",".join(reasons)))
-    elif "." not in group:
-        errors.append(apierrors.invalid_value("spec.group", group, "should be a domain with at least one dot"))
-    scope = str(spec.get("scope") or "")
-    if not scope:
-        errors.append(apierrors.required("spec.scope"))
-    elif scope not in ("Cluster", "Namespaced"):
-        errors.append(apierrors.not_supported("spec.scope", scope, ("Cluster", "Namespaced")))
 
-    schemas_shared, shared_schema = _shared(versions, "schema")
-    subresources_shared, shared_subresources = _shared(versions, "subresources")
-    columns_shared, shared_columns = _shared(versions, "additionalPrinterColumns")
-    if not (schemas_shared and isinstance(shared_schema, dict) and shared_schema.get("openAPIV3Schema") is not None):
-        for i, version in enumerate(versions):
-            if not isinstance(version.get("schema"), dict) or version["schema"].get("openAPIV3Schema") is None:
-                errors.append(apierrors.required(f"spec.versions[{i}].schema.openAPIV3Schema", "schemas are required"))
-    seen: set[str] = set()
-    unique = True
-    for i, version in enumerate(versions):
-        vname = str(version.get("name") or "")
-        unique = unique and vname not in seen
-        seen.add(vname)
-        if reasons := dns1035_label(vname):
-            errors.append(apierrors.invalid_value(f"spec.versions[{i}].name", vname, ",".join(reasons)))
-        where = f"spec.versions[{i}]"
-        warning = version.get("deprecationWarning")
-        if warning is not None and not version.get("deprecated"):
-            errors.append(
-                apierrors.invalid_value(
-                    f"{where}.deprecationWarning", warning, "can only be set for deprecated versions"
-                )
-            )
-        status = isinstance(
-            (shared_subresources if subresources_shared else version.get("subresources")), dict
-        ) and "status" in ((shared_subresources if subresources_shared else version.get("subresources")) or {})
-        if not schemas_shared:
-            schema = (
-                (version.get("schema") or {}).get("openAPIV3Schema")
-                if isinstance(version.get("schema"), dict)
-                else None
-            )
-            errors += _schema_errors(schema, f"{where}.schema.openAPIV3Schema", status=status)
-        if not subresources_shared:
-            errors += _subresources(version.get("subresources"), f"{where}.subresources")
-        if not columns_shared:
-            errors += _columns(version.get("additionalPrinterColumns"), f"{where}.additionalPrinterColumns")
-    storage = sum(1 for v in versions if v.get("storage") is True)
-    if not unique:
+def _required_schemas(versions: list[dict[str, Any]], lifted: _Lifted) -> list[FieldError]:
+    if lifted.schemas and isinstance(lifted.schema, dict) and lifted.schema.get("openAPIV3Schema") is not None:
+        return []
+    return [
+        apierrors.required(f"spec.versions[{i}].schema.openAPIV3Schema", "schemas are required")
+        for i, version in enumerate(versions)
+        if not isinstance(version.get("schema"), dict) or version["schema"].get("openAPIV3Schema") is None
+    ]
+
+
+def _version_errors(version: dict[str, Any], where: str, lifted: _Lifted) -> list[FieldError]:
+    """One version's name and deprecation, and its schema, subresources and columns unless shared."""
+    errors: list[FieldError] = []
+    vname = str(version.get("name") or "")
+    if reasons := dns1035_label(vname):
+        errors.append(apierrors.invalid_value(f"{where}.name", vname, ",".join(reasons)))
+    warning = version.get("deprecationWarning")
+    if warning is not None and not version.get("deprecated"):
+        why = "can only be set for deprecated versions"
+        errors.append(apierrors.invalid_value(f"{where}.deprecationWarning", warning, why))
+    subresources = lifted.subresource if lifted.subresources else version.get("subresources")
+    if not lifted.schemas:
+        schema = _dict(version.get("schema")).get("openAPIV3Schema")
+        status = isinstance(subresources, dict) and "status" in subresources
+        errors += _schema_errors(schema, f"{where}.schema.openAPIV3Schema", status=status)
+    if not lifted.subresources:
+        errors += crdparts.subresource_errors(version.get("subresources"), f"{where}.subresources")
+    if not lifted.columns:
+        errors += crdparts.column_errors(version.get("additionalPrinterColumns"), f"{where}.additionalPrinterColumns")
+    return errors
+
+
+def _version_list_errors(versions: list[dict[str, Any]]) -> list[FieldError]:
+    """Version names unique, exactly one storage version, and the first version's name (``spec.version``)."""
+    errors: list[FieldError] = []
+    names = [str(v.get("name") or "") for v in versions]
+    if len(set(names)) != len(names):
         errors.append(apierrors.invalid_value("spec.versions", versions, "must contain unique version names"))
-    if storage != 1:
-        errors.append(
-            apierrors.invalid_value(
-                "spec.versions", versions, "must have exactly one version marked as storage version"
-            )
-        )
-    if versions and (reasons := dns1035_label(str(versions[0].get("name") or ""))):
+    if _storage_count(versions) != 1:
+        why = "must have exactly one version marked as storage version"
+        errors.append(apierrors.invalid_value("spec.versions", versions, why))
+    if versions and (reasons := dns1035_label(names[0])):
         errors.append(apierrors.invalid_value("spec.version", versions[0].get("name") or "", ",".join(reasons)))
+    return errors
 
-    for key in ("plural", "singular", "kind", "listKind"):
-        if not names.get(key):
-            errors.append(apierrors.required(f"spec.names.{key}"))
-    errors += _names(names, "spec.names")
-    if schemas_shared and isinstance(shared_schema, dict):
+
+def _storage_count(versions: list[dict[str, Any]]) -> int:
+    return sum(1 for v in versions if v.get("storage") is True)
+
+
+def _lifted_errors(versions: list[dict[str, Any]], lifted: _Lifted) -> list[FieldError]:
+    """The shared schema, subresources and columns, checked once where the conversion put them."""
+    errors: list[FieldError] = []
+    if lifted.schemas and isinstance(lifted.schema, dict):
         any_status = any(isinstance(v.get("subresources"), dict) and "status" in v["subresources"] for v in versions)
-        errors += _schema_errors(
-            shared_schema.get("openAPIV3Schema"), "spec.validation.openAPIV3Schema", status=any_status
-        )
-    if subresources_shared:
-        errors += _subresources(shared_subresources, "spec.subresources")
-    if columns_shared:
-        errors += _columns(shared_columns, "spec.additionalPrinterColumns")
-    conversion: dict[str, Any] | None = spec["conversion"] if isinstance(spec.get("conversion"), dict) else None
-    if conversion is not None:
-        strategy = str(conversion.get("strategy") or "")
-        if not strategy:
-            errors.append(apierrors.required("spec.conversion.strategy"))
-        elif strategy not in ("None", "Webhook"):
-            errors.append(apierrors.not_supported("spec.conversion.strategy", strategy, ("None", "Webhook")))
-        elif strategy == "Webhook" and not _dict(conversion.get("webhook")).get("clientConfig"):
-            errors.append(
-                apierrors.required("spec.conversion.webhookClientConfig", "required when strategy is set to Webhook")
-            )
+        schema = lifted.schema.get("openAPIV3Schema")
+        errors += _schema_errors(schema, "spec.validation.openAPIV3Schema", status=any_status)
+    if lifted.subresources:
+        errors += crdparts.subresource_errors(lifted.subresource, "spec.subresources")
+    if lifted.columns:
+        errors += crdparts.column_errors(lifted.column, "spec.additionalPrinterColumns")
+    return errors
 
-    if old is None and storage == 0:
+
+def _policy_errors(
+    meta: dict[str, Any], spec: dict[str, Any], versions: list[dict[str, Any]], old: dict[str, Any] | None
+) -> list[FieldError]:
+    """A stored version on create, approval of protected groups, and no new ``preserveUnknownFields``."""
+    errors: list[FieldError] = []
+    if old is None and _storage_count(versions) == 0:
         errors.append(apierrors.invalid_value("status.storedVersions", [], "must have at least one stored version"))
     annotations: dict[str, Any] = meta["annotations"] if isinstance(meta.get("annotations"), dict) else {}
-    if _protected(group) and _APPROVAL not in annotations:
-        why = f'protected groups must have approval annotation "{_APPROVAL}", see {_APPROVAL_LINK}'
-        errors.append(apierrors.required(f"metadata.annotations[{_APPROVAL}]", why))
+    if crdparts.protected(str(spec.get("group") or "")) and crdparts.APPROVAL not in annotations:
+        why = f'protected groups must have approval annotation "{crdparts.APPROVAL}", see {crdparts.APPROVAL_LINK}'
+        errors.append(apierrors.required(f"metadata.annotations[{crdparts.APPROVAL}]", why))
     was_preserving = _dict(_dict(old).get("spec")).get("preserveUnknownFields") is True
     if spec.get("preserveUnknownFields") is True and not was_preserving:
         why = "cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead"
         errors.append(apierrors.invalid_value("spec.preserveUnknownFields", True, why))
-
-    if old is not None:
-        old_spec: dict[str, Any] = old["spec"] if isinstance(old.get("spec"), dict) else {}
-        old_names: dict[str, Any] = old_spec["names"] if isinstance(old_spec.get("names"), dict) else {}
-        established = any(
-            c.get("type") == "Established" and c.get("status") == "True"
-            for c in _list(_dict(old.get("status")).get("conditions"))
-            if isinstance(c, dict)
-        )
-        immutable = [
-            ("spec.group", group, old_spec.get("group")),
-            ("spec.names.plural", names.get("plural"), old_names.get("plural")),
-        ]
-        if established:
-            immutable[:0] = [
-                ("spec.scope", scope, old_spec.get("scope")),
-                ("spec.names.kind", names.get("kind"), old_names.get("kind")),
-            ]
-        for where, new, previous in immutable:
-            if new != previous:
-                errors.append(apierrors.invalid_value(where, new or "", "field is immutable"))
     return errors
+
+
+def _immutable_errors(old: dict[str, Any], *, group: str, scope: str, names: dict[str, Any]) -> list[FieldError]:
+    """Group and plural never change; scope and kind not once the CRD is Established."""
+    old_spec: dict[str, Any] = old["spec"] if isinstance(old.get("spec"), dict) else {}
+    old_names: dict[str, Any] = old_spec["names"] if isinstance(old_spec.get("names"), dict) else {}
+    established = any(
+        c.get("type") == "Established" and c.get("status") == "True"
+        for c in _list(_dict(old.get("status")).get("conditions"))
+        if isinstance(c, dict)
+    )
+    immutable = [
+        ("spec.group", group, old_spec.get("group")),
+        ("spec.names.plural", names.get("plural"), old_names.get("plural")),
+    ]
+    if established:
+        immutable[:0] = [
+            ("spec.scope", scope, old_spec.get("scope")),
+            ("spec.names.kind", names.get("kind"), old_names.get("kind")),
+        ]
+    return [
+        apierrors.invalid_value(where, new or "", "field is immutable")
+        for where, new, previous in immutable
+        if new != previous
+    ]
 
 
 def schema_path(crd: dict[str, Any], index: int) -> str:

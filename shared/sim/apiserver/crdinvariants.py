@@ -108,11 +108,6 @@ _LABEL_KEY = (
     " alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is"
     " '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
 )
-_LABEL_VALUE = (
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start"
-    " and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for"
-    " validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
-)
 
 
 def _list_map(path: str, node: Node, items: list[Any]) -> list[FieldError]:
@@ -132,24 +127,34 @@ def _list_map(path: str, node: Node, items: list[Any]) -> list[FieldError]:
 
 
 def _lists(path: str | None, node: Node, value: Any) -> list[FieldError]:
-    errors: list[FieldError] = []
     if isinstance(value, list):
-        where = path or ""
-        if node.list_type == "set":
-            errors += [_duplicate(f"{where}[{i}]", value[i]) for i in _repeats(value)]
-        elif node.list_type == "map":
-            errors += _list_map(where, node, value)
-        if node.items is not None:
-            for i, item in enumerate(value):
-                errors += _lists(f"{where}[{i}]", node.items, item)
-    elif isinstance(value, dict):
-        if node.additional is not None:
-            for key, item in value.items():
-                errors += _lists(f"{path or ''}[{key}]", node.additional, item)
+        return _list_items(path or "", node, value)
+    if isinstance(value, dict):
+        return _list_fields(path, node, value)
+    return []
+
+
+def _list_items(where: str, node: Node, value: list[Any]) -> list[FieldError]:
+    errors: list[FieldError] = []
+    if node.list_type == "set":
+        errors += [_duplicate(f"{where}[{i}]", value[i]) for i in _repeats(value)]
+    elif node.list_type == "map":
+        errors += _list_map(where, node, value)
+    if node.items is not None:
+        for i, item in enumerate(value):
+            errors += _lists(f"{where}[{i}]", node.items, item)
+    return errors
+
+
+def _list_fields(path: str | None, node: Node, value: dict[str, Any]) -> list[FieldError]:
+    errors: list[FieldError] = []
+    if node.additional is not None:
         for key, item in value.items():
-            sub = node.properties.get(key)
-            if sub is not None:
-                errors += _lists(f"{path}.{key}" if path else key, sub, item)
+            errors += _lists(f"{path or ''}[{key}]", node.additional, item)
+    for key, item in value.items():
+        sub = node.properties.get(key)
+        if sub is not None:
+            errors += _lists(f"{path}.{key}" if path else key, sub, item)
     return errors
 
 
@@ -167,21 +172,33 @@ def _metadata(path: str, meta: Any) -> list[FieldError]:
     errors: list[FieldError] = []
     name = meta.get("name") or "fakename"
     if isinstance(name, str):
-        for bad, why in ((".", "may not be '.'"), ("..", "may not be '..'")):
-            if name == bad:
-                errors.append(apierrors.invalid_value(f"{path}.name", name, why))
-        for char in ("/", "%"):
-            if char in name:
-                errors.append(apierrors.invalid_value(f"{path}.name", name, f"may not contain '{char}'"))
+        errors += _name_errors(f"{path}.name", name)
     labels = meta.get("labels")
-    for key, value in (labels or {}).items() if isinstance(labels, dict) else ():
-        if not selectors.valid_label_key(str(key)):
-            errors.append(apierrors.invalid_value(f"{path}.labels", key, _LABEL_KEY))
-        if not isinstance(value, str) or not selectors.valid_label_value(value):
-            errors.append(apierrors.invalid_value(f"{path}.labels", value, _LABEL_VALUE))
+    if isinstance(labels, dict):
+        errors += _label_errors(f"{path}.labels", labels)
     annotations = meta.get("annotations")
     if isinstance(annotations, dict) and sum(len(str(k)) + len(str(v)) for k, v in annotations.items()) > 262144:
         errors.append(apierrors.too_long(f"{path}.annotations", 262144))
+    return errors
+
+
+def _name_errors(path: str, name: str) -> list[FieldError]:
+    """What every object name must meet (a path segment: not ``.``, ``..``, nor containing / or %)."""
+    errors = [apierrors.invalid_value(path, name, why) for bad, why in _BAD_NAMES if name == bad]
+    errors += [apierrors.invalid_value(path, name, f"may not contain '{char}'") for char in ("/", "%") if char in name]
+    return errors
+
+
+_BAD_NAMES = ((".", "may not be '.'"), ("..", "may not be '..'"))
+
+
+def _label_errors(path: str, labels: dict[str, Any]) -> list[FieldError]:
+    errors: list[FieldError] = []
+    for key, value in labels.items():
+        if not selectors.valid_label_key(str(key)):
+            errors.append(apierrors.invalid_value(path, key, _LABEL_KEY))
+        if not isinstance(value, str) or not selectors.valid_label_value(value):
+            errors.append(apierrors.invalid_value(path, value, _LABEL_VALUE))
     return errors
 
 

@@ -28,25 +28,35 @@ def _cel_value(node: Node | None, value: Any, *, resource_root: bool = False) ->
     if node is None or value is None:
         return value
     if isinstance(value, dict):
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            if resource_root and key == "metadata" and isinstance(item, dict):
-                out[key] = {k: item[k] for k in ("name", "generateName") if k in item}
-                continue
-            name = escape(key) if key in node.properties else key
-            sub = node.child(key)
-            if name is not None:
-                out[name] = _cel_value(sub, item, resource_root=sub is not None and sub.embedded)
-        return out
+        return _cel_object(node, value, resource_root=resource_root)
     if isinstance(value, list):
         return [_cel_value(node.items, item) for item in value]
     if node.type == "number" and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if node.type == "string" and isinstance(value, str):
-        if node.format in ("date-time", "datetime", "date"):
-            return cel.Timestamp(value if "T" in value else value + "T00:00:00Z")
-        if node.format == "duration":
-            return cel.Duration(value)
+        return _cel_string(node.format, value)
+    return value
+
+
+def _cel_object(node: Node, value: dict[str, Any], *, resource_root: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        if resource_root and key == "metadata" and isinstance(item, dict):
+            out[key] = {k: item[k] for k in ("name", "generateName") if k in item}
+            continue
+        name = escape(key) if key in node.properties else key
+        sub = node.child(key)
+        if name is not None:
+            out[name] = _cel_value(sub, item, resource_root=sub is not None and sub.embedded)
+    return out
+
+
+def _cel_string(fmt: str | None, value: str) -> Any:
+    """Timestamps and durations are typed by their format; other strings stay strings."""
+    if fmt in ("date-time", "datetime", "date"):
+        return cel.Timestamp(value if "T" in value else value + "T00:00:00Z")
+    if fmt == "duration":
+        return cel.Duration(value)
     return value
 
 
@@ -86,30 +96,42 @@ class _Run:
         if node.compiled:
             self.rules(node, path, value, old, current if current is not None else parent)
         if isinstance(value, dict):
-            olds = old if isinstance(old, dict) else {}
-            for key, item in value.items():
-                sub = node.properties.get(key)
-                child_path = _child(path, key) if sub is not None else f"{path or ''}[{key}]"
-                sub = sub if sub is not None else node.additional
-                if sub is None:
-                    continue
-                next_current, next_parent = current, parent
-                if current is not None:
-                    if parent is None and key in ("apiVersion", "kind"):
-                        next_current, next_parent = None, None
-                    else:
-                        correlated = isinstance(current.old, dict) and key in current.old
-                        next_current = _Corr(current.old[key], item) if correlated else None
-                        next_parent = current
-                self.node(sub, child_path, item, olds.get(key), next_current, next_parent)
+            self._fields(node, path, value, old, current, parent)
         elif isinstance(value, list) and node.items is not None:
-            keyed = _map_list_old(node, old)
-            for i, item in enumerate(value):
-                previous = None
-                if keyed and isinstance(item, dict):
-                    previous = keyed.get(json.dumps([item.get(k) for k in node.map_keys], sort_keys=True))
-                next_current = _Corr(previous, item) if current is not None and previous is not None else None
-                self.node(node.items, f"{path or ''}[{i}]", item, previous, next_current, current or parent)
+            self._items(node, path, value, old, current, parent)
+
+    def _fields(
+        self, node: Node, path: str | None, value: dict[str, Any], old: Any, current: _Corr | None, parent: _Corr | None
+    ) -> None:
+        olds = old if isinstance(old, dict) else {}
+        for key, item in value.items():
+            sub = node.properties.get(key)
+            child_path = _child(path, key) if sub is not None else f"{path or ''}[{key}]"
+            sub = sub if sub is not None else node.additional
+            if sub is None:
+                continue
+            next_current, next_parent = current, parent
+            if current is not None:
+                if parent is None and key in ("apiVersion", "kind"):
+                    next_current, next_parent = None, None
+                else:
+                    correlated = isinstance(current.old, dict) and key in current.old
+                    next_current = _Corr(current.old[key], item) if correlated else None
+                    next_parent = current
+            self.node(sub, child_path, item, olds.get(key), next_current, next_parent)
+
+    def _items(
+        self, node: Node, path: str | None, value: list[Any], old: Any, current: _Corr | None, parent: _Corr | None
+    ) -> None:
+        """List items correlate with old ones only in a map list, by their keys."""
+        assert node.items is not None
+        keyed = _map_list_old(node, old)
+        for i, item in enumerate(value):
+            previous = None
+            if keyed and isinstance(item, dict):
+                previous = keyed.get(json.dumps([item.get(k) for k in node.map_keys], sort_keys=True))
+            next_current = _Corr(previous, item) if current is not None and previous is not None else None
+            self.node(node.items, f"{path or ''}[{i}]", item, previous, next_current, current or parent)
 
     def rules(self, node: Node, path: str | None, value: Any, old: Any, corr: _Corr | None) -> None:
         resource_root = path is None or node.embedded

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -124,33 +125,40 @@ class _Scan:
             t = t.children[0]
         if not hasattr(t, "data"):
             return None
-        kind, kids = t.data, t.children
-        if kind == "paren_expr":
-            return self.visit(kids[0], env)
-        if kind == "ident":
-            return self.ident(kids[0], env)
-        if kind == "member_dot":
-            return self.select(self.visit(kids[0], env), kids[1])
-        if kind == "member_index":
-            receiver = self.visit(kids[0], env)
-            self.visit(kids[1], env)
-            if receiver is None:
-                return None
-            return receiver.items if receiver.type == "array" else receiver.additional
-        if kind == "member_dot_arg":
-            return self.method(kids, env)
-        if kind == "ident_arg":
-            name = str(kids[0])
-            if name not in _GLOBALS and name != "has" and name not in cel.RULE_FUNCTIONS:
-                self.unknown(kids[0], name)
-            for arg in _args(kids[1:]):
-                self.visit(arg, env)
-            return None
-        if kind in ("dot_ident", "dot_ident_arg"):
-            self.unknown(kids[0], str(kids[0]))
-            return None
-        for kid in kids:
+        visit = _VISITS.get(t.data)
+        if visit is not None:
+            return visit(self, t.children, env)
+        for kid in t.children:
             self.visit(kid, env)
+        return None
+
+    def _paren(self, kids: list[Any], env: dict[str, Node | None]) -> Node | None:
+        return self.visit(kids[0], env)
+
+    def _ident(self, kids: list[Any], env: dict[str, Node | None]) -> Node | None:
+        return self.ident(kids[0], env)
+
+    def _member_dot(self, kids: list[Any], env: dict[str, Node | None]) -> Node | None:
+        return self.select(self.visit(kids[0], env), kids[1])
+
+    def _member_index(self, kids: list[Any], env: dict[str, Node | None]) -> Node | None:
+        receiver = self.visit(kids[0], env)
+        self.visit(kids[1], env)
+        if receiver is None:
+            return None
+        return receiver.items if receiver.type == "array" else receiver.additional
+
+    def _ident_arg(self, kids: list[Any], env: dict[str, Node | None]) -> Node | None:
+        """A global function call: known functions only; its arguments are visited."""
+        name = str(kids[0])
+        if name not in _GLOBALS and name != "has" and name not in cel.RULE_FUNCTIONS:
+            self.unknown(kids[0], name)
+        for arg in _args(kids[1:]):
+            self.visit(arg, env)
+        return None
+
+    def _dot_ident(self, kids: list[Any], env: dict[str, Node | None]) -> Node | None:
+        self.unknown(kids[0], str(kids[0]))
         return None
 
     def ident(self, token: Any, env: dict[str, Node | None]) -> Node | None:
@@ -216,6 +224,20 @@ class _Scan:
         for arg in args:
             self.visit(arg, env)
         return receiver if name in ("value", "orValue") else None
+
+
+_Visit = Callable[[_Scan, list[Any], dict[str, Node | None]], Node | None]
+_VISITS: dict[str, _Visit] = {
+    "paren_expr": _Scan._paren,
+    "ident": _Scan._ident,
+    "member_dot": _Scan._member_dot,
+    "member_index": _Scan._member_index,
+    "member_dot_arg": _Scan.method,
+    "ident_arg": _Scan._ident_arg,
+    "dot_ident": _Scan._dot_ident,
+    "dot_ident_arg": _Scan._dot_ident,
+}
+"""How ``visit`` types each kind of parse-tree node; any other kind only has its children visited."""
 
 
 def _args(rest: list[Any]) -> list[Any]:

@@ -11,6 +11,7 @@ import hashlib
 from typing import Any
 
 from shared.sim.apiserver import resources
+from shared.sim.apiserver.apierrors import ApiError
 
 VERSION = {
     "major": "1",
@@ -23,6 +24,39 @@ VERSION = {
     "compiler": "gc",
     "platform": "linux/amd64",
 }
+
+
+HEALTH_PATHS = ("/healthz", "/livez", "/readyz")
+
+
+def is_non_resource(path: str) -> bool:
+    """Paths served outside the resource URLs (discovery, /version, health, /openapi): every path but
+    resource URLs under /api and /apis. RBAC authorizes them as non-resource URLs."""
+    if path in ("/version", *HEALTH_PATHS, "/api", "/apis") or path.startswith("/openapi"):
+        return True
+    segments = path.strip("/").split("/")
+    return (segments[0] == "api" and len(segments) == 2) or (segments[0] == "apis" and len(segments) in (2, 3))
+
+
+def document(table: resources.ResourceTable, path: str) -> dict[str, Any] | None:
+    """The discovery document (or version) a GET of ``path`` answers with; None when ``path`` is not
+    a discovery path, a 404 when it names a group or version nobody serves."""
+    if path == "/version":
+        return VERSION
+    if path in ("/api", "/apis"):
+        return api_versions() if path == "/api" else group_list(table)
+    segments = path.strip("/").split("/")
+    if segments[0] == "api" and len(segments) == 2:
+        answer = resource_list(table, "", segments[1])
+    elif segments[0] == "apis" and len(segments) == 2:
+        answer = group(table, segments[1])
+    elif segments[0] == "apis" and len(segments) == 3:
+        answer = resource_list(table, segments[1], segments[2])
+    else:
+        return None
+    if answer is None:
+        raise ApiError(404, "NotFound", "the server could not find the requested resource")
+    return answer
 
 
 def _versions(table: resources.ResourceTable) -> dict[str, list[str]]:

@@ -119,6 +119,21 @@ def _legacy(event: dict[str, Any]) -> list[apierrors.FieldError]:
         return causes
     if not involved and namespace not in ("default", "kube-system"):
         causes.append(apierrors.invalid_value("involvedObject.namespace", involved, "does not match event.namespace"))
+    causes += _reporter(event)
+    for field, limit in (("action", ACTION_LIMIT), ("reason", REASON_LIMIT)):
+        value = str(event.get(field) or "")
+        if not value:
+            causes.append(apierrors.required(field))
+        if len(value) > limit:
+            causes.append(apierrors.invalid_value(field, "", f"can have at most {limit} characters"))
+    if len(str(event.get("message") or "")) > NOTE_LIMIT:
+        causes.append(apierrors.invalid_value("message", "", f"can have at most {NOTE_LIMIT} characters"))
+    return causes
+
+
+def _reporter(event: dict[str, Any]) -> list[apierrors.FieldError]:
+    """An events.k8s.io Event names its reporting controller (a qualified name) and instance."""
+    causes: list[apierrors.FieldError] = []
     controller = str(event.get("reportingComponent") or "")
     if not controller:
         causes.append(apierrors.required("reportingController"))
@@ -128,17 +143,8 @@ def _legacy(event: dict[str, Any]) -> list[apierrors.FieldError]:
     if not instance:
         causes.append(apierrors.required("reportingInstance"))
     if len(instance) > REPORTING_INSTANCE_LIMIT:
-        causes.append(
-            apierrors.invalid_value("reportingInstance", "", f"can have at most {REPORTING_INSTANCE_LIMIT} characters")
-        )
-    for field, limit in (("action", ACTION_LIMIT), ("reason", REASON_LIMIT)):
-        value = str(event.get(field) or "")
-        if not value:
-            causes.append(apierrors.required(field))
-        if len(value) > limit:
-            causes.append(apierrors.invalid_value(field, "", f"can have at most {limit} characters"))
-    if len(str(event.get("message") or "")) > NOTE_LIMIT:
-        causes.append(apierrors.invalid_value("message", "", f"can have at most {NOTE_LIMIT} characters"))
+        why = f"can have at most {REPORTING_INSTANCE_LIMIT} characters"
+        causes.append(apierrors.invalid_value("reportingInstance", "", why))
     return causes
 
 

@@ -21,40 +21,37 @@ _SUFFIX_CHARS = "eEinumkKMGTP"
 _SUFFIXES = frozenset({"n", "u", "m", "", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"})
 
 
+def _skip(text: str, pos: int, chars: str) -> int:
+    """The position past the run of ``chars`` that starts at ``pos``."""
+    while pos < len(text) and text[pos] in chars:
+        pos += 1
+    return pos
+
+
 def quantity_error(text: str) -> str | None:
     """``resource.ParseQuantity``'s error for ``text`` (a JSON string's content or a number's literal)."""
     if not text:
         return QUANTITY_FORMAT
-    if text == "0":
+    pos = _skip(text, 1 if text[0] in "+-" else 0, "0")
+    if pos >= len(text):
         return None
-    end, pos = len(text), 0
-    if text[0] in "+-":
-        pos = 1
-    while pos < end and text[pos] == "0":
-        pos += 1
-    if pos >= end:
+    pos = _skip(text, pos, _DIGITS)
+    if text.startswith(".", pos):
+        pos = _skip(text, pos + 1, _DIGITS)
+    if pos >= len(text):
         return None
-    while pos < end and text[pos] in _DIGITS:
+    return _suffix_error(text, pos)
+
+
+def _suffix_error(text: str, start: int) -> str | None:
+    """parseQuantityString's suffix rules for ``text[start:]`` (what follows the number)."""
+    pos = _skip(text, start, _SUFFIX_CHARS)
+    if text.startswith(("+", "-"), pos):
         pos += 1
-    if pos < end and text[pos] == ".":
-        pos += 1
-        while pos < end and text[pos] in _DIGITS:
-            pos += 1
-    if pos >= end:
-        return None
-    start = pos
-    while pos < end and text[pos] in _SUFFIX_CHARS:
-        pos += 1
-    if pos < end and text[pos] in "+-":
-        pos += 1
-    while pos < end and text[pos] in _DIGITS:
-        pos += 1
-    if pos < end:
+    if _skip(text, pos, _DIGITS) < len(text):
         return QUANTITY_FORMAT
     suffix = text[start:]
-    if suffix in _SUFFIXES:
-        return None
-    if len(suffix) > 1 and suffix[0] in "eE" and _go_int(suffix[1:]):
+    if suffix in _SUFFIXES or (len(suffix) > 1 and suffix[0] in "eE" and _go_int(suffix[1:])):
         return None
     return QUANTITY_SUFFIX
 
@@ -109,71 +106,116 @@ def _num(value: str, *, fixed: bool) -> tuple[int, str] | None:
     return int(value[:2]), value[2:]
 
 
-def time_error(text: str, layout: str = RFC3339) -> str | None:
-    """``time.Parse(layout, text)``'s error for the RFC 3339 layouts metav1.Time and MicroTime use."""
-    value = text
-    year = month = day = 0
+_LIMITS = {"01": ("month", 1, 12), "15": ("hour", 0, 23), "04": ("minute", 0, 59), "05": ("second", 0, 59)}
 
-    def bad(element: str, rest: str) -> str:
+
+class _TimeParse:
+    """One ``time.Parse`` run: the text left to read and the date read so far."""
+
+    def __init__(self, text: str, layout: str) -> None:
+        self.text = text
+        self.layout = layout
+        self.value = text
+        self.year = self.month = self.day = 0
+
+    def bad(self, element: str, rest: str) -> str:
         return (
-            f"parsing time {go_quote(text)} as {go_quote(layout)}: cannot parse {go_quote(rest)} as {go_quote(element)}"
+            f"parsing time {go_quote(self.text)} as {go_quote(self.layout)}: cannot parse {go_quote(rest)} as"
+            f" {go_quote(element)}"
         )
 
-    def out_of_range(what: str) -> str:
-        return f"parsing time {go_quote(text)}: {what} out of range"
+    def out_of_range(self, what: str) -> str:
+        return f"parsing time {go_quote(self.text)}: {what} out of range"
 
-    for prefix, element in _CHUNKS[layout]:
-        if not value.startswith(prefix):
-            return bad(prefix, value)
-        value = value[len(prefix) :]
-        hold = value
-        if element == "2006":
-            if len(value) < 4 or not value[:4].isascii() or not value[:4].isdigit():
-                return bad(element, hold)
-            year, value = int(value[:4]), value[4:]
-        elif element in ("01", "02", "15", "04", "05"):
-            got = _num(value, fixed=element != "15")
-            if got is None:
-                return bad(element, hold)
-            number, value = got
-            limits = {"01": ("month", 1, 12), "15": ("hour", 0, 23), "04": ("minute", 0, 59), "05": ("second", 0, 59)}
-            if element == "02":
-                day = number
-            elif element in limits:
-                what, low, high = limits[element]
-                if not low <= number <= high:
-                    return out_of_range(what)
-                if element == "01":
-                    month = number
-            if element == "05" and layout == RFC3339 and len(value) >= 2 and value[0] in ".," and value[1] in _DIGITS:
-                n = 2
-                while n < len(value) and value[n] in _DIGITS:
-                    n += 1
-                value = value[n:]  # digits past the ninth are read and dropped
-        elif element == ".000000":
-            if len(value) < 7 or value[0] not in ".," or not all(c in _DIGITS for c in value[1:7]):
-                return bad(element, hold)
-            value = value[7:]
-        elif value.startswith("Z"):
-            value = value[1:]
+    def year_element(self, element: str) -> str | None:
+        digits = self.value[:4]
+        if len(self.value) < 4 or not digits.isascii() or not digits.isdigit():
+            return self.bad(element, self.value)
+        self.year, self.value = int(digits), self.value[4:]
+        return None
+
+    def number_element(self, element: str) -> str | None:
+        """Month, day, hour, minute or second: one or two digits (two but for the hour), range-checked."""
+        got = _num(self.value, fixed=element != "15")
+        if got is None:
+            return self.bad(element, self.value)
+        number, self.value = got
+        if element == "02":
+            self.day = number  # checked against the month at the end
         else:
-            if len(value) < 6 or value[3] != ":":
-                return bad(element, hold)
-            hours, minutes = _num(value[1:3], fixed=True), _num(value[4:6], fixed=True)
-            if hours is None or minutes is None or value[0] not in "+-":
-                return bad(element, hold)
-            value = value[6:]
-            # Go compares with > (offsets of 24 hours or 60 minutes are written) and reports the last one.
-            if minutes[0] > 60:
-                return out_of_range("time zone offset minute")
-            if hours[0] > 24:
-                return out_of_range("time zone offset hour")
-    if value:
-        return f"parsing time {go_quote(text)}: extra text: {go_quote(value)}"
-    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
-    if day < 1 or day > (29 if month == 2 and leap else _DAYS[month - 1]):
-        return out_of_range("day")
-    return None
+            what, low, high = _LIMITS[element]
+            if not low <= number <= high:
+                return self.out_of_range(what)
+            if element == "01":
+                self.month = number
+        if element == "05" and self.layout == RFC3339:
+            self._drop_fraction()
+        return None
+
+    def _drop_fraction(self) -> None:
+        """After the seconds of a layout without a fraction, Go reads one anyway (digits past the ninth dropped)."""
+        value = self.value
+        if len(value) >= 2 and value[0] in ".," and value[1] in _DIGITS:
+            self.value = value[_skip(value, 2, _DIGITS) :]
+
+    def fraction_element(self, element: str) -> str | None:
+        value = self.value
+        if len(value) < 7 or value[0] not in ".," or not all(c in _DIGITS for c in value[1:7]):
+            return self.bad(element, value)
+        self.value = value[7:]
+        return None
+
+    def zone_element(self, element: str) -> str | None:
+        value = self.value
+        if value.startswith("Z"):
+            self.value = value[1:]
+            return None
+        if len(value) < 6 or value[3] != ":":
+            return self.bad(element, value)
+        hours, minutes = _num(value[1:3], fixed=True), _num(value[4:6], fixed=True)
+        if hours is None or minutes is None or value[0] not in "+-":
+            return self.bad(element, value)
+        self.value = value[6:]
+        # Go compares with > (offsets of 24 hours or 60 minutes are written) and reports the last one.
+        if minutes[0] > 60:
+            return self.out_of_range("time zone offset minute")
+        if hours[0] > 24:
+            return self.out_of_range("time zone offset hour")
+        return None
+
+    def finish(self) -> str | None:
+        """Nothing may follow the layout, and the day must exist in its month."""
+        if self.value:
+            return f"parsing time {go_quote(self.text)}: extra text: {go_quote(self.value)}"
+        year, month = self.year, self.month
+        leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+        if self.day < 1 or self.day > (29 if month == 2 and leap else _DAYS[month - 1]):
+            return self.out_of_range("day")
+        return None
+
+
+_ELEMENTS = {
+    "2006": _TimeParse.year_element,
+    "01": _TimeParse.number_element,
+    "02": _TimeParse.number_element,
+    "15": _TimeParse.number_element,
+    "04": _TimeParse.number_element,
+    "05": _TimeParse.number_element,
+    ".000000": _TimeParse.fraction_element,
+    "Z07:00": _TimeParse.zone_element,
+}
+
+
+def time_error(text: str, layout: str = RFC3339) -> str | None:
+    """``time.Parse(layout, text)``'s error for the RFC 3339 layouts metav1.Time and MicroTime use."""
+    parse = _TimeParse(text, layout)
+    for prefix, element in _CHUNKS[layout]:
+        if not parse.value.startswith(prefix):
+            return parse.bad(prefix, parse.value)
+        parse.value = parse.value[len(prefix) :]
+        if problem := _ELEMENTS[element](parse, element):
+            return problem
+    return parse.finish()
 
 
 # ---------------------------------------------------------------- base64
@@ -184,39 +226,40 @@ _B64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789
 def base64_error(text: str) -> str | None:
     """``base64.StdEncoding.Decode``'s error for ``text`` (``[]byte`` fields such as ``Secret.data``)."""
     src = text.encode("utf-8", "surrogatepass")
-    si, end = 0, len(src)
-    while True:
-        j = 0
-        while j < 4:
-            if si == end:
-                if j == 0:
-                    return None
-                return _corrupt(si - j)
-            ch = chr(src[si])
-            si += 1
-            if ch in _B64:
-                j += 1
-                continue
-            if ch in "\r\n":
-                continue
-            if ch != "=":
-                return _corrupt(si - 1)
-            # Padding: only after two or three characters of a quantum, and the input ends with it.
-            if j in (0, 1):
-                return _corrupt(si - 1)
-            if j == 2:
-                while si < end and src[si] in b"\r\n":
-                    si += 1
-                if si == end:
-                    return _corrupt(end)
-                if src[si] != ord("="):
-                    return _corrupt(si - 1)
-                si += 1
-            while si < end and src[si] in b"\r\n":
-                si += 1
-            if si < end:
-                return _corrupt(si)
-            return None
+    si = quantum = 0  # quantum: characters read of the current group of four
+    while si < len(src):
+        ch = chr(src[si])
+        si += 1
+        if ch in _B64:
+            quantum = (quantum + 1) % 4
+        elif ch == "=":
+            return _padding_error(src, si, quantum)
+        elif ch not in "\r\n":
+            return _corrupt(si - 1)
+    return None if quantum == 0 else _corrupt(si - quantum)
+
+
+def _skip_newlines(src: bytes, si: int) -> int:
+    while si < len(src) and src[si] in b"\r\n":
+        si += 1
+    return si
+
+
+def _padding_error(src: bytes, si: int, quantum: int) -> str | None:
+    """Padding (``si`` is past its first ``=``): only after two or three characters of a quantum, and the
+    input ends with it."""
+    if quantum in (0, 1):
+        return _corrupt(si - 1)
+    end = len(src)
+    if quantum == 2:
+        si = _skip_newlines(src, si)
+        if si == end:
+            return _corrupt(end)
+        if src[si] != ord("="):
+            return _corrupt(si - 1)
+        si += 1
+    si = _skip_newlines(src, si)
+    return _corrupt(si) if si < end else None
 
 
 def _corrupt(offset: int) -> str:

@@ -10,20 +10,18 @@ from __future__ import annotations
 import contextlib
 import logging
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from shared.sim.apiserver import api as api_mod
 from shared.sim.apiserver import apierrors, jobs
-
-if TYPE_CHECKING:
-    from shared.sim.server import SimServer
+from shared.sim.apiserver.host import JobHost
 
 logger = logging.getLogger(__name__)
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 
 class JobController:
-    def __init__(self, sim: SimServer) -> None:
+    def __init__(self, sim: JobHost) -> None:
         self.sim = sim
         self._timers: set[tuple[str, str, float]] = set()
 
@@ -73,15 +71,7 @@ class JobController:
                     self._delete(pods_r, pod)
             return
         now = self.sim.vclock.time()
-        started = (job.get("status") or {}).get("startTime")
-        deadline = (job.get("spec") or {}).get("activeDeadlineSeconds")
-        passed = False
-        if deadline is not None and started:
-            due = _epoch(started) + float(deadline)
-            passed = now >= due
-            if not passed:
-                self._later(key, due)
-        decided = jobs.verdict(job, census, deadline_passed=passed)
+        decided = jobs.verdict(job, census, deadline_passed=self._deadline_passed(job, key, now))
         if decided is not None and decided[0] == "Failed":
             for pod in census.active:
                 self._delete(pods_r, pod)
@@ -98,6 +88,17 @@ class JobController:
                 [{"op": "add", "path": "/status", "value": status}],
                 sub="status",
             )
+
+    def _deadline_passed(self, job: dict[str, Any], key: tuple[str, str], now: float) -> bool:
+        """Whether ``activeDeadlineSeconds`` has run out; if not yet, look again when it does."""
+        started = (job.get("status") or {}).get("startTime")
+        deadline = (job.get("spec") or {}).get("activeDeadlineSeconds")
+        if deadline is None or not started:
+            return False
+        due = _epoch(started) + float(deadline)
+        if now < due:
+            self._later(key, due)
+        return now >= due
 
     def _create(self, job: dict[str, Any], census: jobs.Census, pods_r: Any, key: tuple[str, str], now: float) -> None:
         indexes = jobs.wanted_indexes(job, census)

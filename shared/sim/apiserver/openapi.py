@@ -183,29 +183,43 @@ def serve(table: resources.ResourceTable, objects: store.Store, *, target: str, 
         return Reply(404, (private, ("Content-Length", "0")))
     accepted = _accepts(headers.get("Accept"))
     vary = ("Vary", "Accept")
-    if accepted is None:
-        return Reply(200, (private, vary, ("Content-Length", "0")))
-    if not accepted:
-        return Reply(406, (private, vary, ("Content-Length", "0")))
-    tag = ("Etag", f'"{doc.etag}"')
-    out = [vary, ("Content-Type", _JSON), tag]
+    if not accepted:  # None: nothing asked for (an empty answer); empty: nothing we serve (406)
+        return Reply(200 if accepted is None else 406, (private, vary, ("Content-Length", "0")))
     wanted = (parse_qs(parts.query).get("hash") or [""])[0]
     if wanted and wanted != doc.etag:
-        location = f"{PREFIX}/{key}?hash={doc.etag}"
-        body = f'<a href="{location}">Moved Permanently</a>.\n\n'.encode()
-        return Reply(
-            301,
-            (
-                private,
-                vary,
-                tag,
-                ("Location", location),
-                ("Content-Type", "text/html; charset=utf-8"),
-                ("Content-Length", str(len(body))),
-            ),
-            body,
-        )
-    if wanted:
+        return _moved(key, doc, (private, vary))
+    return _group_version(doc, headers, now=now, pinned=bool(wanted), private=private, vary=vary)
+
+
+def _moved(key: str, doc: Document, headers: tuple[tuple[str, str], ...]) -> Reply:
+    """A hash that is not the document's: 301 to the current one."""
+    location = f"{PREFIX}/{key}?hash={doc.etag}"
+    body = f'<a href="{location}">Moved Permanently</a>.\n\n'.encode()
+    return Reply(
+        301,
+        (
+            *headers,
+            ("Etag", f'"{doc.etag}"'),
+            ("Location", location),
+            ("Content-Type", "text/html; charset=utf-8"),
+            ("Content-Length", str(len(body))),
+        ),
+        body,
+    )
+
+
+def _group_version(
+    doc: Document,
+    headers: Headers,
+    *,
+    now: float,
+    pinned: bool,
+    private: tuple[str, str],
+    vary: tuple[str, str],
+) -> Reply:
+    """One group-version's document: cached for good when asked by its hash, else revalidated."""
+    out = [vary, ("Content-Type", _JSON), ("Etag", f'"{doc.etag}"')]
+    if pinned:
         out = [("Cache-Control", "public, immutable"), *out, ("Expires", _expires(now))]
     else:
         out = [private, *out]

@@ -70,21 +70,20 @@ def go_value(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
 
 
+_KINDS: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    (bool, "boolean"),  # before int: a bool is an int in Python
+    (int, "integer"),
+    (float, "number"),
+    (str, "string"),
+    (list, "array"),
+)
+
+
 def kind_of(value: Any) -> str:
     """The JSON type name kube-openapi infers from a decoded value."""
     if value is None:
         return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
+    return next((name for types, name in _KINDS if isinstance(value, types)), "object")
 
 
 def same(a: Any, b: Any) -> bool:
@@ -165,22 +164,16 @@ class _Check:
                 return [self.type_invalid(name, "null", f'{name} in body must be of type {wanted}: "null"')]
             return []
         kind = kind_of(value)
-        float_int = kind == "number" and float(value).is_integer() and "integer" in types
-        int_float = kind == "integer" and "number" in types
+        fits = kind in types or (kind == "number" and float(value).is_integer() and "integer" in types)
+        fits = fits or (kind == "integer" and "number" in types)
         data_format = {"integer": "int64", "number": "float64"}.get(kind, "")
-        if (
-            kind not in ("string", "array")
-            and fmt
-            and not (kind in types or data_format == fmt or float_int or int_float)
-        ):
+        if kind not in ("string", "array") and fmt and not (fits or data_format == fmt):
             return [
                 self.type_invalid(name, data_format, f"{name} in body must be of type {fmt}: {go_value(data_format)}")
             ]
-        if not ("number" in types or "integer" in types) and fmt and kind in ("string", "array"):
+        if fits or (not ("number" in types or "integer" in types) and fmt and kind in ("string", "array")):
             return []
-        if not (kind in types or float_int or int_float):
-            return [self.type_invalid(name, kind, f"{name} in body must be of type {wanted}: {go_value(kind)}")]
-        return []
+        return [self.type_invalid(name, kind, f"{name} in body must be of type {wanted}: {go_value(kind)}")]
 
     def _combinators(self, node: Node, value: Any, name: str, old: Any) -> list[FieldError]:
         errors: list[FieldError] = []
@@ -280,32 +273,33 @@ class _Check:
         ]
 
     def _object(self, node: Node, value: dict[str, Any], name: str, old: Any) -> list[FieldError]:
-        errors: list[FieldError] = []
-        count = len(value)
-        if node.min_properties is not None and count < node.min_properties:
-            errors.append(
-                self.invalid(name, count, f"{name} in body should have at least {node.min_properties} properties")
-            )
-        if node.max_properties is not None and count > node.max_properties:
-            errors.append(
-                self.err("FieldValueTooMany", name, f"Too many: {count}: must have at most {node.max_properties} items")
-            )
+        errors = self._property_count(node, len(value), name)
         olds = old if isinstance(old, dict) else {}
+        extra = [key for key in value if key not in node.properties]
         if node.additional_allows is False:
-            for key in value:
-                if key not in node.properties:
-                    errors.append(self.invalid(name, key, f"{name}.{key} in body is a forbidden property"))
+            errors += [self.invalid(name, key, f"{name}.{key} in body is a forbidden property") for key in extra]
         elif node.additional is not None:
-            for key, item in value.items():
-                if key not in node.properties:
-                    errors += self.node(node.additional, item, f"{name}.{key}", olds.get(key, UNCORRELATED))
+            for key in extra:
+                errors += self.node(node.additional, value[key], f"{name}.{key}", olds.get(key, UNCORRELATED))
         for key, sub in node.properties.items():
             if key in value:
                 child = f"{name}.{key}" if name else key
                 errors += self.node(sub, value[key], child, olds.get(key, UNCORRELATED))
-        for key in node.required:
-            if key not in value:
-                errors.append(self.err("FieldValueRequired", f"{name}.{key}", "Required value"))
+        errors += [
+            self.err("FieldValueRequired", f"{name}.{key}", "Required value")
+            for key in node.required
+            if key not in value
+        ]
+        return errors
+
+    def _property_count(self, node: Node, count: int, name: str) -> list[FieldError]:
+        errors: list[FieldError] = []
+        if node.min_properties is not None and count < node.min_properties:
+            why = f"{name} in body should have at least {node.min_properties} properties"
+            errors.append(self.invalid(name, count, why))
+        if node.max_properties is not None and count > node.max_properties:
+            body = f"Too many: {count}: must have at most {node.max_properties} items"
+            errors.append(self.err("FieldValueTooMany", name, body))
         return errors
 
 

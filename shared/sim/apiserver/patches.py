@@ -15,6 +15,7 @@ leave a half-changed object behind.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 # Lists that merge by a key (from the patchMergeKey tags of the Kubernetes API types).
@@ -117,30 +118,34 @@ def strategic_merge(target: Any, patch: Any) -> Any:
         raise PatchError(f"unknown patch type: {directive}")
     out = copy.deepcopy(target)
     for key, value in patch.items():
-        if key.startswith(_DELETE_PRIMITIVE):
-            name = key[len(_DELETE_PRIMITIVE) :]
-            if isinstance(out.get(name), list) and isinstance(value, list):
-                out[name] = [v for v in out[name] if v not in value]
-            continue
-        if key.startswith("$"):
-            continue
-        if value is None:
-            out.pop(key, None)
-        elif isinstance(value, list):
-            current = out.get(key)
-            out[key] = _merge_list(key, current if isinstance(current, list) else [], value)
-        elif isinstance(value, dict):
-            merged = strategic_merge(out.get(key), value)
-            if merged is None:
-                out.pop(key, None)
-            else:
-                out[key] = merged
-        else:
-            out[key] = value
+        _merge_field(out, key, value)
     retain = patch.get(_RETAIN)
     if isinstance(retain, list):
         out = {k: v for k, v in out.items() if k in retain}
     return out
+
+
+def _merge_field(out: dict[str, Any], key: str, value: Any) -> None:
+    """One key of a strategic merge patch, applied to ``out`` in place."""
+    if key.startswith(_DELETE_PRIMITIVE):
+        name = key[len(_DELETE_PRIMITIVE) :]
+        if isinstance(out.get(name), list) and isinstance(value, list):
+            out[name] = [v for v in out[name] if v not in value]
+    elif key.startswith("$"):
+        return
+    elif value is None:
+        out.pop(key, None)
+    elif isinstance(value, list):
+        current = out.get(key)
+        out[key] = _merge_list(key, current if isinstance(current, list) else [], value)
+    elif isinstance(value, dict):
+        merged = strategic_merge(out.get(key), value)
+        if merged is None:
+            out.pop(key, None)
+        else:
+            out[key] = merged
+    else:
+        out[key] = value
 
 
 # ---------------------------------------------------------------- JSON patch (RFC 6902)
@@ -216,29 +221,57 @@ def json_patch(doc: Any, operations: Any) -> Any:
         name, tokens = op["op"], _pointer(op["path"])
         if name in ("add", "replace", "test") and "value" not in op:
             raise PatchError(f"operation {name} at {op['path']} needs a value")
-        if name == "add":
-            doc = _add(doc, tokens, copy.deepcopy(op["value"]))
-        elif name == "remove":
-            _remove(doc, tokens)
-        elif name == "replace":
-            _resolve(doc, tokens)  # must exist
-            if tokens:
-                _remove(doc, tokens)
-            doc = _add(doc, tokens, copy.deepcopy(op["value"]))
-        elif name in ("move", "copy"):
-            source = _pointer(op.get("from", ""))
-            if name == "move" and tokens[: len(source)] == source and tokens != source:
-                raise PatchError("cannot move a value into one of its children")
-            value = copy.deepcopy(_resolve(doc, source))
-            if name == "move":
-                _remove(doc, source)
-            doc = _add(doc, tokens, value)
-        elif name == "test":
-            if _resolve(doc, tokens) != op["value"]:
-                raise PatchError(f"testing value {op['path']} failed")
-        else:
+        operation = _OPERATIONS.get(name) if isinstance(name, str) else None
+        if operation is None:
             raise PatchError(f"unknown operation {name!r}")
+        doc = operation(doc, tokens, op)
     return doc
+
+
+def _op_add(doc: Any, tokens: list[str], op: dict[str, Any]) -> Any:
+    return _add(doc, tokens, copy.deepcopy(op["value"]))
+
+
+def _op_remove(doc: Any, tokens: list[str], op: dict[str, Any]) -> Any:
+    _remove(doc, tokens)
+    return doc
+
+
+def _op_replace(doc: Any, tokens: list[str], op: dict[str, Any]) -> Any:
+    _resolve(doc, tokens)  # must exist
+    if tokens:
+        _remove(doc, tokens)
+    return _add(doc, tokens, copy.deepcopy(op["value"]))
+
+
+def _op_move(doc: Any, tokens: list[str], op: dict[str, Any]) -> Any:
+    source = _pointer(op.get("from", ""))
+    if tokens[: len(source)] == source and tokens != source:
+        raise PatchError("cannot move a value into one of its children")
+    value = copy.deepcopy(_resolve(doc, source))
+    _remove(doc, source)
+    return _add(doc, tokens, value)
+
+
+def _op_copy(doc: Any, tokens: list[str], op: dict[str, Any]) -> Any:
+    value = copy.deepcopy(_resolve(doc, _pointer(op.get("from", ""))))
+    return _add(doc, tokens, value)
+
+
+def _op_test(doc: Any, tokens: list[str], op: dict[str, Any]) -> Any:
+    if _resolve(doc, tokens) != op["value"]:
+        raise PatchError(f"testing value {op['path']} failed")
+    return doc
+
+
+_OPERATIONS: dict[str, Callable[[Any, list[str], dict[str, Any]], Any]] = {
+    "add": _op_add,
+    "remove": _op_remove,
+    "replace": _op_replace,
+    "move": _op_move,
+    "copy": _op_copy,
+    "test": _op_test,
+}
 
 
 def apply(live: Any, applied: Any, *, strategic: bool) -> Any:

@@ -24,13 +24,14 @@ import datetime
 import functools
 import json
 import re
-import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from shared.sim.apiserver import protoerrors
 from shared.sim.apiserver.apierrors import ApiError
+from shared.sim.apiserver.protowire import WIRE, DecodeError, length, scalar, signed, skip, varint
 
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
 PREFIX = b"k8s\x00"
@@ -49,19 +50,6 @@ _UNKNOWN = "k8s.io.apimachinery.pkg.runtime.Unknown"
 # "no kind is registered" errors (kubernetes pkg/api/legacyscheme/scheme.go).
 _SCHEME = "pkg/api/legacyscheme/scheme.go:30"
 _QUANTITY_RE = re.compile(r"^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$")
-
-_FIXED_FORMAT = {"fixed64": "<Q", "sfixed64": "<q", "double": "<d", "fixed32": "<I", "sfixed32": "<i", "float": "<f"}
-# Wire type each scalar is written with: 0 varint, 1 eight bytes, 5 four bytes, 2 length-delimited.
-_WIRE = {
-    **dict.fromkeys(("int32", "int64", "uint32", "uint64", "sint32", "sint64", "bool"), 0),
-    **{kind: 1 if fmt[1] in "Qqd" else 5 for kind, fmt in _FIXED_FORMAT.items()},
-    "string": 2,
-    "bytes": 2,
-}
-
-
-class DecodeError(Exception):
-    """The Go decoder's error text for a malformed message (``unexpected EOF``, ``proto: ...``)."""
 
 
 @dataclass(frozen=True)
@@ -99,84 +87,6 @@ def table() -> Table:
     return Table(messages, raw["kinds"], raw["metaKinds"], frozenset(raw["nullable"]))
 
 
-# ---------------------------------------------------------------- wire reading
-def _varint(data: bytes, pos: int, end: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        if shift >= 64:
-            raise DecodeError("proto: integer overflow")
-        if pos >= end:
-            raise DecodeError("unexpected EOF")
-        b = data[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        if b < 0x80:
-            return value & 0xFFFFFFFFFFFFFFFF, pos
-        shift += 7
-
-
-def _length(data: bytes, pos: int, end: int) -> tuple[int, int]:
-    size, pos = _varint(data, pos, end)
-    if size >= 1 << 63:
-        raise DecodeError("proto: negative length found during unmarshaling")
-    if pos + size > end:
-        raise DecodeError("unexpected EOF")
-    return pos, pos + size
-
-
-def _skip(data: bytes, pos: int, end: int, wire: int) -> int:
-    """Past one unknown field whose tag was just read (groups included, as gogo's skipGenerated)."""
-    depth = 0
-    while True:
-        if wire == 0:
-            _, pos = _varint(data, pos, end)
-        elif wire == 1:
-            pos += 8
-        elif wire == 2:
-            _, pos = _length(data, pos, end)
-        elif wire == 3:
-            depth += 1
-        elif wire == 4:
-            depth -= 1
-        elif wire == 5:
-            pos += 4
-        else:
-            raise DecodeError(f"proto: illegal wireType {wire}")
-        if pos > end:
-            raise DecodeError("unexpected EOF")
-        if depth <= 0:
-            return pos
-        key, pos = _varint(data, pos, end)
-        wire = key & 7
-
-
-def _signed(value: int, bits: int) -> int:
-    value &= (1 << bits) - 1
-    return value - (1 << bits) if value >> (bits - 1) else value
-
-
-def _scalar(kind: str, data: bytes, pos: int, end: int) -> tuple[Any, int]:
-    if kind in ("string", "bytes"):
-        start, stop = _length(data, pos, end)
-        chunk = data[start:stop]
-        return (chunk.decode("utf-8", "replace") if kind == "string" else chunk), stop
-    if kind in _FIXED_FORMAT:
-        size = struct.calcsize(_FIXED_FORMAT[kind])
-        if pos + size > end:
-            raise DecodeError("unexpected EOF")
-        return struct.unpack_from(_FIXED_FORMAT[kind], data, pos)[0], pos + size
-    value, pos = _varint(data, pos, end)
-    if kind == "bool":
-        return value != 0, pos
-    if kind == "sint32":
-        value &= 0xFFFFFFFF
-        return (value >> 1) ^ -(value & 1), pos
-    if kind == "sint64":
-        return (value >> 1) ^ -(value & 1), pos
-    bits = 32 if kind.endswith("32") else 64
-    return (_signed(value, bits) if kind.startswith("int") else value & ((1 << bits) - 1)), pos
-
-
 def _go_name(name: str) -> str:
     # Go names the field in its errors; the exported name is the JSON name capitalised (initialisms
     # such as UID are not reproduced).
@@ -191,41 +101,46 @@ def _read(message: str, data: bytes, start: int, end: int) -> dict[int, Any]:
     out: dict[int, Any] = {}
     pos = start
     while pos < end:
-        key, pos = _varint(data, pos, end)
-        wire, number = key & 7, _signed(key >> 3, 32)
+        key, pos = varint(data, pos, end)
+        wire, number = key & 7, signed(key >> 3, 32)
         if wire == 4:
             raise DecodeError(f"proto: {short}: wiretype end group for non-group")
         if number <= 0:
             raise DecodeError(f"proto: {short}: illegal tag {number} (wire type {key})")
         f = fields.get(number)
         if f is None:
-            pos = _skip(data, pos, end, wire)
-            continue
-        scalar = f.type in _WIRE
-        packable = f.label == "repeated" and scalar and _WIRE[f.type] != 2
-        if wire != (_WIRE[f.type] if scalar and f.label != "map" else 2) and not (packable and wire == 2):
-            raise DecodeError(f"proto: wrong wireType = {wire} for field {_go_name(f.name)}")
-        if f.label == "map":
-            s, pos = _length(data, pos, end)
-            k, v = _map_entry(f, data, s, pos)
-            out.setdefault(number, {})[k] = v
-        elif not scalar:
-            s, pos = _length(data, pos, end)
-            out.setdefault(number, []).append(data[s:pos])
-        elif packable and wire == 2:
-            s, stop = _length(data, pos, end)
-            items = out.setdefault(number, [])
-            while s < stop:
-                value, s = _scalar(f.type, data, s, stop)
-                items.append(value)
-            pos = stop
+            pos = skip(data, pos, end, wire)
         else:
-            value, pos = _scalar(f.type, data, pos, end)
-            if f.label == "repeated":
-                out.setdefault(number, []).append(value)
-            else:
-                out[number] = value
+            pos = _read_field(f, number, wire, data, pos, end, out)
     return out
+
+
+def _read_field(f: Field, number: int, wire: int, data: bytes, pos: int, end: int, out: dict[int, Any]) -> int:
+    """One occurrence of a known field (its tag just read) into ``out``; where the next tag starts."""
+    is_scalar = f.type in WIRE
+    packable = f.label == "repeated" and is_scalar and WIRE[f.type] != 2
+    if wire != (WIRE[f.type] if is_scalar and f.label != "map" else 2) and not (packable and wire == 2):
+        raise DecodeError(f"proto: wrong wireType = {wire} for field {_go_name(f.name)}")
+    if f.label == "map":
+        s, pos = length(data, pos, end)
+        k, v = _map_entry(f, data, s, pos)
+        out.setdefault(number, {})[k] = v
+    elif not is_scalar:
+        s, pos = length(data, pos, end)
+        out.setdefault(number, []).append(data[s:pos])
+    elif packable and wire == 2:
+        s, pos = length(data, pos, end)
+        items = out.setdefault(number, [])
+        while s < pos:
+            value, s = scalar(f.type, data, s, pos)
+            items.append(value)
+    else:
+        value, pos = scalar(f.type, data, pos, end)
+        if f.label == "repeated":
+            out.setdefault(number, []).append(value)
+        else:
+            out[number] = value
+    return pos
 
 
 def _map_entry(f: Field, data: bytes, pos: int, end: int) -> tuple[str, Any]:
@@ -233,17 +148,17 @@ def _map_entry(f: Field, data: bytes, pos: int, end: int) -> tuple[str, Any]:
     key: str = ""
     value: Any = None
     while pos < end:
-        tag, pos = _varint(data, pos, end)
+        tag, pos = varint(data, pos, end)
         if tag >> 3 == 1:
-            key, pos = _scalar("string", data, pos, end)
-        elif tag >> 3 == 2 and f.type in _WIRE:
-            value, pos = _scalar(f.type, data, pos, end)
+            key, pos = scalar("string", data, pos, end)
+        elif tag >> 3 == 2 and f.type in WIRE:
+            value, pos = scalar(f.type, data, pos, end)
         elif tag >> 3 == 2:
-            s, pos = _length(data, pos, end)
+            s, pos = length(data, pos, end)
             value = data[s:pos]
         else:
-            pos = _skip(data, pos, end, tag & 7)
-    if f.type in _WIRE:
+            pos = skip(data, pos, end, tag & 7)
+    if f.type in WIRE:
         return key, _json_scalar(f.type, value if value is not None else _zero(f.type))
     return key, _render_message(f.type, [value or b""])
 
@@ -276,12 +191,8 @@ def render(message: str, values: dict[int, Any]) -> dict[str, Any]:
         value = values[number]
         if f.label == "map":
             out[f.name] = value
-        elif f.type in _WIRE:
-            if f.label == "repeated":
-                if value:
-                    out[f.name] = [_json_scalar(f.type, v) for v in value]
-            elif not (f.omit_empty and not f.keep_zero and value == _zero(f.type)):
-                out[f.name] = _json_scalar(f.type, value)
+        elif f.type in WIRE:
+            _render_scalar(out, f, value)
         elif f.label == "repeated":
             out[f.name] = [_render_message(f.type, [chunk]) for chunk in value]
         else:
@@ -291,6 +202,15 @@ def render(message: str, values: dict[int, Any]) -> dict[str, Any]:
             elif rendered is not None:
                 out[f.name] = rendered
     return out
+
+
+def _render_scalar(out: dict[str, Any], f: Field, value: Any) -> None:
+    """A scalar field (or list of them), unless omitempty drops it."""
+    if f.label == "repeated":
+        if value:
+            out[f.name] = [_json_scalar(f.type, v) for v in value]
+    elif not (f.omit_empty and not f.keep_zero and value == _zero(f.type)):
+        out[f.name] = _json_scalar(f.type, value)
 
 
 # ---------------------------------------------------------------- hand-marshalled types
@@ -382,19 +302,6 @@ _REPLACED = frozenset({_TIME, _MICROTIME, *_QUANTITIES})
 
 
 # ---------------------------------------------------------------- the envelope
-def _summary(raw: bytes) -> str:
-    # apiserver pkg/endpoints/handlers/rest.go summarizeData(body, 30)
-    if not raw:
-        return "<empty>"
-    if raw[:1] == b"{":
-        return raw[:30].decode("utf-8", "replace") + (" ..." if len(raw) > 30 else "")
-    return raw[:30].hex() + (" ..." if len(raw) > 30 else "")
-
-
-def _go_quote(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
-
-
 def decode(raw: bytes, *, into: tuple[str, str] | None = None, custom: bool = False) -> dict[str, Any]:
     """The object a protobuf body carries, shaped as its JSON form with ``kind`` and ``apiVersion``.
 
@@ -405,22 +312,7 @@ def decode(raw: bytes, *, into: tuple[str, str] | None = None, custom: bool = Fa
     built-in kind the table does not describe.
     """
     target = into[1] if into else ""
-    if not raw.startswith(PREFIX) or raw == PREFIX:
-        if raw == PREFIX:
-            raise _unrecognized("empty body", raw, target)
-        raise _unrecognized(
-            "provided data does not appear to be a protobuf message, expected prefix [107 56 115 0]"
-            if raw
-            else "empty data",
-            raw,
-            target,
-        )
-    try:
-        envelope = _read(_UNKNOWN, raw, len(PREFIX), len(raw))
-        type_meta = _read("k8s.io.apimachinery.pkg.runtime.TypeMeta", *_joined(envelope.get(1, [])))
-    except DecodeError as exc:
-        raise _unrecognized(str(exc), raw, target) from None
-    sent_version, sent_kind = type_meta.get(1, ""), type_meta.get(2, "")
+    envelope, sent_version, sent_kind = _envelope(raw, target)
     api_version, kind = sent_version, sent_kind
     # schema.ParseGroupVersion: "v1", "apps/v1"; more than one slash leaves no version at all.
     version = api_version.rpartition("/")[2] if api_version.count("/") <= 1 else ""
@@ -431,19 +323,41 @@ def decode(raw: bytes, *, into: tuple[str, str] | None = None, custom: bool = Fa
             api_version, version = into[0], into[0].rpartition("/")[2]
     if not kind or not version:
         what = "Kind" if not kind else "apiVersion"
-        go_value = f"runtime.TypeMeta{{APIVersion:{_go_quote(sent_version)}, Kind:{_go_quote(sent_kind)}}}"
-        raise _unrecognized(f"Object '{what}' is missing in '{go_value}'", raw, target)
-    target = target or kind
-
-    def cannot(text: str) -> ApiError:
-        return ApiError(
-            400, "BadRequest", f"{kind} in version {_go_quote(version)} cannot be handled as a {target}: {text}"
-        )
-
+        quoted_version, quoted_kind = protoerrors.go_quote(sent_version), protoerrors.go_quote(sent_kind)
+        go_value = f"runtime.TypeMeta{{APIVersion:{quoted_version}, Kind:{quoted_kind}}}"
+        raise protoerrors.unrecognized(f"Object '{what}' is missing in '{go_value}'", raw, target)
+    cannot = protoerrors.Cannot(kind, version, target or kind)
     if custom:
         # The CR handler lists a protobuf serializer, but it cannot type the unstructured object it
         # decodes into (apiextensions-apiserver pkg/apiserver/customresource_handler.go).
         raise cannot("Object 'Kind' is missing in 'object has no kind field '")
+    message = _message(into, api_version, kind, cannot)
+    try:
+        payload: bytes = envelope.get(2, b"")
+        body = render(message, _read(message, payload, 0, len(payload)))
+    except DecodeError as exc:
+        raise cannot(str(exc)) from None
+    return {"kind": kind, "apiVersion": api_version, **body}
+
+
+def _envelope(raw: bytes, target: str) -> tuple[dict[int, Any], str, str]:
+    """The ``runtime.Unknown`` a body holds, and the apiVersion and kind its ``typeMeta`` names."""
+    if raw == PREFIX:
+        raise protoerrors.unrecognized("empty body", raw, target)
+    if not raw.startswith(PREFIX):
+        text = "provided data does not appear to be a protobuf message, expected prefix [107 56 115 0]"
+        raise protoerrors.unrecognized(text if raw else "empty data", raw, target)
+    try:
+        envelope = _read(_UNKNOWN, raw, len(PREFIX), len(raw))
+        type_meta = _read("k8s.io.apimachinery.pkg.runtime.TypeMeta", *_joined(envelope.get(1, [])))
+    except DecodeError as exc:
+        raise protoerrors.unrecognized(str(exc), raw, target) from None
+    return envelope, type_meta.get(1, ""), type_meta.get(2, "")
+
+
+def _message(into: tuple[str, str] | None, api_version: str, kind: str, cannot: protoerrors.Cannot) -> str:
+    """The message a body's kind decodes as: 415 when the endpoint's kind has none, 400 when the body's
+    kind is not registered or does not convert to the endpoint's."""
     tbl = table()
     if into and tbl.message_for(*into) is None:
         raise ApiError(
@@ -455,41 +369,17 @@ def decode(raw: bytes, *, into: tuple[str, str] | None = None, custom: bool = Fa
     message = tbl.message_for(api_version, kind)
     if message is None:
         raise cannot(
-            f"no kind {_go_quote(kind)} is registered for version {_go_quote(api_version)} "
-            f"in scheme {_go_quote(_SCHEME)}"
+            f"no kind {protoerrors.go_quote(kind)} is registered for version {protoerrors.go_quote(api_version)} "
+            f"in scheme {protoerrors.go_quote(_SCHEME)}"
         )
     if into and message != tbl.message_for(*into):
         wanted = tbl.message_for(*into) or ""
-        raise cannot(f"converting ({_go_type(message)}) to ({_internal_type(wanted)}): unknown conversion")
-    try:
-        payload: bytes = envelope.get(2, b"")
-        body = render(message, _read(message, payload, 0, len(payload)))
-    except DecodeError as exc:
-        raise cannot(str(exc)) from None
-    return {"kind": kind, "apiVersion": api_version, **body}
+        raise cannot(
+            f"converting ({protoerrors.go_type(message)}) to ({protoerrors.internal_type(wanted)}): unknown conversion"
+        )
+    return message
 
 
 def _joined(chunks: list[bytes]) -> tuple[bytes, int, int]:
     data = b"".join(chunks)
     return data, 0, len(data)
-
-
-def _go_type(message: str) -> str:
-    parts = message.split(".")
-    return f"{parts[-2]}.{parts[-1]}"
-
-
-def _internal_type(message: str) -> str:
-    # The hub (internal) types live in packages named after the group (core, apps, rbac, ...).
-    parts = message.split(".")
-    return f"{parts[-3] if parts[2] == 'api' else parts[-2]}.{parts[-1]}"
-
-
-def _unrecognized(text: str, raw: bytes, target: str) -> ApiError:
-    if not target:
-        return ApiError(400, "BadRequest", text)
-    return ApiError(
-        400,
-        "BadRequest",
-        f"the object provided is unrecognized (must be of type {target}): {text} ({_summary(raw)})",
-    )

@@ -8,10 +8,11 @@ JSON table into the package, so the emulator carries derived facts and no upstre
 
     .venv/bin/python -m shared.sim.apiserver.protogen /path/to/k8s-proto [--out FILE]
 
-Everything comes from the ``.proto`` text except five small lists below, each saying where its facts
-come from: API group names and the request options every group version accepts (neither is in the
-files), fields the Go types embed with ``json:",inline"``, fields whose explicit zero must survive
-(set pointers), and fields whose comment lacks ``+optional`` although Go omits their empty value.
+Everything comes from the ``.proto`` text except five small lists, each saying where its facts come
+from (:mod:`shared.sim.apiserver.protofacts`): API group names and the request options every group
+version accepts (neither is in the files), fields the Go types embed with ``json:",inline"``, fields
+whose explicit zero must survive (set pointers), and fields whose comment lacks ``+optional``
+although Go omits their empty value.
 Comments, options and validation markers are dropped; a field keeps only whether its comment says
 ``+optional``. Object kinds are the messages whose ``metadata`` is ObjectMeta or ListMeta.
 """
@@ -26,11 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from shared.sim.apiserver.protofacts import GROUPS, INLINE, KEEP_ZERO, META, META_KINDS, OMIT_EMPTY
+
 SOURCE_TAG = "v0.34.10"
 SOURCE_REPOSITORIES = ("github.com/kubernetes/api", "github.com/kubernetes/apimachinery")
 GENERATOR = "shared/sim/apiserver/protogen.py"
 TABLE_NAME = "proto-1.34.json"
-META = "k8s.io.apimachinery.pkg.apis.meta.v1"
 
 SCALARS = frozenset(
     {
@@ -49,152 +51,6 @@ SCALARS = frozenset(
         "bool",
         "string",
         "bytes",
-    }
-)
-
-# API group of each ``k8s.io.api.<name>.<version>`` package: the ``GroupName`` constant of the
-# package's register.go in kubernetes/api (group names are not written in the .proto files).
-GROUPS: dict[str, str] = {
-    "core": "",
-    "apps": "apps",
-    "batch": "batch",
-    "policy": "policy",
-    "rbac": "rbac.authorization.k8s.io",
-    "scheduling": "scheduling.k8s.io",
-    "coordination": "coordination.k8s.io",
-    "events": "events.k8s.io",
-    "authorization": "authorization.k8s.io",
-    "authentication": "authentication.k8s.io",
-    "networking": "networking.k8s.io",
-}
-
-# Request options every group version accepts as a body (metav1.AddToGroupVersion registers them in
-# each group version besides meta.k8s.io/v1: apimachinery pkg/apis/meta/v1/register.go, optionsTypes).
-META_KINDS = ("ListOptions", "GetOptions", "DeleteOptions", "CreateOptions", "UpdateOptions", "PatchOptions")
-
-# Fields the Go structs embed with ``json:",inline"``: protobuf nests them as a message, JSON spreads
-# their members into the parent (kubernetes/api core/v1 and networking/v1 types.go; the pod-template
-# ones agree with the PodTemplateSpec schema published in JobSet's CRD, where ``name`` sits directly
-# in configMapKeyRef and the probe handlers directly in a probe).
-INLINE = frozenset(
-    {
-        "k8s.io.api.core.v1.ConfigMapEnvSource.localObjectReference",
-        "k8s.io.api.core.v1.ConfigMapKeySelector.localObjectReference",
-        "k8s.io.api.core.v1.ConfigMapProjection.localObjectReference",
-        "k8s.io.api.core.v1.ConfigMapVolumeSource.localObjectReference",
-        "k8s.io.api.core.v1.SecretEnvSource.localObjectReference",
-        "k8s.io.api.core.v1.SecretKeySelector.localObjectReference",
-        "k8s.io.api.core.v1.SecretProjection.localObjectReference",
-        "k8s.io.api.core.v1.Volume.volumeSource",
-        "k8s.io.api.core.v1.Probe.handler",
-        "k8s.io.api.core.v1.PersistentVolumeSpec.persistentVolumeSource",
-        "k8s.io.api.core.v1.EphemeralContainer.ephemeralContainerCommon",
-        "k8s.io.api.networking.v1.IngressRule.ingressRuleValue",
-    }
-)
-
-# Fields whose explicit zero, false or "" must survive although their comment says ``+optional``:
-# pointers (``*int32``, ``*bool``, ``*string`` in the Go types), which Go writes only when set and
-# whose JSON keeps a set zero even under omitempty, and the few optional fields Go tags without
-# omitempty (core/v1 Event.reportingComponent and reportingInstance). Limited to what
-# ``kubectl create``, client-go leader election, event recorders and helm send, plus pod-template
-# fields people set to 0/false on purpose.
-KEEP_ZERO = frozenset(
-    {
-        "k8s.io.api.apps.v1.DeploymentSpec.replicas",
-        "k8s.io.api.apps.v1.DeploymentSpec.revisionHistoryLimit",
-        "k8s.io.api.apps.v1.DeploymentSpec.progressDeadlineSeconds",
-        "k8s.io.api.apps.v1.ReplicaSetSpec.replicas",
-        "k8s.io.api.apps.v1.StatefulSetSpec.replicas",
-        "k8s.io.api.apps.v1.StatefulSetSpec.revisionHistoryLimit",
-        "k8s.io.api.apps.v1.RollingUpdateStatefulSetStrategy.partition",
-        "k8s.io.api.apps.v1.DaemonSetSpec.revisionHistoryLimit",
-        "k8s.io.api.batch.v1.JobSpec.parallelism",
-        "k8s.io.api.batch.v1.JobSpec.completions",
-        "k8s.io.api.batch.v1.JobSpec.activeDeadlineSeconds",
-        "k8s.io.api.batch.v1.JobSpec.backoffLimit",
-        "k8s.io.api.batch.v1.JobSpec.backoffLimitPerIndex",
-        "k8s.io.api.batch.v1.JobSpec.maxFailedIndexes",
-        "k8s.io.api.batch.v1.JobSpec.ttlSecondsAfterFinished",
-        "k8s.io.api.batch.v1.JobSpec.suspend",
-        "k8s.io.api.batch.v1.JobSpec.manualSelector",
-        "k8s.io.api.batch.v1.CronJobSpec.startingDeadlineSeconds",
-        "k8s.io.api.batch.v1.CronJobSpec.suspend",
-        "k8s.io.api.batch.v1.CronJobSpec.successfulJobsHistoryLimit",
-        "k8s.io.api.batch.v1.CronJobSpec.failedJobsHistoryLimit",
-        "k8s.io.api.core.v1.ConfigMap.immutable",
-        "k8s.io.api.core.v1.Secret.immutable",
-        "k8s.io.api.core.v1.ServiceAccount.automountServiceAccountToken",
-        "k8s.io.api.core.v1.PodSpec.automountServiceAccountToken",
-        "k8s.io.api.core.v1.PodSpec.terminationGracePeriodSeconds",
-        "k8s.io.api.core.v1.PodSpec.activeDeadlineSeconds",
-        "k8s.io.api.core.v1.PodSpec.shareProcessNamespace",
-        "k8s.io.api.core.v1.PodSpec.enableServiceLinks",
-        "k8s.io.api.core.v1.PodSpec.hostUsers",
-        "k8s.io.api.core.v1.PodSpec.setHostnameAsFQDN",
-        "k8s.io.api.core.v1.PodSpec.priority",
-        "k8s.io.api.core.v1.Probe.terminationGracePeriodSeconds",
-        "k8s.io.api.core.v1.SecurityContext.privileged",
-        "k8s.io.api.core.v1.SecurityContext.runAsUser",
-        "k8s.io.api.core.v1.SecurityContext.runAsGroup",
-        "k8s.io.api.core.v1.SecurityContext.runAsNonRoot",
-        "k8s.io.api.core.v1.SecurityContext.readOnlyRootFilesystem",
-        "k8s.io.api.core.v1.SecurityContext.allowPrivilegeEscalation",
-        "k8s.io.api.core.v1.PodSecurityContext.runAsUser",
-        "k8s.io.api.core.v1.PodSecurityContext.runAsGroup",
-        "k8s.io.api.core.v1.PodSecurityContext.runAsNonRoot",
-        "k8s.io.api.core.v1.PodSecurityContext.fsGroup",
-        "k8s.io.api.core.v1.ConfigMapVolumeSource.defaultMode",
-        "k8s.io.api.core.v1.ConfigMapVolumeSource.optional",
-        "k8s.io.api.core.v1.SecretVolumeSource.defaultMode",
-        "k8s.io.api.core.v1.SecretVolumeSource.optional",
-        "k8s.io.api.core.v1.ProjectedVolumeSource.defaultMode",
-        "k8s.io.api.core.v1.KeyToPath.mode",
-        "k8s.io.api.core.v1.ConfigMapProjection.optional",
-        "k8s.io.api.core.v1.SecretProjection.optional",
-        "k8s.io.api.core.v1.DownwardAPIVolumeSource.defaultMode",
-        "k8s.io.api.core.v1.DownwardAPIVolumeFile.mode",
-        "k8s.io.api.core.v1.ServiceAccountTokenProjection.expirationSeconds",
-        "k8s.io.api.core.v1.HostPathVolumeSource.type",
-        "k8s.io.api.core.v1.Event.reportingComponent",
-        "k8s.io.api.core.v1.Event.reportingInstance",
-        "k8s.io.api.core.v1.ConfigMapKeySelector.optional",
-        "k8s.io.api.core.v1.SecretKeySelector.optional",
-        "k8s.io.api.core.v1.ConfigMapEnvSource.optional",
-        "k8s.io.api.core.v1.SecretEnvSource.optional",
-        "k8s.io.api.core.v1.PersistentVolumeClaimSpec.storageClassName",
-        "k8s.io.api.core.v1.ServiceSpec.allocateLoadBalancerNodePorts",
-        "k8s.io.api.policy.v1.PodDisruptionBudgetSpec.minAvailable",
-        "k8s.io.api.policy.v1.PodDisruptionBudgetSpec.maxUnavailable",
-        "k8s.io.api.authentication.v1.TokenRequestSpec.expirationSeconds",
-        "k8s.io.api.coordination.v1.LeaseSpec.holderIdentity",
-        "k8s.io.api.coordination.v1.LeaseSpec.leaseDurationSeconds",
-        "k8s.io.api.coordination.v1.LeaseSpec.leaseTransitions",
-        "k8s.io.api.networking.v1.NetworkPolicyPort.endPort",
-        f"{META}.DeleteOptions.gracePeriodSeconds",
-        f"{META}.DeleteOptions.orphanDependents",
-    }
-)
-
-# Fields whose comment lacks ``+optional`` but whose Go JSON tag says omitempty, so an empty value is
-# not written (apimachinery pkg/apis/meta/v1/types.go: ListMeta.Continue, ManagedFieldsEntry; api
-# events/v1, authorization/v1 and apps/v1 types.go for the others).
-OMIT_EMPTY = frozenset(
-    {
-        "k8s.io.api.events.v1.Event.reportingController",
-        "k8s.io.api.events.v1.Event.reportingInstance",
-        "k8s.io.api.events.v1.Event.action",
-        "k8s.io.api.events.v1.Event.reason",
-        "k8s.io.api.events.v1.Event.type",
-        "k8s.io.api.authorization.v1.SelfSubjectRulesReviewSpec.namespace",
-        "k8s.io.api.apps.v1.DeploymentCondition.reason",
-        "k8s.io.api.apps.v1.DeploymentCondition.message",
-        f"{META}.ListMeta.continue",
-        f"{META}.ManagedFieldsEntry.manager",
-        f"{META}.ManagedFieldsEntry.operation",
-        f"{META}.ManagedFieldsEntry.apiVersion",
-        f"{META}.ManagedFieldsEntry.fieldsType",
-        f"{META}.ManagedFieldsEntry.subresource",
     }
 )
 
@@ -242,59 +98,69 @@ def parse_file(text: str) -> ProtoFile:
     Field types stay as written (resolved later against the package and the imports). Raises
     ``ProtoError`` on nested messages, enums, oneofs or anything else k8s files do not contain.
     """
-    package = ""
-    imports: list[str] = []
-    messages: list[Message] = []
-    comment: list[str] = []
-    current: Message | None = None
+    parser = _Parser()
     for number, raw in enumerate(_strip_block_comments(text).splitlines(), 1):
-        line = raw.strip()
-        if not line:
-            comment = []
-            continue
+        parser.line(number, raw.strip())
+    if parser.current is not None:
+        raise ProtoError(f"message {parser.current.full_name} is not closed")
+    return ProtoFile(parser.package, parser.imports, parser.messages)
+
+
+class _Parser:
+    """The line-by-line state of ``parse_file``: the comment above the line, the open message."""
+
+    def __init__(self) -> None:
+        self.package = ""
+        self.imports: list[str] = []
+        self.messages: list[Message] = []
+        self.comment: list[str] = []
+        self.current: Message | None = None
+
+    def line(self, number: int, line: str) -> None:
         if line.startswith("//"):
-            comment.append(line[2:].strip())
-            continue
-        if current is None:
-            if line.startswith("syntax"):
-                if '"proto2"' not in line:
-                    raise ProtoError(f"line {number}: only proto2 is read: {line}")
-            elif line.startswith("package "):
-                package = line[len("package ") :].rstrip(";").strip()
-            elif line.startswith("import "):
-                imports.append(line.split('"')[1])
-            elif line.startswith("option "):
-                pass
-            elif m := re.match(r"^message\s+(\w+)\s*\{\s*(\})?$", line):
-                current = Message(
-                    f"{package}.{m.group(1)}", nullable=any(c.startswith("+protobuf.nullable=true") for c in comment)
-                )
-                if m.group(2):
-                    messages.append(current)
-                    current = None
-            else:
-                raise ProtoError(f"line {number}: unexpected statement: {line}")
-            comment = []
-            continue
-        if line == "}":
-            messages.append(current)
-            current = None
-            comment = []
-            continue
+            self.comment.append(line[2:].strip())
+            return
+        if not line:
+            pass
+        elif self.current is None:
+            self.top_level(number, line)
+        elif line == "}":
+            self.messages.append(self.current)
+            self.current = None
+        else:
+            self.field(number, line, self.current)
+        self.comment = []
+
+    def top_level(self, number: int, line: str) -> None:
+        if line.startswith("syntax"):
+            if '"proto2"' not in line:
+                raise ProtoError(f"line {number}: only proto2 is read: {line}")
+        elif line.startswith("package "):
+            self.package = line[len("package ") :].rstrip(";").strip()
+        elif line.startswith("import "):
+            self.imports.append(line.split('"')[1])
+        elif line.startswith("option "):
+            pass
+        elif m := re.match(r"^message\s+(\w+)\s*\{\s*(\})?$", line):
+            nullable = any(c.startswith("+protobuf.nullable=true") for c in self.comment)
+            self.current = Message(f"{self.package}.{m.group(1)}", nullable=nullable)
+            if m.group(2):
+                self.messages.append(self.current)
+                self.current = None
+        else:
+            raise ProtoError(f"line {number}: unexpected statement: {line}")
+
+    def field(self, number: int, line: str, message: Message) -> None:
         m = _FIELD.match(line)
         if m is None:
             raise ProtoError(f"line {number}: unexpected field syntax: {line}")
-        optional_marker = any(c == "+optional" or c.startswith("+optional ") for c in comment)
+        optional_marker = any(c == "+optional" or c.startswith("+optional ") for c in self.comment)
         if m.group(1):
-            current.fields.append(Field(m.group(3), int(m.group(4)), m.group(1), m.group(2), optional_marker))
+            message.fields.append(Field(m.group(3), int(m.group(4)), m.group(1), m.group(2), optional_marker))
         else:
-            current.fields.append(
+            message.fields.append(
                 Field(m.group(8), int(m.group(9)), "map", m.group(7), optional_marker, map_key=m.group(6))
             )
-        comment = []
-    if current is not None:
-        raise ProtoError(f"message {current.full_name} is not closed")
-    return ProtoFile(package, imports, messages)
 
 
 def _resolve(type_name: str, package: str, known: set[str]) -> str:

@@ -1,11 +1,11 @@
-"""Who is calling (bearer tokens) and whether RBAC lets them (real 403s, and the review answers).
+"""Whether RBAC lets a caller do something (real 403s, and the review answers).
 
-The kubeconfig the server writes carries an admin token (group ``system:masters``, allowed
-everything before RBAC is asked, as the real server's privileged-group authorizer does). Tokens
-minted for a ServiceAccount are checked against the Role/ClusterRole/RoleBinding/ClusterRoleBinding
-objects in the store, using the real rules: verbs, apiGroups, resources with ``resource/subresource``
-and ``*/subresource``, resourceNames, nonResourceURLs with trailing ``*``, and ClusterRole
-aggregation.
+Callers are :mod:`shared.sim.apiserver.identities` (bearer tokens); an admin identity (group
+``system:masters``) is allowed everything before RBAC is asked, as the real server's
+privileged-group authorizer does. ServiceAccount tokens are checked against the
+Role/ClusterRole/RoleBinding/ClusterRoleBinding objects in the store, using the real rules: verbs,
+apiGroups, resources with ``resource/subresource`` and ``*/subresource``, resourceNames,
+nonResourceURLs with trailing ``*``, and ClusterRole aggregation.
 
 One walk over the bindings (:meth:`Authorizer.visit`) serves both questions the server asks, as
 in k/k ``pkg/registry/rbac/validation/rule.go`` ``VisitRulesFor``: the decision for one request
@@ -24,103 +24,24 @@ the Node authorizer, and webhook or ABAC modes.
 
 from __future__ import annotations
 
-import random
-import threading
-import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from shared.sim.apiserver import apierrors, store
+from shared.sim.apiserver import identities, store
+from shared.sim.apiserver.identities import (
+    AUTHENTICATED,
+    MASTERS,
+    SERVICE_ACCOUNTS,
+    UNAUTHENTICATED,
+    Identity,
+    service_account_user,
+)
 
-MASTERS = "system:masters"
-AUTHENTICATED = "system:authenticated"
-UNAUTHENTICATED = "system:unauthenticated"
-SERVICE_ACCOUNTS = "system:serviceaccounts"
-ADMIN_USER = "sim-admin"
-CREDENTIAL_ID = "authentication.kubernetes.io/credential-id"
 _RBAC = "rbac.authorization.k8s.io"
-_SA_PREFIX = "system:serviceaccount:"
 
-Extra = tuple[tuple[str, tuple[str, ...]], ...]
-
-
-@dataclass(frozen=True)
-class Identity:
-    """An authenticated caller: what the real server calls ``user.Info``."""
-
-    user: str
-    groups: tuple[str, ...] = (AUTHENTICATED,)
-    uid: str = ""
-    extra: Extra = ()
-
-    @property
-    def is_admin(self) -> bool:
-        return MASTERS in self.groups
-
-
-def service_account_user(namespace: str, name: str) -> str:
-    return f"{_SA_PREFIX}{namespace}:{name}"
-
-
-def service_account_groups(namespace: str) -> tuple[str, ...]:
-    """The groups a ServiceAccount token carries (k8s.io/apiserver ``serviceaccount.MakeGroupNames``)."""
-    return (SERVICE_ACCOUNTS, f"{SERVICE_ACCOUNTS}:{namespace}", AUTHENTICATED)
-
-
-def split_service_account(user: str) -> tuple[str, str] | None:
-    """``(namespace, name)`` of a ServiceAccount username, ``None`` for any other user."""
-    if not user.startswith(_SA_PREFIX):
-        return None
-    namespace, _, name = user[len(_SA_PREFIX) :].partition(":")
-    if not namespace or not name or ":" in name:
-        return None
-    return namespace, name
-
-
-class Identities:
-    """Bearer token → identity. Tokens are random; they are never logged."""
-
-    def __init__(self, rng: random.Random) -> None:
-        self._rng = rng
-        self._lock = threading.Lock()
-        self._tokens: dict[str, Identity] = {}
-        self.admin_token = self._new_token()
-        self._tokens[self.admin_token] = Identity(ADMIN_USER, (MASTERS, AUTHENTICATED))
-
-    def _new_token(self) -> str:
-        return "sim-" + "".join(self._rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(40))
-
-    def mint(self, identity: Identity) -> str:
-        with self._lock:
-            token = self._new_token()
-            self._tokens[token] = identity
-            return token
-
-    def for_service_account(self, namespace: str, name: str, *, uid: str = "") -> str:
-        """A token as ``kubectl create token`` gets one: the ServiceAccount's user and groups, its
-        uid when known, and the token's own id in ``extra`` (1.34 adds ``JTI=<id>`` to every
-        bound ServiceAccount token)."""
-        jti = str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
-        identity = Identity(
-            service_account_user(namespace, name),
-            service_account_groups(namespace),
-            uid=uid,
-            extra=((CREDENTIAL_ID, (f"JTI={jti}",)),),
-        )
-        return self.mint(identity)
-
-    def who(self, token: str | None) -> Identity | None:
-        if not token:
-            return None
-        with self._lock:
-            return self._tokens.get(token)
-
-    def reset(self) -> None:
-        """Forget every minted token; the admin token stays valid (kubeconfigs keep working)."""
-        with self._lock:
-            admin = self._tokens[self.admin_token]
-            self._tokens = {self.admin_token: admin}
+Identities = identities.Identities
+"""The token table, where the server has always built it (it lives in :mod:`shared.sim.apiserver.identities`)."""
 
 
 # ---------------------------------------------------------------- requests and rules
@@ -464,66 +385,3 @@ def forbidden_message(who: Identity, req: Attributes, reason: str = "") -> str:
             f'in API group "{req.group}" {scope}'
         )
     return f"{text}: {reason}" if reason else text
-
-
-# ---------------------------------------------------------------- impersonation
-
-IMPERSONATE_USER = "impersonate-user"
-IMPERSONATE_GROUP = "impersonate-group"
-IMPERSONATE_UID = "impersonate-uid"
-IMPERSONATE_EXTRA = "impersonate-extra-"
-
-
-def impersonate(authorizer: Authorizer, who: Identity, headers: Iterable[tuple[str, str]]) -> Identity:
-    """The identity a request acts as, after its ``Impersonate-*`` headers (``kubectl --as``,
-    ``--as-group``, ``--as-uid``): each one needs the ``impersonate`` verb on users, groups,
-    serviceaccounts, uids or userextras, else 403 (apiserver:pkg/endpoints/filters/impersonation.go).
-    Without such headers the caller is returned unchanged."""
-    user, uid = "", ""
-    groups: list[str] = []
-    extra: dict[str, list[str]] = {}
-    for header, value in headers:
-        key = header.lower()
-        if key == IMPERSONATE_USER and not user:
-            user = value
-        elif key == IMPERSONATE_GROUP:
-            groups.append(value)
-        elif key == IMPERSONATE_UID and not uid:
-            uid = value
-        elif key.startswith(IMPERSONATE_EXTRA):
-            from urllib.parse import unquote
-
-            extra.setdefault(unquote(key[len(IMPERSONATE_EXTRA) :]), []).append(value)
-    if not (user or groups or uid or extra):
-        return who
-    checks: list[Request] = []
-    account = split_service_account(user) if user else None
-    if account is not None:
-        checks.append(Request("impersonate", "", "serviceaccounts", namespace=account[0], name=account[1]))
-    elif user:
-        checks.append(Request("impersonate", "", "users", name=user))
-    checks += [Request("impersonate", "", "groups", name=g) for g in groups]
-    checks += [
-        Request("impersonate", "authentication.k8s.io", "userextras", subresource=k, name=v)
-        for k, values in extra.items()
-        for v in values
-    ]
-    if uid:
-        checks.append(Request("impersonate", "authentication.k8s.io", "uids", name=uid))
-    if not user:
-        raise apierrors.ApiError(500, "InternalError", "requested impersonation without impersonating a user")
-    for check in checks:
-        decision = authorizer.decide(who, check)
-        if not decision.allowed:
-            raise apierrors.ApiError(
-                403,
-                "Forbidden",
-                forbidden_message(who, check, decision.reason),
-                details={"name": check.name, "group": check.group, "kind": check.resource},
-            )
-    acting = list(groups)
-    if account is not None and not groups:
-        acting = list(service_account_groups(account[0]))[:-1]
-    if user != "system:anonymous" and not ({AUTHENTICATED, UNAUTHENTICATED} & set(acting)):
-        acting.append(AUTHENTICATED)
-    return Identity(user, tuple(acting), uid=uid, extra=tuple((k, tuple(v)) for k, v in extra.items()))

@@ -11,10 +11,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from shared.sim.apiserver.structural import StructuralSchema
+from shared.sim.apiserver import crdcheck, structural
+from shared.sim.apiserver.structural import StructuralSchema
 
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
@@ -236,8 +236,6 @@ SUBRESOURCE_VERBS: dict[str, tuple[str, ...]] = {
 def _crd_schema(crd: dict[str, Any], index: int) -> StructuralSchema | None:
     """Version ``index``'s compiled schema; None without one, or for a CRD the server would refuse
     (the CRD create path refuses those with ``structural.crd_errors`` before they get here)."""
-    from shared.sim.apiserver import crdcheck, structural
-
     spec = crd.get("spec") or {}
     version = (spec.get("versions") or [])[index]
     schema = (version.get("schema") or {}).get("openAPIV3Schema")

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Protocol
 
-from shared.sim.apiserver import apierrors, rbac, resources, reviewtypes, selectors
+from shared.sim.apiserver import apierrors, identities, rbac, resources, reviewmeta, reviewtypes, selectors
 from shared.sim.apiserver.apierrors import ApiError, FieldError
 
 if TYPE_CHECKING:
@@ -51,10 +51,17 @@ _KINDS = {
 class Cluster(Protocol):
     """What the reviews read: the authorizer, the token table and the API (clock, ServiceAccounts)."""
 
-    authorizer: rbac.Authorizer
-    identities: rbac.Identities
-    api: api.Api
-    store: store.Store
+    @property
+    def authorizer(self) -> rbac.Authorizer: ...
+
+    @property
+    def identities(self) -> identities.Identities: ...
+
+    @property
+    def api(self) -> api.Api: ...
+
+    @property
+    def store(self) -> store.Store: ...
 
 
 def serves(r: resources.Resource) -> bool:
@@ -74,95 +81,6 @@ def manager_of(field_manager: str | None, user_agent: str | None) -> str:
     """Who the managedFields entry names: ``fieldManager``, else the User-Agent up to its first ``/``
     (apiserver:pkg/endpoints/handlers/rest.go ``managerOrUserAgent``)."""
     return field_manager or (user_agent or "").split("/", 1)[0][:128]
-
-
-# ---------------------------------------------------------------- metadata and managedFields
-
-_WIPED = ("selfLink", "uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds")
-_META_ORDER = (
-    "name",
-    "generateName",
-    "namespace",
-    "resourceVersion",
-    "generation",
-    "creationTimestamp",
-    "labels",
-    "annotations",
-    "ownerReferences",
-    "finalizers",
-    "managedFields",
-)
-_UNOWNED = ("name", "namespace", "resourceVersion", "generation", "managedFields")
-
-
-def _metadata(meta: dict[str, Any], namespace: str) -> dict[str, Any]:
-    """Metadata as the create handler leaves it: system fields wiped, the namespace the URL's
-    (apiserver:pkg/endpoints/handlers/create.go, ``WipeObjectMetaSystemFields``)."""
-    if meta.get("namespace") and namespace and meta["namespace"] != namespace:
-        raise apierrors.bad_request(
-            "the namespace of the provided object does not match the namespace sent on the request"
-        )
-    out = {k: v for k, v in meta.items() if k not in _WIPED and k != "managedFields"}
-    out.pop("namespace", None)
-    if namespace:
-        out["namespace"] = namespace
-    return out
-
-
-def _ordered(meta: dict[str, Any], managed: list[dict[str, Any]]) -> dict[str, Any]:
-    """ObjectMeta in Go's field order, ``creationTimestamp: null`` included, as json.Marshal writes it."""
-    full = {**meta, "creationTimestamp": None}
-    if managed:
-        full["managedFields"] = managed
-    return {k: full[k] for k in _META_ORDER if k in full}
-
-
-def _fields_v1(new: dict[str, Any], live: dict[str, Any]) -> dict[str, Any]:
-    """What an Update from ``live`` to ``new`` owns, as FieldsV1: a field absent before is owned
-    with everything under it (``.`` marks the map itself), a changed leaf alone."""
-    out: dict[str, Any] = {}
-    for key in sorted(new):
-        value = new[key]
-        if key not in live:
-            out[f"f:{key}"] = _whole(value, key)
-        elif isinstance(value, dict) and isinstance(live[key], dict):
-            inner = _fields_v1(value, live[key])
-            if inner:
-                out[f"f:{key}"] = inner
-        elif value != live[key]:
-            out[f"f:{key}"] = {}
-    return out
-
-
-def _whole(value: Any, key: str) -> dict[str, Any]:
-    if isinstance(value, dict) and value:
-        return {".": {}, **{f"f:{k}": _whole(v, k) for k, v in sorted(value.items())}}
-    if key == "finalizers" and isinstance(value, list):  # a set: one ``v:`` per item
-        return {".": {}, **{f"v:{json.dumps(v)}": {} for v in sorted(value)}}
-    return {}
-
-
-def _managed(
-    obj: dict[str, Any], meta: dict[str, Any], *, kind: str, r: resources.Resource, manager: str, now: str
-) -> list[dict[str, Any]]:
-    """The one managedFields entry the create handler adds before the registry sees the object."""
-    owned_meta = {k: v for k, v in meta.items() if k not in _UNOWNED}
-    new = {"metadata": {**owned_meta, "creationTimestamp": None}, **{k: obj[k] for k in ("spec", "status") if k in obj}}
-    live = {**reviewtypes.zero(kind), "metadata": {"creationTimestamp": None}}
-    fields = _fields_v1(new, live)
-    if not fields:
-        return []
-    entry: dict[str, Any] = {
-        "manager": manager,
-        "operation": "Update",
-        "apiVersion": r.group_version,
-        "time": now,
-        "fieldsType": "FieldsV1",
-        "fieldsV1": fields,
-    }
-    if not manager:
-        del entry["manager"]
-    return [entry]
 
 
 def _invalid(kind: str, group: str, causes: list[FieldError]) -> ApiError:
@@ -244,7 +162,7 @@ def _metadata_error(meta: dict[str, Any], managed: list[dict[str, Any]], *, loca
     ignored = {"namespace"} if local else set()
     if not any(v not in ("", None, 0, [], {}) for k, v in meta.items() if k not in ignored):
         return []
-    shown = json.dumps(_ordered(meta, managed), separators=(",", ":"), ensure_ascii=False)
+    shown = json.dumps(reviewmeta.ordered(meta, managed), separators=(",", ":"), ensure_ascii=False)
     detail = "must be empty except for namespace" if local else "must be empty"
     return [FieldError("metadata", "FieldValueInvalid", f"Invalid value: {shown}: {detail}")]
 
@@ -312,10 +230,10 @@ def _access_status(decision: rbac.Decision, spec: dict[str, Any]) -> dict[str, A
     return status
 
 
-def _subject(spec: dict[str, Any]) -> rbac.Identity:
+def _subject(spec: dict[str, Any]) -> identities.Identity:
     """The user a SubjectAccessReview asks about: exactly the groups given (no implied
     ``system:authenticated``: "what if User were not a member of any groups")."""
-    return rbac.Identity(
+    return identities.Identity(
         spec.get("user", ""),
         tuple(spec.get("groups") or ()),
         uid=spec.get("uid", ""),
@@ -323,9 +241,9 @@ def _subject(spec: dict[str, Any]) -> rbac.Identity:
     )
 
 
-def _user_info(cluster: Cluster, who: rbac.Identity) -> dict[str, Any]:
+def _user_info(cluster: Cluster, who: identities.Identity) -> dict[str, Any]:
     uid = who.uid
-    account = rbac.split_service_account(who.user)
+    account = identities.split_service_account(who.user)
     if not uid and account is not None:
         entry = cluster.store.get(("", "serviceaccounts"), account[0], account[1])
         uid = str((entry.object().get("metadata") or {}).get("uid", "")) if entry is not None else ""
@@ -357,7 +275,7 @@ def create(
     namespace: str | None,
     body: Any,
     *,
-    who: rbac.Identity | None,
+    who: identities.Identity | None,
     options: admission.WriteOptions,
     manager: str,
 ) -> dict[str, Any]:
@@ -375,11 +293,16 @@ def create(
             "metadata": {"creationTimestamp": cluster.api.now()},
             "status": {"userInfo": _user_info(cluster, who)},
         }
-    meta = _metadata(obj.get("metadata") or {}, (namespace or "") if kind == _LSAR else "")
-    managed = _managed(obj, meta, kind=kind, r=r, manager=manager, now=cluster.api.now())
+    meta = reviewmeta.metadata(obj.get("metadata") or {}, (namespace or "") if kind == _LSAR else "")
+    managed = reviewmeta.managed(obj, meta, kind=kind, r=r, manager=manager, now=cluster.api.now())
     spec = obj.get("spec") or {}
     if kind == _TR:
-        return {**head, "metadata": _ordered(meta, managed), "spec": spec, "status": _token_status(cluster, spec)}
+        return {
+            **head,
+            "metadata": reviewmeta.ordered(meta, managed),
+            "spec": spec,
+            "status": _token_status(cluster, spec),
+        }
     errors = _spec_errors(spec, subject=kind != _SSAR)
     errors += _metadata_error(meta, managed, local=kind == _LSAR)
     if kind == _LSAR:
@@ -405,10 +328,17 @@ def create(
         raise _invalid(kind, r.group, errors)
     subject = who if kind == _SSAR else _subject(spec)
     decision = cluster.authorizer.decide(subject, _attributes(spec))
-    return {**head, "metadata": _ordered(meta, managed), "spec": spec, "status": _access_status(decision, spec)}
+    return {
+        **head,
+        "metadata": reviewmeta.ordered(meta, managed),
+        "spec": spec,
+        "status": _access_status(decision, spec),
+    }
 
 
-def _rules_review(cluster: Cluster, head: dict[str, Any], obj: dict[str, Any], who: rbac.Identity) -> dict[str, Any]:
+def _rules_review(
+    cluster: Cluster, head: dict[str, Any], obj: dict[str, Any], who: identities.Identity
+) -> dict[str, Any]:
     """SelfSubjectRulesReview: a fresh object with an empty spec and the rules RBAC resolves
     (k/k pkg/registry/authorization/selfsubjectrulesreview/rest.go)."""
     namespace = (obj.get("spec") or {}).get("namespace", "")

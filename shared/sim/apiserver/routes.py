@@ -23,15 +23,12 @@ class Route:
             if self.name is None:
                 return "watch" if watch else "list"
             return "get"
-        if method == "POST":
-            return "create"
-        if method == "PUT":
-            return "update"
-        if method == "PATCH":
-            return "patch"
         if method == "DELETE":
             return "delete" if self.name is not None else "deletecollection"
-        return method.lower()
+        return _VERBS.get(method, method.lower())
+
+
+_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch"}
 
 
 def parse(table: resources.ResourceTable, path: str) -> Route | None:

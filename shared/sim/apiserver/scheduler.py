@@ -75,16 +75,19 @@ def gpu_request(pod: dict[str, Any]) -> int:
     return total
 
 
+_SET_OPERATORS = {
+    "In": lambda value, values: value in values,
+    "NotIn": lambda value, values: value not in values,
+    "Exists": lambda value, values: value is not None,
+    "DoesNotExist": lambda value, values: value is None,
+}
+
+
 def _expression(expr: dict[str, Any], value: str | None) -> bool:
     op, values = expr.get("operator"), [str(v) for v in expr.get("values") or []]
-    if op == "In":
-        return value in values
-    if op == "NotIn":
-        return value not in values
-    if op == "Exists":
-        return value is not None
-    if op == "DoesNotExist":
-        return value is None
+    by_set = _SET_OPERATORS.get(str(op))
+    if by_set is not None:
+        return bool(by_set(value, values))
     if op in ("Gt", "Lt") and value is not None and values:
         try:
             return int(value) > int(values[0]) if op == "Gt" else int(value) < int(values[0])

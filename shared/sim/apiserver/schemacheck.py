@@ -13,12 +13,13 @@ properties (random order), this walks them in document order.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
-from shared.sim.apiserver import apierrors, crdrules, openapivalidate, schemastructure
+from shared.sim.apiserver import apierrors, crdrules, openapivalidate, schemalists, schemaprune, schemastructure
 from shared.sim.apiserver.apierrors import FieldError
 from shared.sim.apiserver.schemanode import Node, read
-from shared.sim.apiserver.schemastructure import as_dict, as_list, is_set
+from shared.sim.apiserver.schemastructure import as_list, is_set
 
 _TYPES = ("array", "boolean", "integer", "number", "object", "string")
 _ROOT_WITH_STATUS = frozenset(
@@ -38,17 +39,16 @@ _UNSUPPORTED = (
     ("$ref", "$ref is not supported"),
 )
 _META = ("metadata", "kind", "apiVersion")
+_UNSET: tuple[Any, ...] = (None, "", {}, [])
 
 
 # --- defaults (pkg/apiserver/schema/defaulting/validation.go) -----------------------------------------
 
 
 def _defaults(node: Node, path: str) -> list[FieldError]:
-    from shared.sim.apiserver import structural
-
     errors: list[FieldError] = []
     if node.has_default:
-        pruned = structural.pruned_copy(node.default, node)
+        pruned = schemaprune.pruned_copy(node.default, node)
         if not openapivalidate.same(pruned, node.default):
             errors.append(apierrors.invalid_value(f"{path}.default", node.default, "must not have unknown fields"))
         else:
@@ -63,245 +63,163 @@ def _defaults(node: Node, path: str) -> list[FieldError]:
 # --- per-node OpenAPI checks (ValidateCustomResourceDefinitionOpenAPISchema) ---------------------------
 
 
+@dataclass(frozen=True)
+class _Site:
+    """Where the walk is: the node's path, its structural node, and what its ancestors impose."""
+
+    path: str
+    spine: Node | None = None
+    no_defaults: str | None = None  # why a default is forbidden here (None: it is not)
+    in_meta: bool = False
+    uncorrelatable: str | None = None  # the path below which oldSelf cannot be correlated
+    root: bool = False
+
+
 class _Walk:
     def __init__(self, *, celable: bool) -> None:
         self.celable = celable
         self.schema_errors: list[FieldError] = []
         self.cel_errors: list[FieldError] = []
 
-    def node(
-        self,
-        raw: Any,
-        path: str,
-        *,
-        root: bool = False,
-        spine: Node | None = None,
-        no_defaults: str | None = None,
-        in_meta: bool = False,
-        uncorrelatable: str | None = None,
-    ) -> None:
+    def node(self, raw: Any, site: _Site) -> None:
         if not isinstance(raw, dict):
             return
         before = len(self.schema_errors)
-        add = self.schema_errors.append
-        kind = raw.get("type")
-        if isinstance(kind, str) and kind and kind not in _TYPES and kind != "null":
-            add(apierrors.not_supported(f"{path}.type", kind, _TYPES))
-        if "default" in raw and raw["default"] is not None and no_defaults is not None:
-            add(apierrors.forbidden(f"{path}.default", f"must not be set {no_defaults}".rstrip()))
-        for key, why in _UNSUPPORTED:
-            if raw.get(key) not in (None, "", {}, []):
-                add(apierrors.forbidden(f"{path}.{key}", why))
-        if kind == "null":
-            add(apierrors.forbidden(f"{path}.type", "type cannot be set to null, use nullable as an alternative"))
-        if isinstance(raw.get("items"), list):
-            add(apierrors.forbidden(f"{path}.items", "items must be a schema object and not an array"))
-        if in_meta and raw.get("x-kubernetes-embedded-resource") is True:
-            add(
-                apierrors.forbidden(
-                    f"{path}.x-kubernetes-embedded-resource", "must not be used inside of resource meta"
-                )
-            )
-        if raw.get("uniqueItems") is True:
-            why = "uniqueItems cannot be set to true since the runtime complexity becomes quadratic"
-            add(apierrors.forbidden(f"{path}.uniqueItems", why))
-        props: dict[str, Any] = raw["properties"] if isinstance(raw.get("properties"), dict) else {}
-        extra = raw.get("additionalProperties")
-        if extra is not None:
-            if props and (extra is False or isinstance(extra, dict)):
-                add(
-                    apierrors.forbidden(
-                        f"{path}.additionalProperties", "additionalProperties and properties are mutual exclusive"
-                    )
-                )
-            sub_no_defaults = "inside additionalProperties applying to object metadata" if in_meta else no_defaults
-            self.node(
-                extra,
-                f"{path}.additionalProperties",
-                spine=spine.additional if spine else None,
-                no_defaults=sub_no_defaults,
-                in_meta=in_meta,
-                uncorrelatable=uncorrelatable,
-            )
-        map_type = raw.get("x-kubernetes-map-type")
-        for key, sub in props.items():
-            sub_uncorrelatable = uncorrelatable
-            if map_type not in (None, "granular", "atomic") and sub_uncorrelatable is None:
-                sub_uncorrelatable = path
-            sub_meta, sub_no_defaults = in_meta, no_defaults
-            if (root or raw.get("x-kubernetes-embedded-resource") is True) and key in _META:
-                sub_meta = True
-                if root:
-                    sub_no_defaults = f"in top-level {key}"
-            self.node(
-                sub,
-                f"{path}.properties[{key}]",
-                spine=spine.properties.get(key) if spine else None,
-                no_defaults=sub_no_defaults,
-                in_meta=sub_meta,
-                uncorrelatable=sub_uncorrelatable,
-            )
-        self.node(raw.get("not"), f"{path}.not", no_defaults=no_defaults)
+        self.schema_errors += _keyword_errors(raw, site)
+        self._additional(raw, site)
+        self._properties(raw, site)
+        path, no_defaults = site.path, site.no_defaults
+        self.node(raw.get("not"), _Site(f"{path}.not", no_defaults=no_defaults))
         for key in ("allOf", "oneOf", "anyOf"):
             for i, sub in enumerate(as_list(raw, key)):
-                self.node(sub, f"{path}.{key}[{i}]", no_defaults=no_defaults)
-        list_type = raw.get("x-kubernetes-list-type")
-        items = raw.get("items")
-        if isinstance(items, dict):
-            sub_uncorrelatable = uncorrelatable
-            if list_type != "map" and sub_uncorrelatable is None:
-                sub_uncorrelatable = path
-            self.node(
-                items,
-                f"{path}.items",
-                spine=spine.items if spine else None,
+                self.node(sub, _Site(f"{path}.{key}[{i}]", no_defaults=no_defaults))
+        self._items(raw, site)
+        if raw.get("x-kubernetes-preserve-unknown-fields") is False:
+            where = f"{path}.x-kubernetes-preserve-unknown-fields"
+            self.schema_errors.append(apierrors.invalid_value(where, False, "must be true or undefined"))
+        self.schema_errors += schemalists.list_and_map_errors(raw, path)
+        for i, rule in enumerate(as_list(raw, "x-kubernetes-validations")):
+            if isinstance(rule, dict):
+                self.schema_errors += _rule_errors(rule, f"{path}.x-kubernetes-validations[{i}]", site.spine)
+        spine = site.spine
+        if self.celable and spine is not None and spine.rules and len(self.schema_errors) == before:
+            self.cel_errors += crdrules.compile_node(
+                spine, path, uncorrelatable=site.uncorrelatable, resource_root=site.root
+            )
+
+    def _additional(self, raw: dict[str, Any], site: _Site) -> None:
+        extra = raw.get("additionalProperties")
+        if extra is None:
+            return
+        if _properties_of(raw) and (extra is False or isinstance(extra, dict)):
+            why = "additionalProperties and properties are mutual exclusive"
+            self.schema_errors.append(apierrors.forbidden(f"{site.path}.additionalProperties", why))
+        no_defaults = "inside additionalProperties applying to object metadata" if site.in_meta else site.no_defaults
+        sub = _Site(
+            f"{site.path}.additionalProperties",
+            spine=site.spine.additional if site.spine else None,
+            no_defaults=no_defaults,
+            in_meta=site.in_meta,
+            uncorrelatable=site.uncorrelatable,
+        )
+        self.node(extra, sub)
+
+    def _properties(self, raw: dict[str, Any], site: _Site) -> None:
+        granular = raw.get("x-kubernetes-map-type") in (None, "granular", "atomic")
+        resource = site.root or raw.get("x-kubernetes-embedded-resource") is True
+        for key, sub in _properties_of(raw).items():
+            in_meta, no_defaults = site.in_meta, site.no_defaults
+            if resource and key in _META:
+                in_meta = True
+                if site.root:
+                    no_defaults = f"in top-level {key}"
+            child = _Site(
+                f"{site.path}.properties[{key}]",
+                spine=site.spine.properties.get(key) if site.spine else None,
                 no_defaults=no_defaults,
                 in_meta=in_meta,
-                uncorrelatable=sub_uncorrelatable,
+                uncorrelatable=site.uncorrelatable if granular or site.uncorrelatable is not None else site.path,
             )
-        if raw.get("x-kubernetes-preserve-unknown-fields") is False:
-            add(
-                apierrors.invalid_value(
-                    f"{path}.x-kubernetes-preserve-unknown-fields", False, "must be true or undefined"
-                )
-            )
-        self._list_and_map_types(raw, path)
-        self._rules_meta(raw, path, spine)
-        if self.celable and spine is not None and spine.rules and len(self.schema_errors) == before:
-            self.cel_errors += crdrules.compile_node(spine, path, uncorrelatable=uncorrelatable, resource_root=root)
+            self.node(sub, child)
 
-    def _list_and_map_types(self, raw: dict[str, Any], path: str) -> None:
-        add = self.schema_errors.append
-        kind = raw.get("type") if isinstance(raw.get("type"), str) else ""
-        map_type = raw.get("x-kubernetes-map-type")
-        if map_type is not None and kind != "object":
-            why = "must be object if x-kubernetes-map-type is specified"
-            add(apierrors.invalid_value(f"{path}.type", kind, why) if kind else apierrors.required(f"{path}.type", why))
-        if map_type is not None and map_type not in ("atomic", "granular"):
-            add(apierrors.not_supported(f"{path}.x-kubernetes-map-type", map_type, ("atomic", "granular")))
-        list_type = raw.get("x-kubernetes-list-type")
-        items = raw.get("items") if isinstance(raw.get("items"), dict) else None
-        if list_type is not None and kind != "array":
-            why = "must be array if x-kubernetes-list-type is specified"
-            add(apierrors.invalid_value(f"{path}.type", kind, why) if kind else apierrors.required(f"{path}.type", why))
-        elif list_type == "set" and items is not None:
-            item_type = items.get("type")
-            if item_type == "array" and items.get("x-kubernetes-list-type") not in (None, "atomic"):
-                why = "must be atomic as item of a list with x-kubernetes-list-type=set"
-                add(
-                    apierrors.invalid_value(
-                        f"{path}.items.x-kubernetes-list-type", items.get("x-kubernetes-list-type"), why
-                    )
-                )
-            if item_type == "object" and items.get("x-kubernetes-map-type") != "atomic":
-                why = "must be atomic as item of a list with x-kubernetes-list-type=set"
-                add(
-                    apierrors.invalid_value(
-                        f"{path}.items.x-kubernetes-map-type", items.get("x-kubernetes-list-type"), why
-                    )
-                )
-        if list_type is not None and list_type not in ("atomic", "set", "map"):
-            add(apierrors.not_supported(f"{path}.x-kubernetes-list-type", list_type, ("atomic", "set", "map")))
-        keys = [k for k in as_list(raw, "x-kubernetes-list-map-keys") if isinstance(k, str)]
-        if keys:
-            why = "must be map if x-kubernetes-list-map-keys is non-empty"
-            if list_type is None:
-                add(apierrors.required(f"{path}.x-kubernetes-list-type", why))
-            elif list_type != "map":
-                add(apierrors.invalid_value(f"{path}.x-kubernetes-list-type", list_type, why))
-        if list_type == "map":
-            if not keys:
-                add(
-                    apierrors.required(
-                        f"{path}.x-kubernetes-list-map-keys", "must not be empty if x-kubernetes-list-type is map"
-                    )
-                )
-            if "items" not in raw:
-                add(apierrors.required(f"{path}.items", "must have a schema if x-kubernetes-list-type is map"))
-            if items is not None and items.get("type") != "object":
-                why = "must be object if parent array's x-kubernetes-list-type is map"
-                add(apierrors.invalid_value(f"{path}.items.type", items.get("type", ""), why))
-            if items is not None and items.get("type") == "object":
-                item_props = as_dict(items, "properties")
-                seen: set[str] = set()
-                for key in keys:
-                    if key in item_props:
-                        if as_dict(item_props, key).get("type") in ("array", "object"):
-                            why = "must be a scalar type if parent array's x-kubernetes-list-type is map"
-                            add(apierrors.invalid_value(f"{path}.items.properties[{key}].type", "object", why))
-                    else:
-                        add(
-                            apierrors.invalid_value(
-                                f"{path}.x-kubernetes-list-map-keys",
-                                keys,
-                                "entries must all be names of item properties",
-                            )
-                        )
-                    if key in seen:
-                        add(
-                            apierrors.invalid_value(
-                                f"{path}.x-kubernetes-list-map-keys", keys, "must not contain duplicate entries"
-                            )
-                        )
-                    seen.add(key)
-        if list_type in ("set", "map") and items is not None:
-            if items.get("nullable") is True:
-                add(
-                    apierrors.forbidden(
-                        f"{path}.items.nullable", f"cannot be nullable when x-kubernetes-list-type is {list_type}"
-                    )
-                )
-            if list_type == "map":
-                item_props = as_dict(items, "properties")
-                required = as_list(items, "required")
-                for key in keys:
-                    sub = item_props.get(key)
-                    if not isinstance(sub, dict):
-                        continue
-                    if key not in required and sub.get("default") is None:
-                        why = (
-                            "this property is in x-kubernetes-list-map-keys, so it must have a default or be a"
-                            " required property"
-                        )
-                        add(apierrors.required(f"{path}.items.properties[{key}].default", why))
-                    if sub.get("nullable") is True:
-                        why = "this property is in x-kubernetes-list-map-keys, so it cannot be nullable"
-                        add(apierrors.forbidden(f"{path}.items.properties[{key}].nullable", why))
+    def _items(self, raw: dict[str, Any], site: _Site) -> None:
+        items = raw.get("items")
+        if not isinstance(items, dict):
+            return
+        keyed = raw.get("x-kubernetes-list-type") == "map"
+        child = _Site(
+            f"{site.path}.items",
+            spine=site.spine.items if site.spine else None,
+            no_defaults=site.no_defaults,
+            in_meta=site.in_meta,
+            uncorrelatable=site.uncorrelatable if keyed or site.uncorrelatable is not None else site.path,
+        )
+        self.node(items, child)
 
-    def _rules_meta(self, raw: dict[str, Any], path: str, spine: Node | None) -> None:
-        add = self.schema_errors.append
-        for i, rule in enumerate(as_list(raw, "x-kubernetes-validations")):
-            if not isinstance(rule, dict):
-                continue
-            where = f"{path}.x-kubernetes-validations[{i}]"
-            text, message = str(rule.get("rule") or "").strip(), str(rule.get("message") or "")
-            if not text:
-                add(apierrors.required(f"{where}.rule", "rule is not specified"))
-            elif message and not message.strip():
-                add(apierrors.invalid_value(f"{where}.message", message, "message must be non-empty if specified"))
-            elif re.search(r"[\n\r]", message.strip()):
-                add(apierrors.invalid_value(f"{where}.message", message, "message must not contain line breaks"))
-            elif re.search(r"[\n\r]", text) and not message.strip():
-                add(apierrors.required(f"{where}.message", "message must be specified if rule contains line breaks"))
-            expression = str(rule.get("messageExpression") or "")
-            if expression and not expression.strip():
-                add(
-                    apierrors.required(f"{where}.messageExpression", "messageExpression must be non-empty if specified")
-                )
-            reason = rule.get("reason")
-            if reason is not None and reason not in crdrules.REASONS:
-                add(apierrors.not_supported(f"{where}.reason", reason, crdrules.REASONS))
-            field_path = str(rule.get("fieldPath") or "")
-            if field_path and not field_path.strip():
-                add(
-                    apierrors.invalid_value(
-                        f"{where}.fieldPath", field_path, "fieldPath must be non-empty if specified"
-                    )
-                )
-            if "\n" in field_path or "\r" in field_path:
-                add(apierrors.invalid_value(f"{where}.fieldPath", field_path, "fieldPath must not contain line breaks"))
-            if field_path.strip() and spine is not None and crdrules.normalize_field_path(field_path, spine) is None:
-                add(apierrors.invalid_value(f"{where}.fieldPath", field_path, "fieldPath must be a valid path"))
+
+def _properties_of(raw: dict[str, Any]) -> dict[str, Any]:
+    return raw["properties"] if isinstance(raw.get("properties"), dict) else {}
+
+
+def _keyword_errors(raw: dict[str, Any], site: _Site) -> list[FieldError]:
+    """A node's own keywords: known types, defaults where allowed, no unsupported keyword."""
+    path = site.path
+    errors: list[FieldError] = []
+    kind = raw.get("type")
+    if isinstance(kind, str) and kind and kind not in _TYPES and kind != "null":
+        errors.append(apierrors.not_supported(f"{path}.type", kind, _TYPES))
+    if "default" in raw and raw["default"] is not None and site.no_defaults is not None:
+        errors.append(apierrors.forbidden(f"{path}.default", f"must not be set {site.no_defaults}".rstrip()))
+    errors += [apierrors.forbidden(f"{path}.{key}", why) for key, why in _UNSUPPORTED if raw.get(key) not in _UNSET]
+    if kind == "null":
+        errors.append(apierrors.forbidden(f"{path}.type", "type cannot be set to null, use nullable as an alternative"))
+    if isinstance(raw.get("items"), list):
+        errors.append(apierrors.forbidden(f"{path}.items", "items must be a schema object and not an array"))
+    if site.in_meta and raw.get("x-kubernetes-embedded-resource") is True:
+        why = "must not be used inside of resource meta"
+        errors.append(apierrors.forbidden(f"{path}.x-kubernetes-embedded-resource", why))
+    if raw.get("uniqueItems") is True:
+        why = "uniqueItems cannot be set to true since the runtime complexity becomes quadratic"
+        errors.append(apierrors.forbidden(f"{path}.uniqueItems", why))
+    return errors
+
+
+def _rule_errors(rule: dict[str, Any], where: str, spine: Node | None) -> list[FieldError]:
+    """One x-kubernetes-validations entry's own fields (compiling it is ``crdrules``')."""
+    errors = _rule_message_errors(rule, where)
+    expression = str(rule.get("messageExpression") or "")
+    if expression and not expression.strip():
+        why = "messageExpression must be non-empty if specified"
+        errors.append(apierrors.required(f"{where}.messageExpression", why))
+    reason = rule.get("reason")
+    if reason is not None and reason not in crdrules.REASONS:
+        errors.append(apierrors.not_supported(f"{where}.reason", reason, crdrules.REASONS))
+    return errors + _field_path_errors(str(rule.get("fieldPath") or ""), f"{where}.fieldPath", spine)
+
+
+def _rule_message_errors(rule: dict[str, Any], where: str) -> list[FieldError]:
+    """The rule given, and a message (one line) where the rule spans lines; the first problem only."""
+    text, message = str(rule.get("rule") or "").strip(), str(rule.get("message") or "")
+    if not text:
+        return [apierrors.required(f"{where}.rule", "rule is not specified")]
+    if message and not message.strip():
+        return [apierrors.invalid_value(f"{where}.message", message, "message must be non-empty if specified")]
+    if re.search(r"[\n\r]", message.strip()):
+        return [apierrors.invalid_value(f"{where}.message", message, "message must not contain line breaks")]
+    if re.search(r"[\n\r]", text) and not message.strip():
+        return [apierrors.required(f"{where}.message", "message must be specified if rule contains line breaks")]
+    return []
+
+
+def _field_path_errors(field_path: str, where: str, spine: Node | None) -> list[FieldError]:
+    errors: list[FieldError] = []
+    if field_path and not field_path.strip():
+        errors.append(apierrors.invalid_value(where, field_path, "fieldPath must be non-empty if specified"))
+    if "\n" in field_path or "\r" in field_path:
+        errors.append(apierrors.invalid_value(where, field_path, "fieldPath must not contain line breaks"))
+    if field_path.strip() and spine is not None and crdrules.normalize_field_path(field_path, spine) is None:
+        errors.append(apierrors.invalid_value(where, field_path, "fieldPath must be a valid path"))
+    return errors
 
 
 def schema_errors(raw: dict[str, Any], path: str, *, status_enabled: bool = False) -> tuple[Node, list[FieldError]]:
@@ -332,7 +250,7 @@ def schema_errors(raw: dict[str, Any], path: str, *, status_enabled: bool = Fals
         errors += defaults
         celable = not defaults
     walk = _Walk(celable=celable)
-    walk.node(raw, path, root=True, spine=node)
+    walk.node(raw, _Site(path, spine=node, root=True))
     errors += walk.schema_errors + walk.cel_errors
     if not walk.schema_errors and celable:
         crdrules.mark_ruled(node)

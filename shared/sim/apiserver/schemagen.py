@@ -104,33 +104,36 @@ def _ref(target: str) -> str:
 
 def _schema(node: dict[str, Any], *, top_level_kind: bool = False) -> dict[str, Any]:
     """One JSON-schema node as OpenAPI v3 writes it."""
-    out: dict[str, Any] = {}
-    for key, value in node.items():
-        if key == "type":
-            kinds = [value] if isinstance(value, str) else [t for t in value if t != "null"]
-            if len(kinds) != 1:
-                raise ValueError(f"unexpected type {value!r}")
-            out["type"] = kinds[0]
-        elif key == "$ref":
-            out["$ref"] = _ref(value)
-        elif key == "properties":
-            props = {}
-            for name, sub in value.items():
-                converted = _schema(sub)
-                if top_level_kind and name in ("apiVersion", "kind"):
-                    converted.pop("enum", None)  # the converter's pin; kube-openapi declares a plain string
-                props[name] = converted
-            out["properties"] = props
-        elif key in ("items", "additionalProperties") and isinstance(value, dict):
-            out[key] = _schema(value)
-        elif key in _SCHEMA_LISTS:
-            out[key] = [_schema(sub) for sub in value]
-        else:
-            out[key] = value
+    out = {key: _keyword(key, value, top_level_kind=top_level_kind) for key, value in node.items()}
     if "$ref" in out and len(out) > 1:
         # kube-openapi never gives a $ref siblings: the field's own description sits beside an allOf.
         out = {"allOf": [{"$ref": out.pop("$ref")}], **out}
     return out
+
+
+def _keyword(key: str, value: Any, *, top_level_kind: bool) -> Any:
+    """One keyword's value, converted: a single type, references renamed, subschemas in turn."""
+    if key == "type":
+        kinds = [value] if isinstance(value, str) else [t for t in value if t != "null"]
+        if len(kinds) != 1:
+            raise ValueError(f"unexpected type {value!r}")
+        return kinds[0]
+    if key == "$ref":
+        return _ref(value)
+    if key == "properties":
+        return {name: _property(name, sub, top_level_kind=top_level_kind) for name, sub in value.items()}
+    if key in ("items", "additionalProperties") and isinstance(value, dict):
+        return _schema(value)
+    if key in _SCHEMA_LISTS:
+        return [_schema(sub) for sub in value]
+    return value
+
+
+def _property(name: str, sub: dict[str, Any], *, top_level_kind: bool) -> dict[str, Any]:
+    converted = _schema(sub)
+    if top_level_kind and name in ("apiVersion", "kind"):
+        converted.pop("enum", None)  # the converter's pin; kube-openapi declares a plain string
+    return converted
 
 
 def _references(node: Any, found: set[str]) -> None:

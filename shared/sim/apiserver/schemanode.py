@@ -140,6 +140,14 @@ def read(raw: dict[str, Any]) -> Node:
     node = Node(raw=raw, type=_str(raw, "type"), format=_str(raw, "format"), nullable=_bool(raw, "nullable"))
     if raw.get("default") is not None:
         node.default = raw["default"]
+    _read_children(node, raw)
+    _read_value_checks(node, raw)
+    _read_extensions(node, raw)
+    return node
+
+
+def _read_children(node: Node, raw: dict[str, Any]) -> None:
+    """The schemas below: properties, additionalProperties, items, and the combinators."""
     props = raw.get("properties")
     if isinstance(props, dict):
         node.properties = {str(k): read(v) for k, v in props.items() if isinstance(v, dict)}
@@ -152,6 +160,12 @@ def read(raw: dict[str, Any]) -> Node:
     items = raw.get("items")
     if isinstance(items, dict):
         node.items = read(items)
+    node.all_of, node.any_of, node.one_of = _nodes(raw, "allOf"), _nodes(raw, "anyOf"), _nodes(raw, "oneOf")
+    if isinstance(raw.get("not"), dict):
+        node.not_ = read(raw["not"])
+
+
+def _read_value_checks(node: Node, raw: dict[str, Any]) -> None:
     required = raw.get("required")
     if isinstance(required, list):
         node.required = tuple(str(r) for r in required if isinstance(r, str))
@@ -165,9 +179,10 @@ def read(raw: dict[str, Any]) -> Node:
     node.pattern = raw["pattern"] if isinstance(raw.get("pattern"), str) and raw["pattern"] else None
     node.multiple_of = _number(raw, "multipleOf")
     node.unique_items = _bool(raw, "uniqueItems")
-    node.all_of, node.any_of, node.one_of = _nodes(raw, "allOf"), _nodes(raw, "anyOf"), _nodes(raw, "oneOf")
-    if isinstance(raw.get("not"), dict):
-        node.not_ = read(raw["not"])
+
+
+def _read_extensions(node: Node, raw: dict[str, Any]) -> None:
+    """The ``x-kubernetes-*`` keywords."""
     node.preserve_unknown = raw.get("x-kubernetes-preserve-unknown-fields") is True
     node.embedded = _bool(raw, "x-kubernetes-embedded-resource")
     node.int_or_string = _bool(raw, "x-kubernetes-int-or-string")
@@ -179,4 +194,3 @@ def read(raw: dict[str, Any]) -> Node:
     rules = raw.get("x-kubernetes-validations")
     if isinstance(rules, list):
         node.rules = tuple(r for r in rules if isinstance(r, dict))
-    return node

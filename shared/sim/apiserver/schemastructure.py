@@ -101,18 +101,7 @@ def _value_validation(
 
 def _structural(node: Node, path: str, level: str) -> list[FieldError]:
     raw = node.raw
-    errors: list[FieldError] = []
-    if node.type == "array" and node.items is None:
-        errors.append(apierrors.required(f"{path}.items", "must be specified"))
-    if node.items is not None:
-        errors += _structural(node.items, f"{path}.items", "item")
-    for key, sub in node.properties.items():
-        errors += _structural(sub, f"{path}.properties[{key}]", "field")
-    if node.additional_allows is not None:
-        if level == "root":
-            errors.append(apierrors.forbidden(f"{path}.additionalProperties", "must not be used at the root"))
-        if node.additional is not None:
-            errors += _structural(node.additional, f"{path}.additionalProperties", "field")
+    errors = _children(node, path, level)
     if node.int_or_string and node.preserve_unknown:
         detail = "must be false if x-kubernetes-int-or-string is true"
         errors.append(apierrors.invalid_value(f"{path}.x-kubernetes-preserve-unknown-fields", True, detail))
@@ -128,7 +117,37 @@ def _structural(node: Node, path: str, level: str) -> list[FieldError]:
         skip_any_of=raw.get("anyOf") == _INT_OR_STRING,
         skip_first_all_of=first.get("anyOf") == _INT_OR_STRING,
     )
-    check_metadata = level == "root" or node.embedded
+    errors += _type_errors(node, path, level)
+    errors += _resource_fields(node, path, level)
+    if node.embedded and not node.preserve_unknown and not node.properties:
+        why = "must not be empty if x-kubernetes-embedded-resource is true without x-kubernetes-preserve-unknown-fields"
+        errors.append(apierrors.required(f"{path}.properties", why))
+    return errors
+
+
+def _children(node: Node, path: str, level: str) -> list[FieldError]:
+    """Array items given; items, properties and additionalProperties structural in turn."""
+    errors: list[FieldError] = []
+    if node.type == "array" and node.items is None:
+        errors.append(apierrors.required(f"{path}.items", "must be specified"))
+    if node.items is not None:
+        errors += _structural(node.items, f"{path}.items", "item")
+    for key, sub in node.properties.items():
+        errors += _structural(sub, f"{path}.properties[{key}]", "field")
+    if node.additional_allows is not None:
+        if level == "root":
+            errors.append(apierrors.forbidden(f"{path}.additionalProperties", "must not be used at the root"))
+        if node.additional is not None:
+            errors += _structural(node.additional, f"{path}.additionalProperties", "field")
+    return errors
+
+
+_EMPTY_TYPE = {"root": "must not be empty at the root", "item": "must not be empty for specified array items"}
+
+
+def _type_errors(node: Node, path: str, level: str) -> list[FieldError]:
+    """Every node typed (an embedded resource as an object, the root as an object)."""
+    errors: list[FieldError] = []
     if node.embedded and node.type != "object":
         why = "must be object if x-kubernetes-embedded-resource is true"
         errors.append(
@@ -137,18 +156,21 @@ def _structural(node: Node, path: str, level: str) -> list[FieldError]:
             else apierrors.required(f"{path}.type", why)
         )
     elif not node.type and not node.int_or_string and not node.preserve_unknown:
-        empty = {"root": "must not be empty at the root", "item": "must not be empty for specified array items"}
-        errors.append(
-            apierrors.required(f"{path}.type", empty.get(level, "must not be empty for specified object fields"))
-        )
+        why = _EMPTY_TYPE.get(level, "must not be empty for specified object fields")
+        errors.append(apierrors.required(f"{path}.type", why))
     if node.embedded and node.additional_allows is not None:
-        errors.append(
-            apierrors.forbidden(
-                f"{path}.additionalProperties", "must not be used if x-kubernetes-embedded-resource is set"
-            )
-        )
+        why = "must not be used if x-kubernetes-embedded-resource is set"
+        errors.append(apierrors.forbidden(f"{path}.additionalProperties", why))
     if level == "root" and node.type and node.type != "object":
         errors.append(apierrors.invalid_value(f"{path}.type", node.type, "must be object at the root"))
+    return errors
+
+
+def _resource_fields(node: Node, path: str, level: str) -> list[FieldError]:
+    """At the root and in embedded resources: kind and apiVersion strings, metadata an object (only
+    name and generateName specified at the root)."""
+    errors: list[FieldError] = []
+    check_metadata = level == "root" or node.embedded
     for key in ("kind", "apiVersion"):
         typed = node.properties.get(key)
         if typed is not None and check_metadata and typed.type != "string":
@@ -161,9 +183,6 @@ def _structural(node: Node, path: str, level: str) -> list[FieldError]:
         if level == "root" and not _only_names(meta.raw):
             why = "must not specify anything other than name and generateName, but metadata is implicitly specified"
             errors.append(apierrors.forbidden(where, why))
-    if node.embedded and not node.preserve_unknown and not node.properties:
-        why = "must not be empty if x-kubernetes-embedded-resource is true without x-kubernetes-preserve-unknown-fields"
-        errors.append(apierrors.required(f"{path}.properties", why))
     return errors
 
 

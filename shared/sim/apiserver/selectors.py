@@ -9,16 +9,23 @@ as on a real server; a fake that silently matched everything would hide real bug
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
-
-from shared.sim.apiserver import resources
+from typing import Any, Protocol
 
 _NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
 _KEY = re.compile(rf"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?{_NAME}$")
 _VALUE = re.compile(rf"^({_NAME})?$")
 _PREFIX_MAX = 253
+
+
+class Selectable(Protocol):
+    """What field selectors need of a served resource (:class:`shared.sim.apiserver.resources.Resource`)."""
+
+    @property
+    def kind(self) -> str: ...
+
+    def selectable(self) -> tuple[str, ...]: ...
 
 
 class SelectorError(ValueError):
@@ -35,14 +42,8 @@ class Requirement:
 
     def matches(self, labels: Mapping[str, str]) -> bool:
         value = labels.get(self.key)
-        if self.op == "exists":
-            return value is not None
-        if self.op == "!exists":
-            return value is None
-        if self.op in ("=", "in"):
-            return value is not None and value in self.values
-        if self.op in ("!=", "notin"):
-            return value is None or value not in self.values
+        if self.op in _BY_PRESENCE:
+            return _BY_PRESENCE[self.op](value, self.values)
         if value is None:
             return False
         try:
@@ -50,6 +51,17 @@ class Requirement:
         except ValueError:
             return False
         return have > want if self.op == "gt" else have < want
+
+
+_BY_PRESENCE: dict[str, Callable[[str | None, frozenset[str]], bool]] = {
+    "exists": lambda value, values: value is not None,
+    "!exists": lambda value, values: value is None,
+    "=": lambda value, values: value is not None and value in values,
+    "in": lambda value, values: value is not None and value in values,
+    "!=": lambda value, values: value is None or value not in values,
+    "notin": lambda value, values: value is None or value not in values,
+}
+"""The operators decided by the label's value being present and in the set (not by comparing numbers)."""
 
 
 def valid_label_key(key: str) -> bool:
@@ -181,7 +193,7 @@ def _unescape_split(text: str, seps: str) -> list[str]:
     return parts
 
 
-def parse_fields(text: str | None, resource: resources.Resource) -> tuple[FieldTerm, ...]:
+def parse_fields(text: str | None, resource: Selectable) -> tuple[FieldTerm, ...]:
     """Parse a fieldSelector, refusing fields the kind does not index (as the server does)."""
     if not text or not text.strip():
         return ()
@@ -219,7 +231,7 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def field_values(resource: resources.Resource, obj: Mapping[str, Any]) -> dict[str, str]:
+def field_values(resource: Selectable, obj: Mapping[str, Any]) -> dict[str, str]:
     """The selectable field values of one object, computed once when it is written."""
     out = {path: _text(_lookup(obj, path)) for path in resource.selectable()}
     # Where the server formats a field specially, do the same.

@@ -15,8 +15,9 @@ from datetime import timedelta
 from typing import Any
 
 from shared.sim.apiserver import api as api_mod
-from shared.sim.apiserver import apierrors, patches, podlogs, rbac, resources, selectors
+from shared.sim.apiserver import apierrors, patches, podlogs, resources, selectors
 from shared.sim.apiserver.apierrors import ApiError
+from shared.sim.apiserver.identities import Identities
 
 _PDB = ("policy", "poddisruptionbudgets")
 DISRUPTION_WINDOW = 120
@@ -233,7 +234,7 @@ def write_scale(
 
 
 def request_token(
-    api: api_mod.Api, identities: rbac.Identities, r: resources.Resource, namespace: str, name: str, body: Any
+    api: api_mod.Api, identities: Identities, r: resources.Resource, namespace: str, name: str, body: Any
 ) -> dict[str, Any]:
     """TokenRequest: a bearer token for an existing ServiceAccount (``kubectl create token``)."""
     api.entry(r, namespace, name)

@@ -124,26 +124,35 @@ class Stream:
         return _line("BOOKMARK", json.dumps(obj).encode())
 
     def __iter__(self) -> Iterator[bytes]:
-        gr = self.req.resource.group_resource
         deadline = time.monotonic() + self.req.timeout
-        with self.store.lock:
-            rv_text = self.req.resource_version
-            if rv_text in (None, "", "0") or self.req.initial_events:
-                cursor = self.store.resource_version
-                initial = [e for e in self.store.scan(gr, self.req.namespace) if self._matches(e)]
-            else:
-                try:
-                    cursor = int(str(rv_text))
-                except ValueError:
-                    cursor = -1
-                initial = []
-                if cursor < self.store.compacted:
-                    yield _gone(cursor)
-                    return
+        cursor, initial, expired = self._start()
+        if expired:
+            yield _gone(cursor)
+            return
         for entry in initial:
             yield _line("ADDED", self._raw(entry))
         if self.req.initial_events:
             yield self._bookmark(cursor, initial_end=True)
+        yield from self._follow(cursor, deadline)
+
+    def _start(self) -> tuple[int, list[store.Entry], bool]:
+        """Where the watch starts, the objects it reports first as ADDED, and whether its
+        resourceVersion is older than the store keeps (410 Gone)."""
+        with self.store.lock:
+            rv_text = self.req.resource_version
+            if rv_text in (None, "", "0") or self.req.initial_events:
+                gr, namespace = self.req.resource.group_resource, self.req.namespace
+                initial = [e for e in self.store.scan(gr, namespace) if self._matches(e)]
+                return self.store.resource_version, initial, False
+            try:
+                cursor = int(str(rv_text))
+            except ValueError:
+                cursor = -1
+            return cursor, [], cursor < self.store.compacted
+
+    def _follow(self, cursor: int, deadline: float) -> Iterator[bytes]:
+        """The events after ``cursor`` until the deadline, with bookmarks when asked for."""
+        gr = self.req.resource.group_resource
         next_bookmark = time.monotonic() + self.bookmark_interval
         while True:
             if self.should_drop():
@@ -167,7 +176,11 @@ class Stream:
                 yield self._bookmark(cursor)
                 next_bookmark = now + self.bookmark_interval
             if not events:
-                wait = min(deadline - now, POLL, max(0.0, next_bookmark - now) if self.req.bookmarks else POLL)
-                self.store.wait(cursor, max(wait, 0.0), gr)
+                self._wait(cursor, now=now, deadline=deadline, next_bookmark=next_bookmark)
         if self.req.bookmarks:
             yield self._bookmark(cursor)
+
+    def _wait(self, cursor: int, *, now: float, deadline: float, next_bookmark: float) -> None:
+        """Sleep until an event, the next bookmark, the deadline or the next drop check."""
+        wait = min(deadline - now, POLL, max(0.0, next_bookmark - now) if self.req.bookmarks else POLL)
+        self.store.wait(cursor, max(wait, 0.0), self.req.resource.group_resource)

@@ -12,6 +12,7 @@ Bad specs and unknown nodes are 400s with the parser's message, so the CLI can e
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -45,36 +46,57 @@ def _bad(exc: Exception) -> ApiError:
     return ApiError(400, "BadRequest", str(exc))
 
 
+def _set_clock(sim: SimServer, body: dict[str, Any]) -> dict[str, Any]:
+    if body.get("speed") is not None:
+        sim.vclock.set_speed(float(body["speed"]))
+    if body.get("advance"):
+        sim.advance(float(body["advance"]))
+    return clock(sim)
+
+
+def _inject(sim: SimServer, body: dict[str, Any]) -> dict[str, Any]:
+    faults = [f for spec in body.get("specs") or [] for f in faultspec.parse(str(spec))]
+    sim.fabric.inject(faults)
+    return hardware(sim)
+
+
+def _clear(sim: SimServer, body: dict[str, Any]) -> dict[str, Any]:
+    selectors = [faultspec.parse_selector(str(s)) for s in body.get("specs") or []]
+    if body.get("all"):
+        selectors = [faultspec.Selector(node=f.node, racks=f.racks) for f in list(sim.fabric.faults)]
+    for selector in selectors:
+        sim.fabric.remove(selector)
+    return hardware(sim)
+
+
+def _seed(sim: SimServer, body: dict[str, Any]) -> dict[str, Any]:
+    return helmseed.seed(
+        sim, body.get("recipe") or {}, breaks=body.get("breaks") or {}, kernels=body.get("kernels") or {}
+    )
+
+
+_ROUTES: dict[tuple[str, str], Callable[[SimServer, dict[str, Any]], dict[str, Any]]] = {
+    ("clock", "PUT"): _set_clock,
+    ("clock", "POST"): _set_clock,
+    ("hardware", "GET"): lambda sim, _body: hardware(sim),
+    ("inject", "POST"): _inject,
+    ("clear", "POST"): _clear,
+    ("upgrade-driver", "POST"): lambda sim, body: upgrade_driver(
+        sim, str(body.get("version") or ""), body.get("nodes")
+    ),
+    ("seed", "POST"): _seed,
+}
+"""(endpoint, method) -> what answers it; bad input raises ValueError or TypeError."""
+
+
 def handle(sim: SimServer, method: str, what: str, body: dict[str, Any]) -> tuple[int, Any]:
+    route = _ROUTES.get((what, method))
+    if route is None:
+        raise ApiError(404, "NotFound", f"no control endpoint {method} {what}")
     try:
-        if what == "clock" and method in ("PUT", "POST"):
-            if body.get("speed") is not None:
-                sim.vclock.set_speed(float(body["speed"]))
-            if body.get("advance"):
-                sim.advance(float(body["advance"]))
-            return 200, clock(sim)
-        if what == "hardware" and method == "GET":
-            return 200, hardware(sim)
-        if what == "inject" and method == "POST":
-            faults = [f for spec in body.get("specs") or [] for f in faultspec.parse(str(spec))]
-            sim.fabric.inject(faults)
-            return 200, hardware(sim)
-        if what == "clear" and method == "POST":
-            selectors = [faultspec.parse_selector(str(s)) for s in body.get("specs") or []]
-            if body.get("all"):
-                selectors = [faultspec.Selector(node=f.node, racks=f.racks) for f in list(sim.fabric.faults)]
-            for selector in selectors:
-                sim.fabric.remove(selector)
-            return 200, hardware(sim)
-        if what == "upgrade-driver" and method == "POST":
-            return 200, upgrade_driver(sim, str(body.get("version") or ""), body.get("nodes"))
-        if what == "seed" and method == "POST":
-            return 200, helmseed.seed(
-                sim, body.get("recipe") or {}, breaks=body.get("breaks") or {}, kernels=body.get("kernels") or {}
-            )
+        return 200, route(sim, body)
     except (ValueError, TypeError) as exc:
         raise _bad(exc) from exc
-    raise ApiError(404, "NotFound", f"no control endpoint {method} {what}")
 
 
 def upgrade_driver(sim: SimServer, version: str, only: list[str] | None) -> dict[str, Any]:

@@ -4,7 +4,8 @@ One thread follows the store's event log (as an informer would) and the virtual 
 every decision re-reads the object it concerns, so the loop is level-based and survives a lost
 event (a compacted history makes it relist). A pod's life: Pending (unschedulable, with the
 real reason) → bound → ContainerCreating → Running after ``podStartSeconds`` → terminated when
-its workload ends (:mod:`shared.sim.gpu.workloads`). The pods of one Indexed Job running a group
+its workload ends (:mod:`shared.sim.gpu.workloads`), which :mod:`shared.sim.gpu.podruns` runs
+once the kubelet admitted the pod. The pods of one Indexed Job running a group
 workload are one run: it starts when every index is Running, its numbers come from the fabric
 model for exactly those nodes, the pod with completion index 0 logs it, and all members end
 together (a member killed by a reboot aborts the run).
@@ -32,30 +33,19 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from shared.sim.apiserver import apierrors, jobs, scheduler, store, subresources
-from shared.sim.apiserver.vclock import Timer
-from shared.sim.gpu import podstatus, stages, workloads
+from shared.sim.apiserver import apierrors, scheduler, store, subresources
+from shared.sim.gpu import podruns, podstatus
 
 if TYPE_CHECKING:
     from shared.sim.server import SimServer
 
 logger = logging.getLogger(__name__)
 
-PodKey = tuple[str, str]
+PodKey = podruns.PodKey
 _POLL = 0.2
 _SETTLE_TIMEOUT = 20.0
-
-
-@dataclass
-class GroupRun:
-    """The pods of one Job attempt that run one group workload together."""
-
-    members: dict[int, tuple[PodKey, str, str]] = field(default_factory=dict)  # index -> (key, uid, node)
-    timer: Timer | None = None
-    done: set[str] = field(default_factory=set)
 
 
 class Kubelet:
@@ -63,7 +53,7 @@ class Kubelet:
 
     def __init__(self, sim: SimServer) -> None:
         self.sim = sim
-        self.other_seconds = stages.workloads().otherSeconds
+        self.runner = podruns.PodRunner(sim)
         self.lock = threading.RLock()
         self._idle = threading.Condition()
         self._idle_rv = -1
@@ -86,7 +76,7 @@ class Kubelet:
         self.pending: dict[PodKey, str] = {}
         self.started: set[str] = set()
         self.dirty_jobs: set[PodKey] = set()
-        self.runs: dict[str, GroupRun] = {}
+        self.runner.clear()
         self.deadlines: set[str] = set()
         self.retry_all = False
         self.relist = True
@@ -204,7 +194,7 @@ class Kubelet:
             self._pod_event(kind, entry, previous)
         elif gr == ("batch", "jobs"):
             if kind == "DELETED":
-                self.runs.pop(entry.uid, None)
+                self.runner.forget_job(entry.uid)
             else:
                 self.dirty_jobs.add((entry.namespace, entry.name))
         else:
@@ -224,7 +214,7 @@ class Kubelet:
             self.started.discard(entry.uid)
             self.static.discard(key)
             self.sim.logs.forget(*key)
-            self._abort_member(entry.uid)
+            self.runner.abort_member(entry.uid)
         else:
             self.keys[entry.uid] = key
             spec, phase = pod.get("spec") or {}, (pod.get("status") or {}).get("phase")
@@ -256,40 +246,6 @@ class Kubelet:
     def _resource(self, group: str, plural: str) -> Any:
         return self.sim.table.by_group_resource(group, plural)
 
-    def write_pod_status(self, key: PodKey, uid: str, status: dict[str, Any]) -> bool:
-        """Replace a pod's status if it is still the same pod; False when it is gone."""
-        pods = self._resource("", "pods")
-        found = self.sim.store.get(pods.group_resource, *key)
-        if found is None or found.uid != uid:
-            return False
-        pod = found.object()
-        pod["status"] = status
-        try:  # a status update of the object just read: cheaper than a JSON patch, same result
-            self.sim.api.update(pods, key[0], key[1], pod, sub="status")
-        except apierrors.ApiError as exc:
-            logger.debug("pod %s/%s status not written: %s", *key, exc)
-            return False
-        return True
-
-    def _pod(self, key: PodKey, uid: str) -> dict[str, Any] | None:
-        found = self.sim.store.get(("", "pods"), *key)
-        return found.object() if found is not None and found.uid == uid else None
-
-    def _ips(self, node: str, uid: str) -> tuple[str, str]:
-        view = self.sim.store.get(("", "nodes"), "", node)
-        host = "10.0.0.1"
-        if view is not None:
-            host = next(
-                (
-                    a["address"]
-                    for a in (view.object().get("status") or {}).get("addresses") or []
-                    if a.get("type") == "InternalIP"
-                ),
-                host,
-            )
-        n = int(uid.replace("-", "")[:6], 16)
-        return host, f"10.244.{n % 250}.{(n >> 8) % 250 + 2}"
-
     # ------------------------------------------------------------ pod lifecycle
     def _admit(self, pod: dict[str, Any], node: str) -> None:
         key, uid = (pod["metadata"]["namespace"], pod["metadata"]["name"]), pod["metadata"]["uid"]
@@ -297,7 +253,7 @@ class Kubelet:
         view = self.nodes.get(node)
         want = scheduler.gpu_request(pod)
         if view is not None and want and self.used.get(node, 0) > view.gpus:
-            self.write_pod_status(
+            self.runner.write_pod_status(
                 key,
                 uid,
                 podstatus.rejected(
@@ -309,115 +265,7 @@ class Kubelet:
                 ),
             )
             return
-        host, _ = self._ips(node, uid)
-        self.write_pod_status(key, uid, podstatus.creating(pod, host_ip=host, now=now))
-        self.sim.vclock.call_later(stages.workloads().podStartSeconds, lambda: self._run(key, uid, node))
-
-    def _run(self, key: PodKey, uid: str, node: str) -> None:
-        pod = self._pod(key, uid)
-        if pod is None or (pod.get("status") or {}).get("phase") != "Pending":
-            return
-        hw = self.sim.fabric.node(node)
-        if hw is not None and hw.rebooting:
-            self.sim.vclock.call_later(stages.workloads().podStartSeconds, lambda: self._run(key, uid, node))
-            return
-        host, ip = self._ips(node, uid)
-        if not self.write_pod_status(key, uid, podstatus.running(pod, host_ip=host, pod_ip=ip, now=self.sim.api.now())):
-            return
-        self._start_workload(pod, key, uid, node)
-
-    def _start_workload(self, pod: dict[str, Any], key: PodKey, uid: str, node: str) -> None:
-        """Run the container's workload; its end is a timer (:meth:`_finish`)."""
-        hw = self.sim.fabric.node(node)
-        containers = (pod.get("spec") or {}).get("containers") or [{}]
-        workload = workloads.classify(containers[0])
-        if workload.kind is workloads.Kind.OTHER and _restart_policy(pod) == "Always":
-            return  # a long-running service: it stays Running
-        owner = next((r for r in pod["metadata"].get("ownerReferences") or [] if r.get("kind") == "Job"), None)
-        index = jobs.index_of(pod)
-        if workload.group and owner is not None and index is not None and hw is not None:
-            self._join_run(owner, index, key, uid, node, workload)
-            return
-        if workload.group and hw is not None:
-            result = workloads.run_group(self.sim.fabric, [node], workload, now=self.sim.vclock.time())
-        elif hw is not None or workload.kind in (workloads.Kind.SLEEP, workloads.Kind.OTHER):
-            result = workloads.run_single(self.sim.fabric, node, workload, other_seconds=self.other_seconds)
-        else:
-            result = workloads.Result(f"{workload.binary}: no NVIDIA GPU found on this node\n", 1.0, 1)
-        self.sim.vclock.call_later(result.seconds, lambda: self._finish(key, uid, result.exit_code, result.log))
-
-    def _finish(
-        self, key: PodKey, uid: str, exit_code: int, log: str, *, reason: str | None = None, message: str | None = None
-    ) -> None:
-        pod = self._pod(key, uid)
-        if pod is None or (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
-            return
-        if log:
-            name = ((pod.get("spec") or {}).get("containers") or [{}])[0].get("name", "")
-            self.sim.logs.append(key[0], key[1], name, log)
-        if reason is None and _restart_policy(pod) == "Always":
-            self._restart_later(pod, key, uid, exit_code)
-            return
-        self.write_pod_status(
-            key,
-            uid,
-            podstatus.terminated(pod, exit_code=exit_code, now=self.sim.api.now(), reason=reason, message=message),
-        )
-
-    def _restart_later(self, pod: dict[str, Any], key: PodKey, uid: str, exit_code: int) -> None:
-        """An ``Always`` container ended: the kubelet starts it again, after its back-off."""
-        node = str((pod.get("spec") or {}).get("nodeName") or "")
-        restarts = podstatus.restarts(pod) + 1
-        delay = podstatus.restart_backoff(restarts)
-        now = self.sim.api.now()
-        ended = podstatus.crashed(pod, exit_code=exit_code, restarts=restarts, now=now, waiting=delay > 0)
-        if not self.write_pod_status(key, uid, ended):
-            return
-        if delay > 0:
-            self.sim.vclock.call_later(delay, lambda: self._restart(key, uid, node))
-        else:
-            self._restart(key, uid, node)
-
-    def _restart(self, key: PodKey, uid: str, node: str) -> None:
-        pod = self._pod(key, uid)
-        if pod is None or (pod.get("status") or {}).get("phase") != "Running":
-            return
-        host, ip = self._ips(node, uid)
-        again = podstatus.restarted(pod, host_ip=host, pod_ip=ip, now=self.sim.api.now())
-        if self.write_pod_status(key, uid, again):
-            self._start_workload({**pod, "status": again}, key, uid, node)
-
-    # ------------------------------------------------------------ group runs
-    def _join_run(
-        self, owner: dict[str, Any], index: int, key: PodKey, uid: str, node: str, workload: workloads.Workload
-    ) -> None:
-        job_found = self.sim.store.get(("batch", "jobs"), key[0], owner.get("name", ""))
-        if job_found is None:
-            return
-        completions = int((job_found.object().get("spec") or {}).get("completions", 1))
-        run = self.runs.setdefault(owner.get("uid", ""), GroupRun())
-        run.members[index] = (key, uid, node)
-        if len(run.members) < completions or run.timer is not None:
-            return
-        order = [run.members[i] for i in sorted(run.members)]
-        result = workloads.run_group(self.sim.fabric, [m[2] for m in order], workload, now=self.sim.vclock.time())
-
-        def finish() -> None:
-            self.runs.pop(owner.get("uid", ""), None)
-            for i, (member_key, member_uid, _) in sorted(run.members.items()):
-                self._finish(member_key, member_uid, result.exit_code, result.log if i == 0 else "")
-
-        run.timer = self.sim.vclock.call_later(result.seconds, finish)
-
-    def _abort_member(self, uid: str) -> None:
-        for job_uid, run in list(self.runs.items()):
-            if any(m[1] == uid for m in run.members.values()):
-                if run.timer is not None:
-                    run.timer.cancel()
-                self.runs.pop(job_uid, None)
-                for key, member_uid, _ in run.members.values():
-                    if member_uid != uid:
-                        self._finish(key, member_uid, 1, "mpirun: a peer process exited; the job has been aborted\n")
+        self.runner.create(pod, node, now=now)
 
     def is_down(self, node: str) -> bool:
         """Whether ``node``'s kubelet is not running (stopped, or the node is rebooting)."""
@@ -446,8 +294,8 @@ class Kubelet:
             key = self.keys.get(uid)
             if key is None or key in self.static:
                 continue
-            self._abort_member(uid)
-            self._finish(
+            self.runner.abort_member(uid)
+            self.runner.finish(
                 key,
                 uid,
                 137,
@@ -465,7 +313,7 @@ class Kubelet:
         pods = self._resource("", "pods")
         for key in sorted(keys):
             uid = self.pending.get(key)
-            pod = self._pod(key, uid) if uid else None
+            pod = self.runner.pod(key, uid) if uid else None
             if pod is None:
                 self.pending.pop(key, None)
                 continue
@@ -489,7 +337,7 @@ class Kubelet:
                 (c for c in (pod.get("status") or {}).get("conditions") or [] if c.get("type") == "PodScheduled"), {}
             )
             if current.get("message") != decision.message:
-                self.write_pod_status(
+                self.runner.write_pod_status(
                     key, uid or "", podstatus.unschedulable(pod, message=decision.message, now=self.sim.api.now())
                 )
 
@@ -500,10 +348,6 @@ class Kubelet:
                 self.sim.jobctl.reconcile(key)
             except apierrors.ApiError as exc:
                 logger.debug("job %s/%s: %s", *key, exc)
-
-
-def _restart_policy(pod: dict[str, Any]) -> str:
-    return str((pod.get("spec") or {}).get("restartPolicy") or "Always")
 
 
 def _counted(pod: dict[str, Any]) -> tuple[Any, ...]:

@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from shared.sim.apiserver import apierrors, scheduler
-from shared.sim.apiserver.controllers import history, kit
+from shared.sim.apiserver.controllers import hashes, history, kit
 
 COMPONENT = "daemonset-controller"
 PLURAL = "daemonsets"
@@ -124,7 +124,7 @@ class DaemonSetController:
             return
         template = (ds.get("spec") or {}).get("template") or {}
         collisions = (ds.get("status") or {}).get("collisionCount")
-        pod_hash = kit.template_hash(template, collisions)
+        pod_hash = hashes.template_hash(template, collisions)
         labels = {**(template.get("metadata") or {}).get("labels", {}), HASH_LABEL: pod_hash}
         revs = history.ensure(
             ctx, ds, kind="DaemonSet", name_hash=pod_hash, labels=labels, annotations=ds["metadata"].get("annotations")
@@ -321,10 +321,7 @@ class DaemonSetController:
             pod = on_node[0]
             if pod.ready:
                 ready += 1
-                if pod.available(min_ready, now):
-                    available += 1
-                elif (due := pod.available_at(min_ready)) is not None:
-                    ctx.later(PLURAL, (ds["metadata"]["namespace"], ds["metadata"]["name"]), due)
+                available += self._available(ds, pod, min_ready, now)
             if updated(pod, pod_hash, generation):
                 updated_count += 1
         old = ds.get("status") or {}
@@ -345,3 +342,11 @@ class DaemonSetController:
         )
         if status != old:
             ctx.write_status(ctx.resource("apps", PLURAL), ds, status)
+
+    def _available(self, ds: dict[str, Any], pod: kit.PodInfo, min_ready: int, now: float) -> bool:
+        """Whether a ready pod is available; if not yet, look again when it will be."""
+        if pod.available(min_ready, now):
+            return True
+        if (due := pod.available_at(min_ready)) is not None:
+            self.ctx.later(PLURAL, (ds["metadata"]["namespace"], ds["metadata"]["name"]), due)
+        return False

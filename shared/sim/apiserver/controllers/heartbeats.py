@@ -9,7 +9,8 @@ instead: a read (GET, LIST, the object in a watch event) shows the stored time a
 whole intervals up to now — or up to the moment the node went down. Nothing is written, so
 the resourceVersion a read carries is the stored one, and a client that updates an object it
 read gets no spurious 409; a renewal makes no watch event (a real one would). A client that
-writes these fields moves the base the intervals count from.
+writes these fields moves the base the intervals count from. How a list is rendered from the
+stored bytes, and kept while it stays right, is :mod:`.heartbeatbytes`.
 
 The node lifecycle controller (``kubernetes:pkg/controller/nodelifecycle``): once a node's
 heartbeats stop (its kubelet is down — a reboot, or :meth:`Heartbeats.stop`) for the grace
@@ -24,17 +25,14 @@ modelled.
 from __future__ import annotations
 
 import copy
-import json
 import logging
-import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
 from shared.sim.apiserver import apierrors, store
-from shared.sim.apiserver.controllers import kit
+from shared.sim.apiserver.controllers import heartbeatbytes, kit
 
 logger = logging.getLogger(__name__)
 
@@ -58,12 +56,7 @@ UNREACHABLE = "node.kubernetes.io/unreachable"
 NOT_READY = "node.kubernetes.io/not-ready"
 UNKNOWN_REASON = "NodeStatusUnknown"
 UNKNOWN_MESSAGE = "Kubelet stopped posting node status."
-_DECODER = json.JSONDecoder()
-_LEASE_KEY = b'"renewTime":"'
-_HEARTBEAT_KEY = '"lastHeartbeatTime":'
 _NODES = ("", "nodes")
-
-Slot = tuple[int, int, float]  # byte offsets of a timestamp's text in the stored bytes, and its value
 
 
 @lru_cache(maxsize=4096)
@@ -76,100 +69,6 @@ def seconds_time(moment: float) -> str:
     return datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-@lru_cache(maxsize=4096)
-def parse(stamp: str) -> float | None:
-    return kit.epoch(stamp)
-
-
-def advanced(base: float, until: float, interval: float) -> float:
-    """``base`` moved forward by whole ``interval`` steps, not past ``until``."""
-    if until <= base:
-        return base
-    return base + math.floor((until - base) / interval) * interval
-
-
-def _splice(raw: bytes, slots: list[tuple[int, int, str]]) -> bytes:
-    parts, last = [], 0
-    for start, end, text in slots:
-        parts += [raw[last:start], text.encode()]
-        last = end
-    parts.append(raw[last:])
-    return b"".join(parts)
-
-
-def lease_slot(raw: bytes) -> Slot | None:
-    start = raw.find(_LEASE_KEY)
-    if start < 0:
-        return None
-    start += len(_LEASE_KEY)
-    end = raw.find(b'"', start)
-    value = parse(raw[start:end].decode()) if end > start else None
-    return (start, end, value) if value is not None else None
-
-
-def heartbeat_slots(raw: bytes) -> list[Slot]:
-    """Where the kubelet-owned conditions' ``lastHeartbeatTime`` values sit in a stored node."""
-    text = raw.decode()
-    at = text.rfind('"conditions":[')
-    if at < 0:
-        return []
-    begin = at + len('"conditions":')
-    try:
-        conditions, end = _DECODER.raw_decode(text, begin)
-    except ValueError:
-        return []
-    ascii_only = len(text) == len(raw)
-    slots: list[Slot] = []
-    pos = begin
-    for condition in conditions if isinstance(conditions, list) else []:
-        stamp = condition.get("lastHeartbeatTime") if isinstance(condition, dict) else None
-        if not isinstance(stamp, str):
-            continue
-        encoded = json.dumps(stamp, ensure_ascii=False)
-        found = text.find(_HEARTBEAT_KEY + encoded, pos, end)
-        if found < 0:
-            return []
-        start = found + len(_HEARTBEAT_KEY) + 1
-        stop = start + len(encoded) - 2
-        pos = stop
-        value = parse(stamp)
-        if condition.get("type") in KUBELET_CONDITIONS and condition.get("status") != "Unknown" and value is not None:
-            if not ascii_only:
-                start, stop = len(text[:start].encode()), len(text[:stop].encode())
-            slots.append((start, stop, value))
-    return slots
-
-
-@dataclass(frozen=True, slots=True)
-class _Memo:
-    """One object's rendering, right for every moment in [lo, hi) of its stored version rv."""
-
-    rv: int
-    slots: Sequence[Slot | None]
-    lo: float
-    hi: float
-    text: bytes
-
-
-def _render(
-    entry: store.Entry, slots: Sequence[Slot | None], until: float, interval: float, show: Callable[[float], str]
-) -> _Memo:
-    """``entry`` with each slot's time advanced to ``until``, and for how long that stays right."""
-    lo, hi = -math.inf, math.inf
-    changed = []
-    for slot in slots:
-        if slot is None:
-            continue
-        start, end, base = slot
-        if until < base + interval:
-            hi = min(hi, base + interval)
-            continue
-        moment = base + ((until - base) // interval) * interval
-        lo, hi = max(lo, moment), min(hi, moment + interval)
-        changed.append((start, end, show(moment)))
-    return _Memo(entry.rv, slots, lo, hi, _splice(entry.raw, changed) if changed else entry.raw)
-
-
 class Heartbeats:
     """The read views of nodes and node Leases, and the node lifecycle controller."""
 
@@ -180,8 +79,8 @@ class Heartbeats:
         """Heartbeats run with the kubelets; with them off, nodes read as a test wrote them."""
         self.down: dict[str, float] = {}
         """Node -> the virtual time its kubelet stopped posting."""
-        self._lease_memos: dict[str, _Memo] = {}
-        self._node_memos: dict[str, _Memo] = {}
+        self._lease_memos: dict[str, heartbeatbytes.Memo] = {}
+        self._node_memos: dict[str, heartbeatbytes.Memo] = {}
         self._keys_seen: list[tuple[str, str]] | None = None
         self._names: set[str] = set()
 
@@ -199,9 +98,9 @@ class Heartbeats:
         md, spec = obj.get("metadata") or {}, obj.get("spec") or {}
         if not self._beats_for_lease(md.get("namespace", ""), md.get("name", "")) or not spec.get("renewTime"):
             return obj
-        base = parse(str(spec["renewTime"]))
+        base = heartbeatbytes.parse(str(spec["renewTime"]))
         if base is not None:
-            spec["renewTime"] = micro_time(advanced(base, self._until(md["name"]), RENEW_INTERVAL))
+            spec["renewTime"] = micro_time(heartbeatbytes.advanced(base, self._until(md["name"]), RENEW_INTERVAL))
         return obj
 
     def lease_raw(self, entry: store.Entry) -> bytes:
@@ -221,9 +120,9 @@ class Heartbeats:
             until = min(now, down[e.name]) if e.name in down else now
             memo = memos.get(e.name)
             if memo is None or memo.rv != e.rv or not memo.lo <= until < memo.hi:
-                memo = _render(
+                memo = heartbeatbytes.render(
                     e,
-                    [lease_slot(e.raw)] if memo is None or memo.rv != e.rv else memo.slots,
+                    [heartbeatbytes.lease_slot(e.raw)] if memo is None or memo.rv != e.rv else memo.slots,
                     until,
                     RENEW_INTERVAL,
                     micro_time,
@@ -250,9 +149,9 @@ class Heartbeats:
         for condition in (obj.get("status") or {}).get("conditions") or []:
             if condition.get("type") not in KUBELET_CONDITIONS or condition.get("status") == "Unknown":
                 continue
-            base = parse(str(condition.get("lastHeartbeatTime") or ""))
+            base = heartbeatbytes.parse(str(condition.get("lastHeartbeatTime") or ""))
             if base is not None:
-                condition["lastHeartbeatTime"] = seconds_time(advanced(base, until, REPORT_INTERVAL))
+                condition["lastHeartbeatTime"] = seconds_time(heartbeatbytes.advanced(base, until, REPORT_INTERVAL))
         return obj
 
     def node_raw(self, entry: store.Entry) -> bytes:
@@ -268,8 +167,12 @@ class Heartbeats:
             until = min(now, down[e.name]) if e.name in down else now
             memo = memos.get(e.name)
             if memo is None or memo.rv != e.rv or not memo.lo <= until < memo.hi:
-                slots = heartbeat_slots(e.raw) if memo is None or memo.rv != e.rv else memo.slots
-                memo = _render(e, slots, until, REPORT_INTERVAL, seconds_time)
+                slots = (
+                    heartbeatbytes.heartbeat_slots(e.raw, owned=KUBELET_CONDITIONS)
+                    if memo is None or memo.rv != e.rv
+                    else memo.slots
+                )
+                memo = heartbeatbytes.render(e, slots, until, REPORT_INTERVAL, seconds_time)
                 memos[e.name] = memo
             out.append(memo.text)
         return out
@@ -288,10 +191,10 @@ class Heartbeats:
         lease = self.ctx.store.get(("coordination.k8s.io", "leases"), LEASE_NAMESPACE, name)
         if lease is not None:
             renew = self.lease_object(lease.object()).get("spec", {}).get("renewTime")
-            times.append(parse(str(renew or "")))
+            times.append(heartbeatbytes.parse(str(renew or "")))
         for condition in (self.node_object(copy.deepcopy(node)).get("status") or {}).get("conditions") or []:
             if condition.get("type") == "Ready":
-                times.append(parse(str(condition.get("lastHeartbeatTime") or "")))
+                times.append(heartbeatbytes.parse(str(condition.get("lastHeartbeatTime") or "")))
         found = [t for t in times if t is not None]
         return max(found) if found else None
 

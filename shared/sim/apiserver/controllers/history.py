@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shared.sim.apiserver import apierrors
-from shared.sim.apiserver.controllers import kit
+from shared.sim.apiserver.controllers import hashes, kit
 
 PLURAL = "controllerrevisions"
 DEFAULT_LIMIT = 10
@@ -46,10 +46,10 @@ def ensure(
     """The current revision of ``owner``'s template, created or renumbered as needed."""
     r = ctx.resource("apps", PLURAL)
     md = owner["metadata"]
-    data = kit.template_patch((owner.get("spec") or {}).get("template") or {})
+    data = hashes.template_patch((owner.get("spec") or {}).get("template") or {})
     revs = owned(ctx, md["uid"])
     newest = max((int(rev.get("revision") or 0) for rev in revs), default=0)
-    equal = [rev for rev in revs if kit.canonical(rev.get("data")) == kit.canonical(data)]
+    equal = [rev for rev in revs if hashes.canonical(rev.get("data")) == hashes.canonical(data)]
     if equal:
         current = equal[-1]
         if int(current.get("revision") or 0) < newest:

@@ -95,22 +95,12 @@ class Manager:
         key = (entry.namespace, entry.name)
         plural = _WORKLOADS.get(gr)
         if plural is not None:
-            if kind == "DELETED":
-                self._owners.pop(entry.uid, None)
-                self._daemonsets.discard(key)
-            else:
-                self._owners[entry.uid] = (plural, key)
-                if plural == "daemonsets":
-                    self._daemonsets.add(key)
-                self._dirty[plural].add(key)
+            self._workload_event(plural, kind, entry)
         elif gr == ("", "nodes"):
             self._dirty["daemonsets"].update(self._daemonsets)
             self._node_event(kind, entry)
         elif gr == ("", "events"):
-            if kind == "DELETED":
-                self.ttl.forget(key)
-            else:
-                self.ttl.written(entry)
+            self._ttl_event(kind, entry)
         if gr == ("", "pods") and kind == "DELETED":
             self.ctx.forget_pod(key)
         for uid in entry.owners:  # a dependent changed: its controller looks again
@@ -119,6 +109,25 @@ class Manager:
                 self._dirty[owner[0]].add(owner[1])
         if kind != "DELETED" and entry.owners and (previous is None or previous.owners != entry.owners):
             self._gc.add((gr, key))
+
+    def _workload_event(self, plural: str, kind: str, entry: store.Entry) -> None:
+        """A workload changed: its controller looks at it, and its dependents' events find it."""
+        key = (entry.namespace, entry.name)
+        if kind == "DELETED":
+            self._owners.pop(entry.uid, None)
+            self._daemonsets.discard(key)
+            return
+        self._owners[entry.uid] = (plural, key)
+        if plural == "daemonsets":
+            self._daemonsets.add(key)
+        self._dirty[plural].add(key)
+
+    def _ttl_event(self, kind: str, entry: store.Entry) -> None:
+        """An Event written or gone: the TTL controller counts from its last write."""
+        if kind == "DELETED":
+            self.ttl.forget((entry.namespace, entry.name))
+        else:
+            self.ttl.written(entry)
 
     def _node_event(self, kind: str, entry: store.Entry) -> None:
         hb = self.heartbeats

@@ -26,10 +26,11 @@ Not modelled: PersistentVolumeClaims from ``volumeClaimTemplates`` (PVCs are not
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from typing import Any
 
 from shared.sim.apiserver import apierrors
-from shared.sim.apiserver.controllers import history, kit
+from shared.sim.apiserver.controllers import hashes, history, kit
 
 COMPONENT = "statefulset-controller"
 PLURAL = "statefulsets"
@@ -50,6 +51,38 @@ def revision_template(revision: dict[str, Any]) -> dict[str, Any]:
     return dict(template)
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """What a StatefulSet's spec asks of its pods (with the API server's defaults when absent)."""
+
+    start: int
+    replicas: int
+    ordered: bool
+    """``podManagementPolicy`` OrderedReady: one pod at a time."""
+    min_ready: int
+    rolling: bool
+    partition: int
+    """Ordinals from ``start + partition`` up get ``updateRevision``."""
+
+    @classmethod
+    def of(cls, spec: dict[str, Any]) -> _Plan:
+        replicas = int(spec.get("replicas", 1))
+        strategy = spec.get("updateStrategy") or {}
+        rolling = strategy.get("type", "RollingUpdate") == "RollingUpdate"
+        return cls(
+            start=int((spec.get("ordinals") or {}).get("start") or 0),
+            replicas=replicas,
+            ordered=spec.get("podManagementPolicy", "OrderedReady") != "Parallel",
+            min_ready=int(spec.get("minReadySeconds") or 0),
+            rolling=rolling,
+            partition=int((strategy.get("rollingUpdate") or {}).get("partition") or 0) if rolling else replicas,
+        )
+
+    @property
+    def wanted(self) -> range:
+        return range(self.start, self.start + self.replicas)
+
+
 class StatefulSetController:
     def __init__(self, ctx: kit.Context) -> None:
         self.ctx = ctx
@@ -67,15 +100,15 @@ class StatefulSetController:
         old_status = sts.get("status") or {}
         collisions = int(old_status.get("collisionCount") or 0)
         template = spec.get("template") or {}
-        data = kit.template_patch(template)
+        data = hashes.template_patch(template)
         revs = history.ensure(
             ctx,
             sts,
             kind="StatefulSet",
-            name_hash=kit.revision_hash(data, collisions),
+            name_hash=hashes.revision_hash(data, collisions),
             labels={
                 **((template.get("metadata") or {}).get("labels") or {}),
-                HASH_LABEL: kit.revision_hash(data, collisions),
+                HASH_LABEL: hashes.revision_hash(data, collisions),
             },
         )
         if revs is None:
@@ -92,51 +125,66 @@ class StatefulSetController:
 
     # -------------------------------------------------------------- pods
     def _pods(self, sts: dict[str, Any], current: dict[str, Any], update: dict[str, Any]) -> None:
-        ctx = self.ctx
-        md, spec = sts["metadata"], sts.get("spec") or {}
-        start = int((spec.get("ordinals") or {}).get("start") or 0)
-        replicas = int(spec.get("replicas", 1))
-        ordered = spec.get("podManagementPolicy", "OrderedReady") != "Parallel"
-        min_ready = int(spec.get("minReadySeconds") or 0)
-        strategy = spec.get("updateStrategy") or {}
-        rolling = strategy.get("type", "RollingUpdate") == "RollingUpdate"
-        partition = int((strategy.get("rollingUpdate") or {}).get("partition") or 0) if rolling else replicas
-        now = ctx.now()
+        """One step of ``updateStatefulSet``: make missing pods, then remove surplus ones, then
+        replace one outdated pod — each phase, under ``OrderedReady``, ending the step when it acted."""
+        plan = _Plan.of(sts.get("spec") or {})
         by_ordinal: dict[int, kit.PodInfo] = {}
-        for pod in ctx.pods_of(md["uid"]):
-            index = ordinal(md["name"], pod.name)
+        for pod in self.ctx.pods_of(sts["metadata"]["uid"]):
+            index = ordinal(sts["metadata"]["name"], pod.name)
             if index is not None:
                 by_ordinal[index] = pod
-        wanted = range(start, start + replicas)
-        for index in wanted:
+        if self._fill(sts, plan, by_ordinal, current, update) or self._condemn(sts, plan, by_ordinal):
+            return
+        if plan.rolling and all(by_ordinal[i].running_and_ready for i in plan.wanted if i in by_ordinal):
+            self._roll(sts, plan, by_ordinal, update["metadata"]["name"])
+
+    def _fill(
+        self,
+        sts: dict[str, Any],
+        plan: _Plan,
+        by_ordinal: dict[int, kit.PodInfo],
+        current: dict[str, Any],
+        update: dict[str, Any],
+    ) -> bool:
+        """Replace finished pods and make missing ones, lowest ordinal first; True: wait for them."""
+        now = self.ctx.now()
+        for index in plan.wanted:
             found = by_ordinal.get(index)
             if found is not None and found.phase in ("Failed", "Succeeded") and not found.deleting:
                 self._delete(sts, found)
                 by_ordinal.pop(index)
                 found = None
             if found is None:
-                revision = current if rolling and index < start + partition else update
+                revision = current if plan.rolling and index < plan.start + plan.partition else update
                 self._create(sts, index, revision)
-                if ordered:
-                    return
-                continue
-            if ordered and not (found.running_and_ready and found.available(min_ready, now)):
-                if (due := found.available_at(min_ready)) is not None and due > now:
-                    ctx.later(PLURAL, (md["namespace"], md["name"]), due)
-                return
-        for index in sorted((i for i in by_ordinal if i not in wanted), reverse=True):  # condemned
+                if plan.ordered:
+                    return True
+            elif self._waits_for(sts, plan, found, now):
+                return True
+        return False
+
+    def _waits_for(self, sts: dict[str, Any], plan: _Plan, pod: kit.PodInfo, now: float) -> bool:
+        """``OrderedReady`` goes on only past a Running, available pod (looking again when it will be)."""
+        if not plan.ordered or (pod.running_and_ready and pod.available(plan.min_ready, now)):
+            return False
+        if (due := pod.available_at(plan.min_ready)) is not None and due > now:
+            self.ctx.later(PLURAL, (sts["metadata"]["namespace"], sts["metadata"]["name"]), due)
+        return True
+
+    def _condemn(self, sts: dict[str, Any], plan: _Plan, by_ordinal: dict[int, kit.PodInfo]) -> bool:
+        """Delete pods beyond the wanted ordinals, highest first; True: wait for them to go."""
+        for index in sorted((i for i in by_ordinal if i not in plan.wanted), reverse=True):
             pod = by_ordinal[index]
-            if pod.deleting:
-                if ordered:
-                    return
-                continue
-            self._delete(sts, pod)
-            if ordered:
-                return
-        if not rolling or any(not by_ordinal[i].running_and_ready for i in wanted if i in by_ordinal):
-            return
-        name = update["metadata"]["name"]
-        for index in sorted((i for i in wanted if i >= start + partition), reverse=True):
+            if not pod.deleting:
+                self._delete(sts, pod)
+            if plan.ordered:
+                return True
+        return False
+
+    def _roll(self, sts: dict[str, Any], plan: _Plan, by_ordinal: dict[int, kit.PodInfo], name: str) -> None:
+        """``RollingUpdate``: delete the highest outdated pod at or above the partition, once every
+        higher one is updated and ready."""
+        for index in sorted((i for i in plan.wanted if i >= plan.start + plan.partition), reverse=True):
             target = by_ordinal.get(index)
             if target is None:
                 return

@@ -92,17 +92,7 @@ def _replica_template(spec: Mapping[str, Any], kind: str) -> list[FieldError]:
     """``ValidatePodTemplateSpecForReplicaSet``."""
     errors = _template_labels_match(spec)
     errors += pods.template(spec.get("template"), "spec.template")
-    tpl_spec = (spec.get("template") or {}).get("spec") or {}
-    restart = tpl_spec.get("restartPolicy")
-    if restart != "Always":
-        errors.append(apierrors.not_supported("spec.template.spec.restartPolicy", restart or "", ("Always",)))
-    if tpl_spec.get("activeDeadlineSeconds") is not None:
-        errors.append(
-            apierrors.forbidden(
-                "spec.template.spec.activeDeadlineSeconds", f"activeDeadlineSeconds in {kind} is not Supported"
-            )
-        )
-    return errors
+    return errors + _always_restarting_template(spec, kind)
 
 
 def _invalid_selector(spec: Mapping[str, Any], detail: str) -> FieldError:
@@ -257,16 +247,7 @@ def _daemonset_spec(obj: Mapping[str, Any]) -> list[FieldError]:
     if selector is not None and meta.selector_is_empty(selector):
         errors.append(_invalid_selector(spec, "empty selector is invalid for daemonset"))
     errors += pods.template(spec.get("template"), "spec.template")
-    tpl_spec = (spec.get("template") or {}).get("spec") or {}
-    restart = tpl_spec.get("restartPolicy")
-    if restart != "Always":
-        errors.append(apierrors.not_supported("spec.template.spec.restartPolicy", restart or "", ("Always",)))
-    if tpl_spec.get("activeDeadlineSeconds") is not None:
-        errors.append(
-            apierrors.forbidden(
-                "spec.template.spec.activeDeadlineSeconds", "activeDeadlineSeconds in DaemonSet is not Supported"
-            )
-        )
+    errors += _always_restarting_template(spec, "DaemonSet")
     errors += meta.nonnegative("spec.minReadySeconds", spec.get("minReadySeconds"))
     errors += _daemonset_strategy(spec.get("updateStrategy"))
     return errors + meta.nonnegative("spec.revisionHistoryLimit", spec.get("revisionHistoryLimit"))
@@ -292,43 +273,16 @@ def _statefulset_spec(obj: Mapping[str, Any]) -> list[FieldError]:
         errors.append(
             apierrors.invalid_value("spec.podManagementPolicy", policy, "must be 'OrderedReady' or 'Parallel'")
         )
-    strategy = spec.get("updateStrategy") or {}
-    kind = strategy.get("type") or ""
-    if not kind:
-        errors.append(apierrors.required("spec.updateStrategy", ""))
-    elif kind == "OnDelete":
-        if strategy.get("rollingUpdate") is not None:
-            errors.append(
-                meta.invalid_internal(
-                    "spec.updateStrategy.rollingUpdate",
-                    strategy["rollingUpdate"],
-                    "only allowed for updateStrategy 'RollingUpdate'",
-                    _STS_ROLLING,
-                )
-            )
-    elif kind == "RollingUpdate":
-        rolling = strategy.get("rollingUpdate") or {}
-        errors += meta.nonnegative("spec.updateStrategy.rollingUpdate.partition", rolling.get("partition"))
-    else:
-        shown = _strategy_json(strategy, _STS_ROLLING)
-        errors.append(
-            FieldError(
-                "spec.updateStrategy",
-                "FieldValueInvalid",
-                f"Invalid value: {shown}: must be 'RollingUpdate' or 'OnDelete'",
-            )
-        )
+    errors += _statefulset_strategy(spec.get("updateStrategy") or {})
     retention = spec.get("persistentVolumeClaimRetentionPolicy")
     if isinstance(retention, Mapping):
-        for part in ("whenDeleted", "whenScaled"):
-            if retention.get(part) not in ("Retain", "Delete"):
-                errors.append(
-                    apierrors.not_supported(
-                        f"spec.persistentVolumeClaimRetentionPolicy.{part}",
-                        retention.get(part) or "",
-                        ("Retain", "Delete"),
-                    )
-                )
+        errors += [
+            apierrors.not_supported(
+                f"spec.persistentVolumeClaimRetentionPolicy.{part}", retention.get(part) or "", ("Retain", "Delete")
+            )
+            for part in ("whenDeleted", "whenScaled")
+            if retention.get(part) not in ("Retain", "Delete")
+        ]
     errors += meta.nonnegative("spec.replicas", spec.get("replicas"))
     errors += meta.nonnegative("spec.minReadySeconds", spec.get("minReadySeconds"))
     selector_errors, parses = _selector(spec, "statefulset")
@@ -340,17 +294,46 @@ def _statefulset_spec(obj: Mapping[str, Any]) -> list[FieldError]:
         md = (spec.get("template") or {}).get("metadata") or {}
         errors += meta.labels(md.get("labels"), "spec.template.labels")
         errors += meta.annotation_keys(md.get("annotations"), "spec.template.annotations")
-    tpl_spec = (spec.get("template") or {}).get("spec") or {}
-    if tpl_spec.get("restartPolicy") != "Always":
-        errors.append(
-            apierrors.not_supported(
-                "spec.template.spec.restartPolicy", tpl_spec.get("restartPolicy") or "", ("Always",)
+    return errors + _always_restarting_template(spec, "StatefulSet")
+
+
+def _statefulset_strategy(strategy: Mapping[str, Any]) -> list[FieldError]:
+    kind = strategy.get("type") or ""
+    if not kind:
+        return [apierrors.required("spec.updateStrategy", "")]
+    if kind == "OnDelete":
+        if strategy.get("rollingUpdate") is None:
+            return []
+        return [
+            meta.invalid_internal(
+                "spec.updateStrategy.rollingUpdate",
+                strategy["rollingUpdate"],
+                "only allowed for updateStrategy 'RollingUpdate'",
+                _STS_ROLLING,
             )
+        ]
+    if kind == "RollingUpdate":
+        rolling = strategy.get("rollingUpdate") or {}
+        return meta.nonnegative("spec.updateStrategy.rollingUpdate.partition", rolling.get("partition"))
+    shown = _strategy_json(strategy, _STS_ROLLING)
+    return [
+        FieldError(
+            "spec.updateStrategy", "FieldValueInvalid", f"Invalid value: {shown}: must be 'RollingUpdate' or 'OnDelete'"
         )
+    ]
+
+
+def _always_restarting_template(spec: Mapping[str, Any], kind: str) -> list[FieldError]:
+    """The template of a workload whose pods run forever: ``restartPolicy: Always`` and no deadline."""
+    errors: list[FieldError] = []
+    tpl_spec = (spec.get("template") or {}).get("spec") or {}
+    restart = tpl_spec.get("restartPolicy")
+    if restart != "Always":
+        errors.append(apierrors.not_supported("spec.template.spec.restartPolicy", restart or "", ("Always",)))
     if tpl_spec.get("activeDeadlineSeconds") is not None:
         errors.append(
             apierrors.forbidden(
-                "spec.template.spec.activeDeadlineSeconds", "activeDeadlineSeconds in StatefulSet is not Supported"
+                "spec.template.spec.activeDeadlineSeconds", f"activeDeadlineSeconds in {kind} is not Supported"
             )
         )
     return errors

@@ -67,59 +67,75 @@ def _spec(spec: Mapping[str, Any]) -> list[FieldError]:
     errors: list[FieldError] = []
     for part in ("parallelism", "completions", "activeDeadlineSeconds", "backoffLimit", "ttlSecondsAfterFinished"):
         errors += meta.nonnegative(f"spec.{part}", spec.get(part))
-    mode = spec.get("completionMode")
-    if mode is not None:
-        if mode not in ("NonIndexed", "Indexed"):
-            errors.append(apierrors.not_supported("spec.completionMode", mode, ("NonIndexed", "Indexed")))
-        if mode == "Indexed":
-            if spec.get("completions") is None:
-                errors.append(apierrors.required("spec.completions", "when completion mode is Indexed"))
-            parallelism = spec.get("parallelism")
-            if isinstance(parallelism, int) and parallelism > MAX_INDEXED_PARALLELISM:
-                errors.append(
-                    apierrors.invalid_value(
-                        "spec.parallelism",
-                        parallelism,
-                        f"must be less than or equal to {MAX_INDEXED_PARALLELISM} when completion mode is Indexed",
-                    )
-                )
-    replacement = spec.get("podReplacementPolicy")
-    if replacement is not None:
-        if spec.get("podFailurePolicy") is not None:
-            if replacement != "Failed":
-                errors.append(apierrors.not_supported("spec.podReplacementPolicy", replacement, ("Failed",)))
-        elif replacement not in ("Failed", "TerminatingOrFailed"):
-            errors.append(
-                apierrors.not_supported("spec.podReplacementPolicy", replacement, ("Failed", "TerminatingOrFailed"))
-            )
+    errors += _completion_mode(spec)
+    errors += _replacement_policy(spec)
     errors += pods.template(spec.get("template"), "spec.template")
+    errors += _template_restart(spec)
+    selector = spec.get("selector")
+    if selector is None:
+        return [*errors, apierrors.required("spec.selector", "")]
+    selector_errors = meta.label_selector(selector, "spec.selector")
+    errors += selector_errors
+    tpl_labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+    if not selector_errors and not meta.selector_matches(selector, tpl_labels):
+        errors.append(
+            apierrors.invalid_value(
+                "spec.template.metadata.labels", tpl_labels, "`selector` does not match template `labels`"
+            )
+        )
+    return errors
+
+
+def _completion_mode(spec: Mapping[str, Any]) -> list[FieldError]:
+    """A known mode; Indexed needs completions and caps parallelism."""
+    mode = spec.get("completionMode")
+    if mode is None:
+        return []
+    if mode not in ("NonIndexed", "Indexed"):
+        return [apierrors.not_supported("spec.completionMode", mode, ("NonIndexed", "Indexed"))]
+    errors: list[FieldError] = []
+    if mode == "Indexed":
+        if spec.get("completions") is None:
+            errors.append(apierrors.required("spec.completions", "when completion mode is Indexed"))
+        parallelism = spec.get("parallelism")
+        if isinstance(parallelism, int) and parallelism > MAX_INDEXED_PARALLELISM:
+            errors.append(
+                apierrors.invalid_value(
+                    "spec.parallelism",
+                    parallelism,
+                    f"must be less than or equal to {MAX_INDEXED_PARALLELISM} when completion mode is Indexed",
+                )
+            )
+    return errors
+
+
+def _replacement_policy(spec: Mapping[str, Any]) -> list[FieldError]:
+    """``podReplacementPolicy``: only ``Failed`` next to a pod failure policy."""
+    replacement = spec.get("podReplacementPolicy")
+    if replacement is None:
+        return []
+    allowed = ("Failed",) if spec.get("podFailurePolicy") is not None else ("Failed", "TerminatingOrFailed")
+    if replacement in allowed:
+        return []
+    return [apierrors.not_supported("spec.podReplacementPolicy", replacement, allowed)]
+
+
+def _template_restart(spec: Mapping[str, Any]) -> list[FieldError]:
+    """A Job's pods end: ``OnFailure`` or ``Never``, and only ``Never`` with a pod failure policy."""
     restart = ((spec.get("template") or {}).get("spec") or {}).get("restartPolicy") or ""
     if restart in ("Always", ""):
-        errors.append(apierrors.required("spec.template.spec.restartPolicy", 'valid values: "OnFailure", "Never"'))
-    elif restart not in ("OnFailure", "Never"):
-        errors.append(apierrors.not_supported("spec.template.spec.restartPolicy", restart, ("OnFailure", "Never")))
-    elif spec.get("podFailurePolicy") is not None and restart != "Never":
-        errors.append(
+        return [apierrors.required("spec.template.spec.restartPolicy", 'valid values: "OnFailure", "Never"')]
+    if restart not in ("OnFailure", "Never"):
+        return [apierrors.not_supported("spec.template.spec.restartPolicy", restart, ("OnFailure", "Never"))]
+    if spec.get("podFailurePolicy") is not None and restart != "Never":
+        return [
             apierrors.invalid_value(
                 "spec.template.spec.restartPolicy",
                 restart,
                 'only "Never" is supported when podFailurePolicy is specified',
             )
-        )
-    selector = spec.get("selector")
-    if selector is None:
-        errors.append(apierrors.required("spec.selector", ""))
-    else:
-        selector_errors = meta.label_selector(selector, "spec.selector")
-        errors += selector_errors
-        tpl_labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
-        if not selector_errors and not meta.selector_matches(selector, tpl_labels):
-            errors.append(
-                apierrors.invalid_value(
-                    "spec.template.metadata.labels", tpl_labels, "`selector` does not match template `labels`"
-                )
-            )
-    return errors
+        ]
+    return []
 
 
 def job(obj: Mapping[str, Any], *, prefixed: bool = True) -> list[FieldError]:

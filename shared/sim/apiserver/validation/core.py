@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from shared.sim.apiserver import apierrors
@@ -35,10 +35,6 @@ _SERVICE_PORT_FIELDS: tuple[meta.GoField, ...] = (
 )
 _SESSION_AFFINITIES = ("ClientIP", "None")
 _SERVICE_TYPES = ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort")
-_SECRET_KEYS = {
-    "kubernetes.io/dockercfg": ".dockercfg",
-    "kubernetes.io/dockerconfigjson": ".dockerconfigjson",
-}
 
 
 # ------------------------------------------------------------ Namespace
@@ -114,27 +110,51 @@ def secret(obj: Mapping[str, Any]) -> list[FieldError]:
         total += _decoded_size(value)
     if total > MAX_DATA_BYTES:
         errors.append(apierrors.too_long("data", MAX_DATA_BYTES))
-    kind = obj.get("type") or ""
-    if kind == "kubernetes.io/service-account-token":
-        if not (md.get("annotations") or {}).get("kubernetes.io/service-account.name"):
-            errors.append(apierrors.required("metadata.annotations[kubernetes.io/service-account.name]", ""))
-    elif kind in _SECRET_KEYS:
-        key = _SECRET_KEYS[kind]
+    check = _SECRET_TYPES.get(obj.get("type") or "")
+    return errors + (check(md, data) if check is not None else [])
+
+
+def _service_account_token(md: Mapping[str, Any], data: Mapping[str, Any]) -> list[FieldError]:
+    if (md.get("annotations") or {}).get("kubernetes.io/service-account.name"):
+        return []
+    return [apierrors.required("metadata.annotations[kubernetes.io/service-account.name]", "")]
+
+
+def _docker_config(key: str) -> Callable[[Mapping[str, Any], Mapping[str, Any]], list[FieldError]]:
+    """The check of a dockercfg Secret: ``key`` present and a JSON object."""
+
+    def check(md: Mapping[str, Any], data: Mapping[str, Any]) -> list[FieldError]:
         if key not in data:
-            errors.append(apierrors.required(f"data[{key}]", ""))
-        else:
-            problem = gojson.unmarshal_map_error(_decoded(data[key]))
-            if problem:
-                errors.append(apierrors.invalid_value(f"data[{key}]", "<secret contents redacted>", problem))
-    elif kind == "kubernetes.io/basic-auth":
-        if "username" not in data and "password" not in data:
-            errors += [apierrors.required("data[username]", ""), apierrors.required("data[password]", "")]
-    elif kind == "kubernetes.io/ssh-auth":
-        if not data.get("ssh-privatekey"):
-            errors.append(apierrors.required("data[ssh-privatekey]", ""))
-    elif kind == "kubernetes.io/tls":
-        errors += [apierrors.required(f"data[{k}]", "") for k in ("tls.crt", "tls.key") if k not in data]
-    return errors
+            return [apierrors.required(f"data[{key}]", "")]
+        problem = gojson.unmarshal_map_error(_decoded(data[key]))
+        return [apierrors.invalid_value(f"data[{key}]", "<secret contents redacted>", problem)] if problem else []
+
+    return check
+
+
+def _basic_auth(md: Mapping[str, Any], data: Mapping[str, Any]) -> list[FieldError]:
+    if "username" not in data and "password" not in data:
+        return [apierrors.required("data[username]", ""), apierrors.required("data[password]", "")]
+    return []
+
+
+def _ssh_auth(md: Mapping[str, Any], data: Mapping[str, Any]) -> list[FieldError]:
+    return [] if data.get("ssh-privatekey") else [apierrors.required("data[ssh-privatekey]", "")]
+
+
+def _tls(md: Mapping[str, Any], data: Mapping[str, Any]) -> list[FieldError]:
+    return [apierrors.required(f"data[{k}]", "") for k in ("tls.crt", "tls.key") if k not in data]
+
+
+_SECRET_TYPES: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any]], list[FieldError]]] = {
+    "kubernetes.io/service-account-token": _service_account_token,
+    "kubernetes.io/dockercfg": _docker_config(".dockercfg"),
+    "kubernetes.io/dockerconfigjson": _docker_config(".dockerconfigjson"),
+    "kubernetes.io/basic-auth": _basic_auth,
+    "kubernetes.io/ssh-auth": _ssh_auth,
+    "kubernetes.io/tls": _tls,
+}
+"""What each well-known Secret type requires of its metadata and data (``ValidateSecret``)."""
 
 
 def secret_update(obj: Mapping[str, Any], old: Mapping[str, Any]) -> list[FieldError]:
@@ -210,11 +230,31 @@ def service(obj: Mapping[str, Any]) -> list[FieldError]:
             apierrors.invalid_value("spec.clusterIPs[0]", "None", f"may not be set to 'None' for {kind} services")
         )
     if kind == "ExternalName":
-        name = str(spec.get("externalName") or "").removesuffix(".")
-        if name:
-            errors += [apierrors.invalid_value("spec.externalName", name, m) for m in formats.dns1123_subdomain(name)]
-        else:
-            errors.append(apierrors.required("spec.externalName", ""))
+        errors += _external_name(spec)
+    errors += _service_ports(ports)
+    if spec.get("selector") is not None:
+        errors += meta.labels(spec.get("selector"), "spec.selector")
+    errors += meta.required_choice("spec.sessionAffinity", spec.get("sessionAffinity"), _SESSION_AFFINITIES)
+    errors += meta.required_choice("spec.type", spec.get("type"), _SERVICE_TYPES)
+    if kind == "ClusterIP":
+        errors += [
+            apierrors.forbidden(f"spec.ports[{i}].nodePort", "may not be used when `type` is 'ClusterIP'")
+            for i, port in enumerate(ports)
+            if port.get("nodePort")
+        ]
+    return errors + _duplicate_ports(ports)
+
+
+def _external_name(spec: Mapping[str, Any]) -> list[FieldError]:
+    name = str(spec.get("externalName") or "").removesuffix(".")
+    if not name:
+        return [apierrors.required("spec.externalName", "")]
+    return [apierrors.invalid_value("spec.externalName", name, m) for m in formats.dns1123_subdomain(name)]
+
+
+def _service_ports(ports: list[Mapping[str, Any]]) -> list[FieldError]:
+    """Each port: a name (required when there are several, unique), number, protocol, target port."""
+    errors: list[FieldError] = []
     names: set[str] = set()
     for i, port in enumerate(ports):
         at = f"spec.ports[{i}]"
@@ -228,29 +268,14 @@ def service(obj: Mapping[str, Any]) -> list[FieldError]:
             names.add(name)
         number = port.get("port") or 0
         errors += [apierrors.invalid_value(f"{at}.port", number, m) for m in formats.port_number(int(number))]
-        protocol = port.get("protocol") or ""
-        if not protocol:
-            errors.append(apierrors.required(f"{at}.protocol", ""))
-        elif protocol not in ("SCTP", "TCP", "UDP"):
-            errors.append(apierrors.not_supported(f"{at}.protocol", protocol, ("SCTP", "TCP", "UDP")))
+        errors += meta.required_choice(f"{at}.protocol", port.get("protocol"), ("SCTP", "TCP", "UDP"))
         errors += _port_num_or_name(port.get("targetPort"), f"{at}.targetPort")
-    if spec.get("selector") is not None:
-        errors += meta.labels(spec.get("selector"), "spec.selector")
-    affinity = spec.get("sessionAffinity") or ""
-    if not affinity:
-        errors.append(apierrors.required("spec.sessionAffinity", ""))
-    elif affinity not in _SESSION_AFFINITIES:
-        errors.append(apierrors.not_supported("spec.sessionAffinity", affinity, _SESSION_AFFINITIES))
-    if not kind:
-        errors.append(apierrors.required("spec.type", ""))
-    elif kind not in _SERVICE_TYPES:
-        errors.append(apierrors.not_supported("spec.type", kind, _SERVICE_TYPES))
-    if kind == "ClusterIP":
-        for i, port in enumerate(ports):
-            if port.get("nodePort"):
-                errors.append(
-                    apierrors.forbidden(f"spec.ports[{i}].nodePort", "may not be used when `type` is 'ClusterIP'")
-                )
+    return errors
+
+
+def _duplicate_ports(ports: list[Mapping[str, Any]]) -> list[FieldError]:
+    """No two ports with the same protocol and number, shown as the internal ServicePort type."""
+    errors: list[FieldError] = []
     seen: set[tuple[Any, Any]] = set()
     for i, port in enumerate(ports):
         key = (port.get("protocol"), port.get("port"))

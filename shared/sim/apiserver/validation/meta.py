@@ -84,6 +84,16 @@ def immutable(field: str, new: Any, old: Any) -> list[FieldError]:
     return [] if new == old else [apierrors.invalid_value(field, new if new is not None else "null", IMMUTABLE)]
 
 
+def required_choice(field: str, value: Any, supported: Sequence[str]) -> list[FieldError]:
+    """A required field of a fixed set: ``Required value`` when empty, ``Unsupported value`` when
+    not one of ``supported``."""
+    if not value:
+        return [apierrors.required(field, "")]
+    if value not in supported:
+        return [apierrors.not_supported(field, value, supported)]
+    return []
+
+
 def nonnegative(field: str, value: Any) -> list[FieldError]:
     if isinstance(value, int) and not isinstance(value, bool) and value < 0:
         return [apierrors.invalid_value(field, value, "must be greater than or equal to 0")]
@@ -271,17 +281,21 @@ def selector_matches(selector: Any, values: Mapping[str, str] | None) -> bool:
     have = dict(values or {})
     if any(have.get(k) != v for k, v in (selector.get("matchLabels") or {}).items()):
         return False
-    for req in selector.get("matchExpressions") or []:
-        key, op, allowed = req.get("key"), req.get("operator"), [str(v) for v in req.get("values") or []]
-        present = key in have
-        if op == "In" and not (present and have[key] in allowed):
-            return False
-        if op == "NotIn" and present and have[key] in allowed:
-            return False
-        if op == "Exists" and not present:
-            return False
-        if op == "DoesNotExist" and present:
-            return False
+    return all(_requirement_holds(req, have) for req in selector.get("matchExpressions") or [])
+
+
+def _requirement_holds(req: Any, have: Mapping[str, str]) -> bool:
+    """One ``matchExpressions`` requirement; an unknown operator holds (the selector was validated)."""
+    key, op, allowed = req.get("key"), req.get("operator"), [str(v) for v in req.get("values") or []]
+    present = key in have
+    if op == "In":
+        return present and have[key] in allowed
+    if op == "NotIn":
+        return not (present and have[key] in allowed)
+    if op == "Exists":
+        return present
+    if op == "DoesNotExist":
+        return not present
     return True
 
 

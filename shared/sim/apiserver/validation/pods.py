@@ -1,52 +1,28 @@
 """Pod specs, as ``pkg/apis/core/validation/validation.go`` judges them in Pods and in templates.
 
-Covered: containers (names, images, ports, env names, volume mounts, pull policy, resources with
-requests ≤ limits and the extended-resource rules, probes and lifecycle handlers, restartPolicy
-on init and regular containers), volumes (names), restartPolicy, dnsPolicy, nodeSelector,
-tolerations, service account, node and host names, activeDeadlineSeconds, image pull secrets,
-scheduling gates; on create the Pod-only rules; on update the "pod updates may not change fields
-other than" rule. Left out (accepted as sent): affinity and topology spread terms, security
-contexts, volume sources beyond their names, env ``valueFrom``, DNS config, sysctls, overhead.
-The spec diff that follows the update refusal is the emulator's own summary, not Go's ``cmp.Diff``.
+Covered: volumes (names), restartPolicy, dnsPolicy, nodeSelector, tolerations, service account,
+node and host names, activeDeadlineSeconds, readiness and scheduling gates, priority class and
+preemption policy; the containers through :mod:`.containers`; on create the Pod-only rules; on
+update the "pod updates may not change fields other than" rule. Left out (accepted as sent):
+affinity and topology spread terms, security contexts, volume sources beyond their names, DNS
+config beyond its nameservers, sysctls, overhead. The spec diff that follows the update refusal
+is the emulator's own summary, not Go's ``cmp.Diff``.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from shared.sim.apiserver import apierrors
 from shared.sim.apiserver.apierrors import FieldError
-from shared.sim.apiserver.validation import formats, meta, quantity
+from shared.sim.apiserver.validation import containers, formats, meta
 
-_CONTAINER_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage"})
-_STANDARD_RESOURCES = _CONTAINER_RESOURCES | frozenset(
-    {
-        "requests.cpu",
-        "requests.memory",
-        "requests.ephemeral-storage",
-        "limits.cpu",
-        "limits.memory",
-        "limits.ephemeral-storage",
-        "pods",
-        "services",
-        "replicationcontrollers",
-        "resourcequotas",
-        "secrets",
-        "persistentvolumeclaims",
-        "configmaps",
-        "requests.storage",
-    }
-)
-_PROTOCOLS = ("SCTP", "TCP", "UDP")
-_PULL_POLICIES = ("Always", "IfNotPresent", "Never")
 _RESTART_POLICIES = ("Always", "OnFailure", "Never")
 _DNS_POLICIES = ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")
 _TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
-_TERMINATION_MESSAGE_POLICIES = ("File", "FallbackToLogsOnError")
 _PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")
-_HANDLERS = ("exec", "httpGet", "tcpSocket", "grpc", "sleep")
 UPDATABLE_FIELDS = (
     "`spec.containers[*].image`",
     "`spec.initContainers[*].image`",
@@ -55,319 +31,6 @@ UPDATABLE_FIELDS = (
     "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)",
 )
 MAX_INT32 = 2**31 - 1
-
-
-# ------------------------------------------------------------ resources
-def _is_hugepages(name: str) -> bool:
-    return name.startswith("hugepages-")
-
-
-def is_native(name: str) -> bool:
-    return "/" not in name or "kubernetes.io/" in name
-
-
-def is_extended(name: str) -> bool:
-    return not is_native(name) and not name.startswith("requests.") and not formats.qualified_name(f"requests.{name}")
-
-
-def overcommit_allowed(name: str) -> bool:
-    return is_native(name) and not _is_hugepages(name)
-
-
-def _resource_name(name: str, field: str) -> list[FieldError]:
-    errors = [apierrors.invalid_value(field, name, m) for m in formats.qualified_name(name)]
-    if errors:
-        return errors
-    if "/" not in name:
-        if name not in _STANDARD_RESOURCES and not _is_hugepages(name):
-            errors.append(apierrors.invalid_value(field, name, "must be a standard resource type or fully qualified"))
-        if name not in _CONTAINER_RESOURCES and not _is_hugepages(name):
-            errors.append(apierrors.invalid_value(field, name, "must be a standard resource for containers"))
-    elif not is_native(name) and not is_extended(name):
-        errors.append(apierrors.invalid_value(field, name, "doesn't follow extended resource name standard"))
-    return errors
-
-
-def _quantity_value(name: str, q: quantity.Quantity, field: str) -> list[FieldError]:
-    errors = []
-    if q.value < 0:
-        errors.append(apierrors.invalid_value(field, str(q), "must be greater than or equal to 0"))
-    if is_extended(name) and q.value.denominator != 1:
-        errors.append(apierrors.invalid_value(field, str(q), "must be an integer"))
-    return errors
-
-
-def resources(reqs: Any, path: str) -> list[FieldError]:
-    """``ValidateContainerResourceRequirements``; quantities were parsed (and canonicalized) already."""
-    errors: list[FieldError] = []
-    reqs = reqs if isinstance(reqs, Mapping) else {}
-    limits = {str(k): quantity.parse(v) for k, v in (reqs.get("limits") or {}).items()}
-    requests = {str(k): quantity.parse(v) for k, v in (reqs.get("requests") or {}).items()}
-    huge = False
-    cpu_or_memory = False
-    for name, q in limits.items():
-        field = f"{path}.limits[{name}]"
-        errors += _resource_name(name, field) + _quantity_value(name, q, field)
-        huge = huge or _is_hugepages(name)
-        cpu_or_memory = cpu_or_memory or name in ("cpu", "memory")
-    for name, q in requests.items():
-        field = f"{path}.requests[{name}]"
-        errors += _resource_name(name, field) + _quantity_value(name, q, field)
-        limit = limits.get(name)
-        if limit is not None:
-            if q.value != limit.value and not overcommit_allowed(name):
-                errors.append(
-                    apierrors.invalid_value(f"{path}.requests", str(q), f"must be equal to {name} limit of {limit}")
-                )
-            elif q.value > limit.value:
-                errors.append(
-                    apierrors.invalid_value(
-                        f"{path}.requests", str(q), f"must be less than or equal to {name} limit of {limit}"
-                    )
-                )
-        elif not overcommit_allowed(name):
-            errors.append(apierrors.required(f"{path}.limits", "Limit must be set for non overcommitable resources"))
-        huge = huge or _is_hugepages(name)
-        cpu_or_memory = cpu_or_memory or name in ("cpu", "memory")
-    if huge and not cpu_or_memory:
-        errors.append(apierrors.forbidden(path, "HugePages require cpu or memory"))
-    return errors
-
-
-# ------------------------------------------------------------ containers
-def _port_num_or_name(value: Any, field: str) -> list[FieldError]:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return [apierrors.invalid_value(field, value, m) for m in formats.port_number(value)]
-    if isinstance(value, str):
-        return [apierrors.invalid_value(field, value, m) for m in formats.port_name(value)]
-    return []
-
-
-def _handler(handler: Any, path: str) -> list[FieldError]:
-    handler = handler if isinstance(handler, Mapping) else {}
-    errors: list[FieldError] = []
-    count = 0
-    for kind in _HANDLERS:
-        action = handler.get(kind)
-        if action is None:
-            continue
-        if count:
-            errors.append(apierrors.forbidden(f"{path}.{kind}", "may not specify more than 1 handler type"))
-            continue
-        count += 1
-        action = action if isinstance(action, Mapping) else {}
-        if kind == "exec" and not action.get("command"):
-            errors.append(apierrors.required(f"{path}.exec.command", ""))
-        elif kind == "httpGet":
-            if not action.get("path"):
-                errors.append(apierrors.required(f"{path}.httpGet.path", ""))
-            errors += _port_num_or_name(action.get("port", 0), f"{path}.httpGet.port")
-            if action.get("scheme") not in ("HTTP", "HTTPS"):
-                errors.append(
-                    apierrors.not_supported(f"{path}.httpGet.scheme", action.get("scheme", ""), ("HTTP", "HTTPS"))
-                )
-        elif kind == "tcpSocket":
-            errors += _port_num_or_name(action.get("port", 0), f"{path}.tcpSocket.port")
-        elif kind == "grpc":
-            errors += _port_num_or_name(int(action.get("port") or 0), f"{path}.grpc.port")
-    if not count:
-        errors.append(apierrors.required(path, "must specify a handler type"))
-    return errors
-
-
-def _probe(probe: Any, path: str, *, single_success: bool, readiness: bool = False) -> list[FieldError]:
-    if not isinstance(probe, Mapping):
-        return []
-    errors = _handler(probe, path)
-    for part in ("initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold", "failureThreshold"):
-        errors += meta.nonnegative(f"{path}.{part}", probe.get(part, 0))
-    grace = probe.get("terminationGracePeriodSeconds")
-    if isinstance(grace, int) and grace <= 0:
-        errors.append(apierrors.invalid_value(f"{path}.terminationGracePeriodSeconds", grace, "must be greater than 0"))
-    if single_success and probe.get("successThreshold", 1) != 1:
-        errors.append(apierrors.invalid_value(f"{path}.successThreshold", probe.get("successThreshold"), "must be 1"))
-    if readiness and grace is not None:
-        errors.append(
-            apierrors.invalid_value(
-                f"{path}.terminationGracePeriodSeconds", grace, "must not be set for readinessProbes"
-            )
-        )
-    return errors
-
-
-def _lifecycle(lifecycle: Any, path: str) -> list[FieldError]:
-    lifecycle = lifecycle if isinstance(lifecycle, Mapping) else {}
-    errors: list[FieldError] = []
-    for hook in ("postStart", "preStop"):
-        if lifecycle.get(hook) is not None:
-            errors += _handler(lifecycle[hook], f"{path}.{hook}")
-    return errors
-
-
-def _ports(ports: Any, path: str) -> list[FieldError]:
-    errors: list[FieldError] = []
-    names: set[str] = set()
-    for i, port in enumerate(ports if isinstance(ports, list) else []):
-        port = port if isinstance(port, Mapping) else {}
-        at = f"{path}[{i}]"
-        name = str(port.get("name") or "")
-        if name:
-            problems = formats.port_name(name)
-            if problems:
-                errors += [apierrors.invalid_value(f"{at}.name", name, m) for m in problems]
-            elif name in names:
-                errors.append(apierrors.duplicate(f"{at}.name", name))
-            else:
-                names.add(name)
-        number = port.get("containerPort") or 0
-        if not number:
-            errors.append(apierrors.required(f"{at}.containerPort", ""))
-        else:
-            errors += [apierrors.invalid_value(f"{at}.containerPort", number, m) for m in formats.port_number(number)]
-        if port.get("hostPort"):
-            hp = port["hostPort"]
-            errors += [apierrors.invalid_value(f"{at}.hostPort", hp, m) for m in formats.port_number(hp)]
-        protocol = port.get("protocol") or ""
-        if not protocol:
-            errors.append(apierrors.required(f"{at}.protocol", ""))
-        elif protocol not in _PROTOCOLS:
-            errors.append(apierrors.not_supported(f"{at}.protocol", protocol, _PROTOCOLS))
-    return errors
-
-
-def _env(env: Any, path: str) -> list[FieldError]:
-    errors: list[FieldError] = []
-    for i, var in enumerate(env if isinstance(env, list) else []):
-        name = str((var if isinstance(var, Mapping) else {}).get("name") or "")
-        if not name:
-            errors.append(apierrors.required(f"{path}[{i}].name", ""))
-        elif "=" in name or any(not (32 <= ord(c) < 127) for c in name):
-            errors.append(
-                apierrors.invalid_value(
-                    f"{path}[{i}].name",
-                    name,
-                    "a valid environment variable name must consist only of printable ASCII characters other than '='",
-                )
-            )
-    return errors
-
-
-def _mounts(mounts: Any, volumes: set[str], path: str) -> list[FieldError]:
-    errors: list[FieldError] = []
-    seen: set[str] = set()
-    for i, mount in enumerate(mounts if isinstance(mounts, list) else []):
-        mount = mount if isinstance(mount, Mapping) else {}
-        at = f"{path}[{i}]"
-        name, mount_path = str(mount.get("name") or ""), str(mount.get("mountPath") or "")
-        if not name:
-            errors.append(apierrors.required(f"{at}.name", ""))
-        if name not in volumes:
-            errors.append(apierrors.field_not_found(f"{at}.name", name))
-        if not mount_path:
-            errors.append(apierrors.required(f"{at}.mountPath", ""))
-        if mount_path in seen:
-            errors.append(apierrors.invalid_value(f"{at}.mountPath", mount_path, "must be unique"))
-        seen.add(mount_path)
-    return errors
-
-
-def _container_common(c: Mapping[str, Any], volumes: set[str], path: str) -> list[FieldError]:
-    errors: list[FieldError] = []
-    name = str(c.get("name") or "")
-    if not name:
-        errors.append(apierrors.required(f"{path}.name", ""))
-    else:
-        errors += [apierrors.invalid_value(f"{path}.name", name, m) for m in formats.dns1123_label(name)]
-    if not c.get("image"):
-        errors.append(apierrors.required(f"{path}.image", ""))
-    policy = c.get("terminationMessagePolicy") or ""
-    if not policy:
-        errors.append(apierrors.required(f"{path}.terminationMessagePolicy", ""))
-    elif policy not in _TERMINATION_MESSAGE_POLICIES:
-        errors.append(
-            apierrors.not_supported(f"{path}.terminationMessagePolicy", policy, _TERMINATION_MESSAGE_POLICIES)
-        )
-    errors += _ports(c.get("ports"), f"{path}.ports")
-    errors += _env(c.get("env"), f"{path}.env")
-    errors += _mounts(c.get("volumeMounts"), volumes, f"{path}.volumeMounts")
-    pull = c.get("imagePullPolicy") or ""
-    if not pull:
-        errors.append(apierrors.required(f"{path}.imagePullPolicy", ""))
-    elif pull not in _PULL_POLICIES:
-        errors.append(apierrors.not_supported(f"{path}.imagePullPolicy", pull, _PULL_POLICIES))
-    errors += resources(c.get("resources"), f"{path}.resources")
-    return errors
-
-
-def _host_port_conflicts(containers: list[Mapping[str, Any]], path: str) -> list[FieldError]:
-    errors: list[FieldError] = []
-    seen: set[str] = set()
-    for ci, c in enumerate(containers):
-        for pi, port in enumerate(c.get("ports") or []):
-            host = (port or {}).get("hostPort") or 0
-            if not host:
-                continue
-            key = f"{port.get('protocol', '')}/{port.get('hostIP', '')}/{host}"
-            if key in seen:
-                errors.append(apierrors.duplicate(f"{path}[{ci}].ports[{pi}].hostPort", key))
-            seen.add(key)
-    return errors
-
-
-def _containers(containers: list[Mapping[str, Any]], volumes: set[str], path: str) -> list[FieldError]:
-    if not containers:
-        return [apierrors.required(path, "")]
-    errors: list[FieldError] = []
-    names: set[str] = set()
-    for i, c in enumerate(containers):
-        at = f"{path}[{i}]"
-        errors += _container_common(c, volumes, at)
-        name = str(c.get("name") or "")
-        if name in names:
-            errors.append(apierrors.duplicate(f"{at}.name", name))
-        names.add(name)
-        if c.get("lifecycle") is not None:
-            errors += _lifecycle(c["lifecycle"], f"{at}.lifecycle")
-        errors += _probe(c.get("livenessProbe"), f"{at}.livenessProbe", single_success=True)
-        errors += _probe(c.get("readinessProbe"), f"{at}.readinessProbe", single_success=False, readiness=True)
-        errors += _probe(c.get("startupProbe"), f"{at}.startupProbe", single_success=True)
-        if c.get("restartPolicy") is not None:
-            errors.append(apierrors.forbidden(f"{at}.restartPolicy", "may not be set for non-init containers"))
-    return errors + _host_port_conflicts(containers, path)
-
-
-def _init_containers(
-    inits: list[Mapping[str, Any]], regular: list[Mapping[str, Any]], volumes: set[str], path: str
-) -> list[FieldError]:
-    errors: list[FieldError] = []
-    names = {str(c.get("name") or "") for c in regular}
-    for i, c in enumerate(inits):
-        at = f"{path}[{i}]"
-        errors += _container_common(c, volumes, at)
-        restart = c.get("restartPolicy")
-        if restart is not None and restart != "Always":
-            errors.append(apierrors.not_supported(f"{at}.restartPolicy", restart, ("Always",)))
-        name = str(c.get("name") or "")
-        if name in names:
-            errors.append(apierrors.duplicate(f"{at}.name", name))
-        elif name:
-            names.add(name)
-        errors += _host_port_conflicts([c], path)
-        if restart == "Always":
-            if c.get("lifecycle") is not None:
-                errors += _lifecycle(c["lifecycle"], f"{at}.lifecycle")
-            errors += _probe(c.get("livenessProbe"), f"{at}.livenessProbe", single_success=True)
-            errors += _probe(c.get("readinessProbe"), f"{at}.readinessProbe", single_success=False, readiness=True)
-            errors += _probe(c.get("startupProbe"), f"{at}.startupProbe", single_success=True)
-        else:
-            for part in ("lifecycle", "livenessProbe", "readinessProbe", "startupProbe"):
-                if c.get(part) is not None:
-                    errors.append(
-                        apierrors.forbidden(
-                            f"{at}.{part}", "may not be set for init containers without restartPolicy=Always"
-                        )
-                    )
-    return errors
 
 
 def _volumes(volumes: Any, path: str) -> tuple[set[str], list[FieldError]]:
@@ -437,49 +100,19 @@ def spec(s: Mapping[str, Any], path: str) -> list[FieldError]:
         errors.append(apierrors.required(f"{path}.terminationGracePeriodSeconds", ""))
     volumes, volume_errors = _volumes(s.get("volumes"), f"{path}.volumes")
     errors += volume_errors
-    containers = [c if isinstance(c, Mapping) else {} for c in s.get("containers") or []]
+    regular = [c if isinstance(c, Mapping) else {} for c in s.get("containers") or []]
     inits = [c if isinstance(c, Mapping) else {} for c in s.get("initContainers") or []]
-    errors += _containers(containers, volumes, f"{path}.containers")
-    errors += _init_containers(inits, containers, volumes, f"{path}.initContainers")
-    restart = s.get("restartPolicy") or ""
-    if not restart:
-        errors.append(apierrors.required(f"{path}.restartPolicy", ""))
-    elif restart not in _RESTART_POLICIES:
-        errors.append(apierrors.not_supported(f"{path}.restartPolicy", restart, _RESTART_POLICIES))
-    dns = s.get("dnsPolicy") or ""
-    if not dns:
-        errors.append(apierrors.required(f"{path}.dnsPolicy", ""))
-    elif dns not in _DNS_POLICIES:
-        errors.append(apierrors.not_supported(f"{path}.dnsPolicy", dns, _DNS_POLICIES))
+    errors += containers.regular_containers(regular, volumes, f"{path}.containers")
+    errors += containers.init_containers(inits, regular, volumes, f"{path}.initContainers")
+    errors += meta.required_choice(f"{path}.restartPolicy", s.get("restartPolicy"), _RESTART_POLICIES)
+    errors += meta.required_choice(f"{path}.dnsPolicy", s.get("dnsPolicy"), _DNS_POLICIES)
     errors += meta.labels(s.get("nodeSelector"), f"{path}.nodeSelector")
-    if dns == "None" and not (s.get("dnsConfig") or {}).get("nameservers"):
-        if s.get("dnsConfig") is None:
-            errors.append(apierrors.required(f"{path}.dnsConfig", "must provide `dnsConfig` when `dnsPolicy` is None"))
-        else:
-            errors.append(
-                apierrors.required(
-                    f"{path}.dnsConfig.nameservers", "must provide at least one DNS nameserver when `dnsPolicy` is None"
-                )
-            )
-    for i, gate in enumerate(s.get("readinessGates") or []):
-        kind = str((gate or {}).get("conditionType") or "")
-        at = f"{path}.readinessGates[{i}].conditionType"
-        errors += [apierrors.invalid_value(at, kind, m) for m in formats.qualified_name(kind)]
-    seen_gates: set[str] = set()
-    for i, gate in enumerate(s.get("schedulingGates") or []):
-        name = str((gate or {}).get("name") or "")
-        errors += [
-            apierrors.invalid_value(f"{path}.schedulingGates[{i}]", name, m) for m in formats.qualified_name(name)
-        ]
-        if name in seen_gates:
-            errors.append(apierrors.duplicate(f"{path}.schedulingGates[{i}]", name))
-        seen_gates.add(name)
-    for part, rule in (
-        ("serviceAccountName", formats.name_is_dns_subdomain),
-        ("nodeName", formats.name_is_dns_subdomain),
-    ):
-        if s.get(part):
-            errors += [apierrors.invalid_value(f"{path}.{part}", s[part], m) for m in rule(str(s[part]), False)]
+    errors += _dns_config(s, path)
+    errors += _readiness_gates(s.get("readinessGates"), f"{path}.readinessGates")
+    errors += _scheduling_gates(s.get("schedulingGates"), f"{path}.schedulingGates")
+    errors += _names(
+        s, path, ("serviceAccountName", "nodeName"), lambda name: formats.name_is_dns_subdomain(name, False)
+    )
     deadline = s.get("activeDeadlineSeconds")
     if isinstance(deadline, int) and not 1 <= deadline <= MAX_INT32:
         errors.append(
@@ -487,12 +120,58 @@ def spec(s: Mapping[str, Any], path: str) -> list[FieldError]:
                 f"{path}.activeDeadlineSeconds", deadline, formats.inclusive_range_error(1, MAX_INT32)
             )
         )
-    for part in ("hostname", "subdomain"):
-        if s.get(part):
-            errors += [
-                apierrors.invalid_value(f"{path}.{part}", s[part], m) for m in formats.dns1123_label(str(s[part]))
-            ]
+    errors += _names(s, path, ("hostname", "subdomain"), formats.dns1123_label)
     errors += tolerations(s.get("tolerations"), f"{path}.tolerations")
+    return errors + _priority(s, path)
+
+
+def _dns_config(s: Mapping[str, Any], path: str) -> list[FieldError]:
+    """``dnsPolicy: None`` needs a ``dnsConfig`` with at least one nameserver."""
+    if s.get("dnsPolicy") != "None" or (s.get("dnsConfig") or {}).get("nameservers"):
+        return []
+    if s.get("dnsConfig") is None:
+        return [apierrors.required(f"{path}.dnsConfig", "must provide `dnsConfig` when `dnsPolicy` is None")]
+    return [
+        apierrors.required(
+            f"{path}.dnsConfig.nameservers", "must provide at least one DNS nameserver when `dnsPolicy` is None"
+        )
+    ]
+
+
+def _readiness_gates(gates: Any, path: str) -> list[FieldError]:
+    errors: list[FieldError] = []
+    for i, gate in enumerate(gates or []):
+        kind = str((gate or {}).get("conditionType") or "")
+        errors += [apierrors.invalid_value(f"{path}[{i}].conditionType", kind, m) for m in formats.qualified_name(kind)]
+    return errors
+
+
+def _scheduling_gates(gates: Any, path: str) -> list[FieldError]:
+    errors: list[FieldError] = []
+    seen: set[str] = set()
+    for i, gate in enumerate(gates or []):
+        name = str((gate or {}).get("name") or "")
+        errors += [apierrors.invalid_value(f"{path}[{i}]", name, m) for m in formats.qualified_name(name)]
+        if name in seen:
+            errors.append(apierrors.duplicate(f"{path}[{i}]", name))
+        seen.add(name)
+    return errors
+
+
+def _names(
+    s: Mapping[str, Any], path: str, parts: tuple[str, ...], rule: Callable[[str], list[str]]
+) -> list[FieldError]:
+    """Each of ``parts`` that is set, judged by ``rule``."""
+    return [
+        apierrors.invalid_value(f"{path}.{part}", s[part], m)
+        for part in parts
+        if s.get(part)
+        for m in rule(str(s[part]))
+    ]
+
+
+def _priority(s: Mapping[str, Any], path: str) -> list[FieldError]:
+    errors: list[FieldError] = []
     if s.get("priorityClassName"):
         name = str(s["priorityClassName"])
         errors += [
@@ -558,37 +237,11 @@ def update(pod: Mapping[str, Any], old: Mapping[str, Any]) -> list[FieldError]:
     errors += _metadata_and_spec(pod)
     new_spec: dict[str, Any] = json.loads(json.dumps(pod.get("spec") or {}))
     old_spec: dict[str, Any] = old.get("spec") or {}
-    for part in ("containers", "initContainers"):
-        new_list, old_list = new_spec.get(part) or [], old_spec.get(part) or []
-        if len(new_list) != len(old_list):
-            errors.append(apierrors.forbidden(f"spec.{part}", "pod updates may not add or remove containers"))
+    for check in (_image_changes, _deadline_change):
+        found, final = check(new_spec, old_spec)
+        errors += found
+        if final:
             return errors
-        for i, c in enumerate(new_list):
-            if not c.get("image"):
-                errors.append(apierrors.required(f"spec.{part}[{i}].image", ""))
-            c["image"] = old_list[i].get("image")
-    deadline, old_deadline = new_spec.get("activeDeadlineSeconds"), old_spec.get("activeDeadlineSeconds")
-    if deadline is not None:
-        if not 0 <= deadline <= MAX_INT32:
-            errors.append(
-                apierrors.invalid_value(
-                    "spec.activeDeadlineSeconds", deadline, formats.inclusive_range_error(0, MAX_INT32)
-                )
-            )
-            return errors
-        if old_deadline is not None and old_deadline < deadline:
-            errors.append(
-                apierrors.invalid_value(
-                    "spec.activeDeadlineSeconds", deadline, "must be less than or equal to previous value"
-                )
-            )
-            return errors
-    elif old_deadline is not None:
-        errors.append(
-            apierrors.invalid_value(
-                "spec.activeDeadlineSeconds", "null", "must not update from a positive integer to nil value"
-            )
-        )
     errors += _only_added_tolerations(new_spec.get("tolerations") or [], old_spec.get("tolerations") or [])
     errors += _only_removed_gates(new_spec.get("schedulingGates") or [], old_spec.get("schedulingGates") or [])
     _copy_or_drop(new_spec, old_spec, "activeDeadlineSeconds")
@@ -601,6 +254,47 @@ def update(pod: Mapping[str, Any], old: Mapping[str, Any]) -> list[FieldError]:
         detail = "pod updates may not change fields other than " + ",".join(UPDATABLE_FIELDS)
         errors.append(apierrors.forbidden("spec", f"{detail}\n{_diff(old_spec, new_spec)}"))
     return errors
+
+
+def _image_changes(new_spec: dict[str, Any], old_spec: Mapping[str, Any]) -> tuple[list[FieldError], bool]:
+    """Images may change (and stay required): each is set back to the old one in ``new_spec`` for
+    the comparison that follows. True when a container was added or removed, which ends the check."""
+    errors: list[FieldError] = []
+    for part in ("containers", "initContainers"):
+        new_list, old_list = new_spec.get(part) or [], old_spec.get(part) or []
+        if len(new_list) != len(old_list):
+            errors.append(apierrors.forbidden(f"spec.{part}", "pod updates may not add or remove containers"))
+            return errors, True
+        for i, c in enumerate(new_list):
+            if not c.get("image"):
+                errors.append(apierrors.required(f"spec.{part}[{i}].image", ""))
+            c["image"] = old_list[i].get("image")
+    return errors, False
+
+
+def _deadline_change(new_spec: dict[str, Any], old_spec: Mapping[str, Any]) -> tuple[list[FieldError], bool]:
+    """``activeDeadlineSeconds`` may be set or lowered, never raised or unset; True when a refused
+    value ends the check."""
+    deadline, old_deadline = new_spec.get("activeDeadlineSeconds"), old_spec.get("activeDeadlineSeconds")
+    if deadline is None:
+        if old_deadline is None:
+            return [], False
+        return [
+            apierrors.invalid_value(
+                "spec.activeDeadlineSeconds", "null", "must not update from a positive integer to nil value"
+            )
+        ], False
+    if not 0 <= deadline <= MAX_INT32:
+        return [
+            apierrors.invalid_value("spec.activeDeadlineSeconds", deadline, formats.inclusive_range_error(0, MAX_INT32))
+        ], True
+    if old_deadline is not None and old_deadline < deadline:
+        return [
+            apierrors.invalid_value(
+                "spec.activeDeadlineSeconds", deadline, "must be less than or equal to previous value"
+            )
+        ], True
+    return [], False
 
 
 def _copy_or_drop(new: dict[str, Any], old: Mapping[str, Any], key: str) -> None:
