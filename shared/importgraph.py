@@ -13,8 +13,8 @@ This module answers the questions those contracts leave open and draws the pictu
 - ``python -m shared.importgraph --cycles`` prints the module and package cycles.
 
 An import is resolved as Python (and import-linter) resolve it: ``from shared.health import drain``
-is an import of the module ``shared.health.drain``, ``from shared.health.values import Values`` of
-``shared.health.values``; relative imports are made absolute; third-party imports are left out.
+is an import of the module ``shared.health.drain``, ``from shared.health.settings import Values`` of
+``shared.health.settings``; relative imports are made absolute; third-party imports are left out.
 Standard library only, so it runs before anything is installed.
 """
 

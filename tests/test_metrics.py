@@ -190,7 +190,8 @@ def test_nvsentinel_moves_its_metrics(gpu_sim: Any, api_client: Any, tmp_path: P
 
 
 def test_nvcrectl_moves_its_metrics(monkeypatch: pytest.MonkeyPatch) -> None:
-    from shared.certify import controller, models, runner, store, workload
+    from shared.certify import controller, models, runner, workload
+    from shared.certify import resource as cresource
     from shared.kube import leases
     from tests.certify import clusterkit
 
@@ -204,9 +205,9 @@ def test_nvcrectl_moves_its_metrics(monkeypatch: pytest.MonkeyPatch) -> None:
     )
     monkeypatch.setattr(leases, "try_acquire", lambda *a, **k: True)
     monkeypatch.setattr(leases, "release", lambda *a, **k: None)
-    monkeypatch.setattr(store, "list_all", lambda api, ns: [cert])
+    monkeypatch.setattr(cresource, "list_all", lambda api, ns: [cert])
     monkeypatch.setattr(workload, "list_all", lambda api, ns: [])
-    monkeypatch.setattr(store, "get", lambda api, ns, name: (done, "1"))
+    monkeypatch.setattr(cresource, "get", lambda api, ns, name: (done, "1"))
     monkeypatch.setattr(runner, "step", lambda *a, **k: runner.Progress(True, "Failed", "verdict"))
     runs = _value("nvcrectl_certifications_total", phase="Failed")
     count = _value("nvcrectl_certification_duration_seconds_count", phase="Failed")

@@ -8,6 +8,6 @@ Domain layer, above ``shared/kube``. It never changes node state.
 - ``render``: target nodes, the first round's groups, Jobs per docs/formats.md;
 - ``results``: a group's log → measurements, pass/fail and reason (``parsers`` read the logs);
 - ``isolate``: pure isolation strategies (``adaptive`` default, ``halving`` upstream's);
-- ``runner``: one level-based reconcile step; ``store``: the object in the cluster;
+- ``runner``: one level-based reconcile step; ``resource``: the object in the cluster;
 - ``report``: tables and data; ``service``: what the ``nvcrectl`` commands call.
 """

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from shared import clock, errors, metrics
-from shared.certify import leasing, models, runner, store, workload
+from shared.certify import leasing, models, resource, runner, workload
 from shared.kube import events as kube_events
 from shared.kube import leases
 from shared.kube.api import KubeApi
@@ -94,7 +94,7 @@ class Controller:
         """One pass over the unfinished Certifications and WorkloadRuns; returns what each step did."""
         notes = []
         try:
-            certs = store.list_all(self.api, self.namespace)
+            certs = resource.list_all(self.api, self.namespace)
         except errors.NotFound:
             certs = []  # the Certification CRD is not installed: only WorkloadRuns to run
         for cert in certs:
@@ -156,7 +156,7 @@ class Controller:
         label = str(phase or "Unknown")
         RUNS.inc(phase=label)
         try:
-            done, _ = store.get(self.api, self.namespace, name)
+            done, _ = resource.get(self.api, self.namespace, name)
         except errors.ToolError:
             return
         seconds = _seconds_between(done.status.startTime, done.status.completionTime)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shared import errors
-from shared.certify import catalog, isolate, models, render, results, store, thresholds
+from shared.certify import catalog, isolate, models, render, resource, results, thresholds
 from shared.certify.isolate import model as iso
 from shared.clock import Clock
 from shared.kube import errors as kube_errors
@@ -79,13 +79,13 @@ def step(
 
     ``events`` is the caller's recorder (one per controller, so repeats aggregate); without one the
     step records as ``nvcrectl``."""
-    cert, metadata = store.get(api, namespace, name)
+    cert, metadata = resource.get(api, namespace, name)
     status = cert.status.model_copy(deep=True)
     if _terminal(status.phase):
         return Progress(True, status.phase, status.message or "")
     now = _stamp(clock)
     note = _advance(api, cert, metadata, status, now=now, strategy=strategy)
-    written = store.write_status(api, namespace, name, status, metadata)
+    written = resource.write_status(api, namespace, name, status, metadata)
     _announce(events or kube_events.Recorder(api, component=COMPONENT, now=clock.now), written, cert.status, status)
     return Progress(_terminal(status.phase), status.phase, note)
 
@@ -174,7 +174,7 @@ def _initialise(
 ) -> str:
     status.startTime = now
     try:
-        store.validate(cert, where=f"certification {cert.namespace}/{cert.name}")
+        resource.validate(cert, where=f"certification {cert.namespace}/{cert.name}")
         chosen = strategy or cert.spec.strategy or isolate.DEFAULT
         if chosen not in isolate.STRATEGIES:
             raise errors.InvalidInput(f"unknown strategy {chosen!r}; known: {', '.join(isolate.STRATEGIES)}")

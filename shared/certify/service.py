@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from shared import errors
-from shared.certify import catalog, isolate, leasing, models, render, runner, store
+from shared.certify import catalog, isolate, leasing, models, render, resource, runner
 from shared.kube.api import ApiFactory, KubeApi
 
 logger = logging.getLogger(__name__)
@@ -25,9 +25,9 @@ def install_crds(api: ApiFactory) -> list[str]:
     from shared.kube import crds
 
     client = api()
-    for resource in (store.RESOURCE, workload.RESOURCE):
-        crds.install(client, resource)
-    return [store.RESOURCE.name, workload.RESOURCE.name]
+    for definition in (resource.RESOURCE, workload.RESOURCE):
+        crds.install(client, definition)
+    return [resource.RESOURCE.name, workload.RESOURCE.name]
 
 
 @dataclass(frozen=True)
@@ -54,20 +54,20 @@ def run(
         raise errors.InvalidInput(
             f"unknown strategy {strategy!r}; known: {', '.join(isolate.STRATEGIES)}", where="--strategy"
         )
-    loaded = store.load_file(cert_file) if cert_file is not None else None  # invalid input before the cluster
+    loaded = resource.load_file(cert_file) if cert_file is not None else None  # invalid input before the cluster
     client = api()
     if loaded is not None:
         cert = loaded
         if strategy is not None:
             cert.spec.strategy = strategy
-        store.create(client, cert, namespace)
+        resource.create(client, cert, namespace)
         name = cert.name
     elif resume:
         name = resume
     else:
         raise errors.InvalidInput("give --cert-file FILE or --resume NAME")
     if not wait:
-        cert, _ = store.get(client, namespace, name)
+        cert, _ = resource.get(client, namespace, name)
         return RunResult(cert, timed_out=False, waited=False)
     return drive(client, namespace=namespace, name=name, timeout=timeout, on_progress=on_progress, on_status=on_status)
 
@@ -102,7 +102,7 @@ def drive(
                 progress = runner.step(client, namespace=namespace, name=name, clock=ticker, events=recorder)
                 note = progress.note
                 if on_status is not None:
-                    on_status(store.get(client, namespace, name)[0])
+                    on_status(resource.get(client, namespace, name)[0])
                 if progress.done:
                     break
             else:
@@ -112,25 +112,25 @@ def drive(
                 on_progress(note)
                 last = note
             if timeout is not None and ticker.monotonic() - start >= timeout:
-                cert, _ = store.get(client, namespace, name)
+                cert, _ = resource.get(client, namespace, name)
                 return RunResult(cert, timed_out=True, waited=True)
             ticker.sleep(timing.poll_seconds)
     finally:
         leases.release(client, namespace, name, identity=me)
-    cert, _ = store.get(client, namespace, name)
+    cert, _ = resource.get(client, namespace, name)
     return RunResult(cert, timed_out=False, waited=True)
 
 
 def get(api: ApiFactory, *, namespace: str, name: str) -> models.Certification:
-    return store.get(api(), namespace, name)[0]
+    return resource.get(api(), namespace, name)[0]
 
 
 def list_certifications(api: ApiFactory, *, namespace: str | None) -> list[models.Certification]:
-    return store.list_all(api(), namespace)
+    return resource.list_all(api(), namespace)
 
 
 def delete(api: ApiFactory, *, namespace: str, name: str) -> None:
-    if not store.delete(api(), namespace, name):
+    if not resource.delete(api(), namespace, name):
         raise errors.NotFound(f"certification {namespace}/{name} not found")
 
 
@@ -162,7 +162,7 @@ def render_plan(
         raise errors.InvalidInput(
             f"unknown variant {variant!r}; known: {', '.join(render.VARIANTS)}", where="--variant"
         )
-    cert = store.load_file(cert_file)
+    cert = resource.load_file(cert_file)
     nodes = render.target_nodes(rest.list_items(api(), rest.core_path("nodes")), cert.spec.target)
     if not nodes:
         raise errors.NotFound("no node matches spec.target")

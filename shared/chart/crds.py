@@ -26,7 +26,7 @@ class CrdTemplate:
 TEMPLATES = (
     CrdTemplate("crd-healthevents.yaml", "nvsentinel-crds", "shared.health.resource"),
     CrdTemplate("crd-validationrequests.yaml", "nvsentinel-crds", "shared.lifecycle.resource"),
-    CrdTemplate("crd-certifications.yaml", "nvcre-crds", "shared.certify.store"),
+    CrdTemplate("crd-certifications.yaml", "nvcre-crds", "shared.certify.resource"),
     CrdTemplate("crd-workloadruns.yaml", "nvcre-crds", "shared.certify.workload"),
 )
 _HEADER = "{{/* Generated from %s.RESOURCE by `python -m shared.chart.crds`; do not edit. */}}\n"

@@ -21,7 +21,7 @@ from typing import Any
 
 from shared import errors
 from shared.health import event as hevent
-from shared.health import values as hvalues
+from shared.health import settings as hsettings
 
 AGENT = "health-events-analyzer"
 THIS = "this."
@@ -48,9 +48,9 @@ def _matches(doc: dict[str, Any], criteria: dict[str, Any], trigger: dict[str, A
 
 
 class Analyzer:
-    def __init__(self, settings: hvalues.Analyzer, *, now: Callable[[], datetime]) -> None:
+    def __init__(self, settings: hsettings.Analyzer, *, now: Callable[[], datetime]) -> None:
         self.rules = [r for r in settings.rules if r.enabled] if settings.enabled else []
-        self.windows = {r.name: hvalues.parse_duration(r.timeWindow) for r in self.rules}
+        self.windows = {r.name: hsettings.parse_duration(r.timeWindow) for r in self.rules}
         self.now = now
         for rule in self.rules:
             if rule.recommendedAction not in hevent.RecommendedAction.__members__:
@@ -86,7 +86,7 @@ class Analyzer:
         return None
 
 
-def derived(trigger: hevent.HealthEvent, rule: hvalues.AnalyzerRule) -> hevent.HealthEvent:
+def derived(trigger: hevent.HealthEvent, rule: hsettings.AnalyzerRule) -> hevent.HealthEvent:
     action = hevent.RecommendedAction[rule.recommendedAction]
     return trigger.model_copy(
         update={

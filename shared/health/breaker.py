@@ -31,7 +31,7 @@ from typing import Any
 
 from shared import errors
 from shared.health import event as hevent
-from shared.health import values
+from shared.health import settings
 from shared.kube import errors as kube_errors
 from shared.kube import rest, retry
 
@@ -81,7 +81,7 @@ class ConfigMapBreaker:
         api: Any,
         *,
         namespace: str,
-        settings: values.CircuitBreaker,
+        settings: settings.CircuitBreaker,
         gpu_node_label: str,
         now: Callable[[], datetime],
     ) -> None:
@@ -271,7 +271,7 @@ class ConfigMapBreaker:
 class MemoryBreaker:
     """The same admission rule in memory, for ``rules replay``."""
 
-    def __init__(self, settings: values.CircuitBreaker, gpu_nodes: int, now: Callable[[], datetime]) -> None:
+    def __init__(self, settings: settings.CircuitBreaker, gpu_nodes: int, now: Callable[[], datetime]) -> None:
         self.settings = settings
         self.threshold = settings.threshold(gpu_nodes)
         self.now = now
@@ -295,5 +295,5 @@ class MemoryBreaker:
         return False
 
 
-def window_seconds(settings: values.CircuitBreaker) -> float:
+def window_seconds(settings: settings.CircuitBreaker) -> float:
     return float(settings.window() / timedelta(seconds=1))

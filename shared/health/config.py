@@ -12,33 +12,33 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shared.health import ruleset
-from shared.health import values as hvalues
+from shared.health import settings as hsettings
 
 
 @dataclass
 class Config:
-    values: hvalues.Values
+    settings: hsettings.Settings
     engine: ruleset.Engine
     source: str
 
     @property
-    def fq(self) -> hvalues.FaultQuarantine:
-        return self.values.fault_quarantine
+    def fq(self) -> hsettings.FaultQuarantine:
+        return self.settings.fault_quarantine
 
     @property
     def dry_run(self) -> bool:
-        return self.values.global_.dryRun
+        return self.settings.global_.dryRun
 
 
 def load(path: Path | None, *, enforce: bool | None = None) -> Config:
     """Values from ``path`` over the defaults; ``enforce`` True/False overrides global.dryRun."""
-    data, _, source = hvalues.read_file(path)
-    return build(hvalues.model(data, source=source), source=source, enforce=enforce)
+    data, _, source = hsettings.read_file(path)
+    return build(hsettings.model(data, source=source), source=source, enforce=enforce)
 
 
-def build(model: hvalues.Values, *, source: str, enforce: bool | None = None) -> Config:
+def build(model: hsettings.Settings, *, source: str, enforce: bool | None = None) -> Config:
     """The configuration of validated values: ``enforce`` applied, every rule set compiled."""
     if enforce is not None:
         model.global_.dryRun = not enforce
     engine = ruleset.Engine(ruleset.compile_rule_sets(model.fault_quarantine.ruleSets, source=source))
-    return Config(values=model, engine=engine, source=source)
+    return Config(settings=model, engine=engine, source=source)

@@ -148,7 +148,7 @@ class Controller:
         )
         self.followup = followup.FollowUp(api, cfg, clk=clk)
         self.events = kube_events.Recorder(api, component=kevents.QUARANTINE, now=clk.now)
-        self.analyzer = analyzer.Analyzer(cfg.values.analyzer, now=clk.now)
+        self.analyzer = analyzer.Analyzer(cfg.settings.analyzer, now=clk.now)
         self._gauges_at: float | None = None
 
     # ------------------------------------------------------------ one pass
@@ -207,7 +207,7 @@ class Controller:
                 logger.info("analyzer published %s", name, extra={"subject": "analyzer"})
 
     def _quarantine_pass(self, by_node: dict[str, list[resource.Stored]], result: PassResult) -> None:
-        workers = min(self.cfg.values.nvsentinel.workers, len(by_node))
+        workers = min(self.cfg.settings.nvsentinel.workers, len(by_node))
         # by_node keeps the order of each node's first event; the executor starts nodes in that
         # order, so a node waiting on the breaker only ever waits for nodes already running.
         self.breaker.begin_pass(list(by_node))

@@ -40,7 +40,7 @@ from typing import Any
 from shared import nodes
 from shared.health import event as hevent
 from shared.health import kevents, quarantine, resource
-from shared.health import values as hvalues
+from shared.health import settings as hsettings
 from shared.kube import events as kube_events
 from shared.kube import evictions, labelselector, rest
 
@@ -128,7 +128,7 @@ class Drainer:
     def __init__(
         self,
         api: Any,
-        settings: hvalues.NodeDrainer,
+        settings: hsettings.NodeDrainer,
         *,
         now: Callable[[], datetime],
         events: kube_events.Recorder | None = None,
@@ -139,8 +139,8 @@ class Drainer:
         self.events = events or kube_events.Recorder(api, component=COMPONENT, now=now)
         self.system = re.compile(settings.systemNamespaces)
         self.policies = [(p.namespace, labelselector.parse(p.podSelector), p.mode) for p in settings.podDrainPolicies]
-        self.base = hvalues.parse_duration(settings.requeueBackoffBase)
-        self.most = hvalues.parse_duration(settings.requeueBackoffMax)
+        self.base = hsettings.parse_duration(settings.requeueBackoffBase)
+        self.most = hsettings.parse_duration(settings.requeueBackoffMax)
 
     # ------------------------------------------------------------ scope
     def mode_for(self, namespace: str, ev: hevent.HealthEvent, labels: dict[str, str] | None = None) -> str | None:

@@ -27,11 +27,11 @@ class FollowUp:
     def __init__(self, api: Any, cfg: config.Config, *, clk: clock.Clock) -> None:
         self.api = api
         self.cfg = cfg
-        self.drainer = drain.Drainer(api, cfg.values.node_drainer, now=clk.now)
-        self.remediator = remediation.Remediator(api, cfg.values.fault_remediation, now=clk.now)
+        self.drainer = drain.Drainer(api, cfg.settings.node_drainer, now=clk.now)
+        self.remediator = remediation.Remediator(api, cfg.settings.fault_remediation, now=clk.now)
 
     def active(self) -> bool:
-        v = self.cfg.values
+        v = self.cfg.settings
         return not self.cfg.dry_run and (v.node_drainer.enabled or v.fault_remediation.enabled)
 
     def run_once(self) -> dict[str, int]:
@@ -55,7 +55,7 @@ class FollowUp:
                 logger.warning("follow-up not done: %s", exc.line(), extra={"subject": name})
             return mine
 
-        workers = max(1, min(self.cfg.values.nvsentinel.workers, len(open_nodes)))
+        workers = max(1, min(self.cfg.settings.nvsentinel.workers, len(open_nodes)))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="nvsentinel-followup") as pool:
             for mine in pool.map(one, open_nodes):
                 for key, value in mine.items():
@@ -78,7 +78,7 @@ class FollowUp:
                 continue
             node = nodes.get(self.api, name)
             status = stored.status
-            if self.cfg.values.node_drainer.enabled:
+            if self.cfg.settings.node_drainer.enabled:
                 new_drain = self.drainer.step(stored, node, events)
             else:
                 new_drain = resource.DrainStatus(state="AlreadyDrained", message="drain disabled")
@@ -87,7 +87,7 @@ class FollowUp:
                 counts[f"drain:{new_drain.state}"] = counts.get(f"drain:{new_drain.state}", 0) + 1
             status = status.model_copy(update={"drain": new_drain})
             stored = events[i] = dataclasses.replace(stored, status=status)
-            if new_drain.state not in drain.DONE or not self.cfg.values.fault_remediation.enabled:
+            if new_drain.state not in drain.DONE or not self.cfg.settings.fault_remediation.enabled:
                 continue
             new_rem = self.remediator.step(stored, nodes.get(self.api, name))
             if new_rem != status.remediation:

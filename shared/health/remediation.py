@@ -30,7 +30,7 @@ from typing import Any
 from shared import errors, nodes
 from shared.health import event as hevent
 from shared.health import kevents, quarantine, resource
-from shared.health import values as hvalues
+from shared.health import settings as hsettings
 from shared.kube import errors as kube_errors
 from shared.kube import events as kube_events
 from shared.kube import rest
@@ -41,7 +41,7 @@ COMPONENT = kevents.REMEDIATION
 TERMINAL = frozenset({"Succeeded", "Failed", "Skipped", "Unsupported", "AttemptsExhausted", "Cancelled"})
 
 
-def object_path(action: hvalues.MaintenanceAction, name: str | None = None) -> str:
+def object_path(action: hsettings.MaintenanceAction, name: str | None = None) -> str:
     plural = action.kind.lower() + "s"
     namespace = action.namespace if action.scope == "Namespaced" else None
     return rest.group_path(action.apiGroup, action.version, plural, namespace, name)
@@ -72,7 +72,7 @@ class Remediator:
     def __init__(
         self,
         api: Any,
-        settings: hvalues.FaultRemediation,
+        settings: hsettings.FaultRemediation,
         *,
         now: Callable[[], datetime],
         events: kube_events.Recorder | None = None,
@@ -82,7 +82,7 @@ class Remediator:
         self.now = now
         self.events = events or kube_events.Recorder(api, component=COMPONENT, now=now)
 
-    def resolve(self, ev: hevent.HealthEvent) -> hvalues.MaintenanceAction | None:
+    def resolve(self, ev: hevent.HealthEvent) -> hsettings.MaintenanceAction | None:
         name = ev.recommendedAction.name
         by_class = self.settings.maintenance.componentActions.get(ev.componentClass, {})
         return by_class.get(name) or self.settings.maintenance.actions.get(name)
@@ -124,7 +124,7 @@ class Remediator:
     def _start(
         self,
         ev: hevent.HealthEvent,
-        action: hvalues.MaintenanceAction,
+        action: hsettings.MaintenanceAction,
         current: resource.RemediationStatus,
         node: nodes.Node,
     ) -> resource.RemediationStatus:
@@ -185,7 +185,7 @@ class Remediator:
         return None
 
     def _in_progress(self, entry: dict[str, Any]) -> bool:
-        action = hvalues.MaintenanceAction(
+        action = hsettings.MaintenanceAction(
             apiGroup=entry["apiGroup"],
             version=entry["version"],
             kind=entry["kind"],
@@ -203,7 +203,7 @@ class Remediator:
     def _follow(
         self,
         ev: hevent.HealthEvent,
-        action: hvalues.MaintenanceAction,
+        action: hsettings.MaintenanceAction,
         current: resource.RemediationStatus,
         node: nodes.Node,
     ) -> resource.RemediationStatus:
@@ -236,7 +236,7 @@ class Remediator:
             self.events.warning(node, kevents.REMEDIATION_FAILED, said)
         return current.model_copy(update={"state": "Succeeded" if done else "Failed", "message": message})
 
-    def _action_by_kind(self, kind: str) -> hvalues.MaintenanceAction | None:
+    def _action_by_kind(self, kind: str) -> hsettings.MaintenanceAction | None:
         everything = [
             *self.settings.maintenance.actions.values(),
             *(a for by in self.settings.maintenance.componentActions.values() for a in by.values()),
@@ -244,7 +244,7 @@ class Remediator:
         return next((a for a in everything if a.kind == kind), None)
 
     def _create(
-        self, ev: hevent.HealthEvent, action: hvalues.MaintenanceAction, node: nodes.Node, *, entity: str | None
+        self, ev: hevent.HealthEvent, action: hsettings.MaintenanceAction, node: nodes.Node, *, entity: str | None
     ) -> str:
         suffix = re.sub(r"[^a-z0-9-]", "-", (ev.id or ev.dedupe_key()).lower())[:20]
         name = f"maintenance-{ev.nodeName}-{suffix}"[:253]
@@ -268,7 +268,7 @@ class Remediator:
             rest.create(self.api, object_path(action), body, what=f"{action.kind} {name}")
         return name
 
-    def _record(self, node_name: str, group: str, name: str, action: hvalues.MaintenanceAction) -> None:
+    def _record(self, node_name: str, group: str, name: str, action: hsettings.MaintenanceAction) -> None:
         stamp = hevent.format_time(self.now())
 
         def mutate(node: nodes.Node) -> bool:

@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from shared import cel, errors
-from shared.health import event, values
+from shared.health import event, settings
 
 NODE_FIELDS: dict[str, set[str]] = {
     "": {"apiVersion", "kind", "metadata", "spec", "status"},
@@ -155,8 +155,8 @@ def field_problems(kind: str, expression: str) -> list[str]:
 def check(
     path: Path,
     *,
-    sections: Mapping[str, type[BaseModel]] = values.STRICT_SECTIONS,
-    schema: type[values.Values] = values.Values,
+    sections: Mapping[str, type[BaseModel]] = settings.STRICT_SECTIONS,
+    schema: type[settings.Settings] = settings.Settings,
 ) -> list[Problem]:
     """Every problem in the file; an empty list means it loads and every rule compiles.
 
@@ -188,7 +188,7 @@ def check(
         problems.extend(_rule_set_problems(raw, index, seen=seen, where=where))
     if not problems:  # what only the whole model checks (a drain policy's selector, exclusive options)
         try:
-            values.validated(schema, values.layered(user), source=source)
+            settings.validated(schema, settings.layered(user), source=source)
         except errors.InvalidInput as exc:
             field = exc.message.split(":", 1)[0]
             problems.append(Problem(where(field), "", exc.message))
@@ -200,7 +200,7 @@ def _rule_set_problems(raw: Any, index: int, *, seen: dict[str, int], where: Cal
     base = f"fault-quarantine.ruleSets[{index}]"
     name = str(raw.get("name", "")) if isinstance(raw, dict) else ""
     try:
-        spec = values.RuleSet.model_validate(_known_only(raw, values.RuleSet))
+        spec = settings.RuleSet.model_validate(_known_only(raw, settings.RuleSet))
     except Exception as exc:
         problems = []
         for err in getattr(exc, "errors", lambda: [])():

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shared import cel
-from shared.health import values
+from shared.health import settings
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ class CompiledRule:
 
 @dataclass(frozen=True)
 class CompiledRuleSet:
-    spec: values.RuleSet
+    spec: settings.RuleSet
     order: int
     all: tuple[CompiledRule, ...]
     any: tuple[CompiledRule, ...]
@@ -71,7 +71,7 @@ class Decision:
         return self.cordon or bool(self.taints) or bool(self.labels)
 
 
-def compile_rule_sets(rule_sets: list[values.RuleSet], *, source: str = "values") -> list[CompiledRuleSet]:
+def compile_rule_sets(rule_sets: list[settings.RuleSet], *, source: str = "values") -> list[CompiledRuleSet]:
     """Compile every enabled rule set's expressions; InvalidInput names the rule set and position."""
     compiled = []
     for index, spec in enumerate(rule_sets):
@@ -79,7 +79,7 @@ def compile_rule_sets(rule_sets: list[values.RuleSet], *, source: str = "values"
             continue
 
         def build(
-            rules: list[values.Rule], group: str, spec: values.RuleSet = spec, index: int = index
+            rules: list[settings.Rule], group: str, spec: settings.RuleSet = spec, index: int = index
         ) -> tuple[CompiledRule, ...]:
             return tuple(
                 CompiledRule(

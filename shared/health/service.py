@@ -81,9 +81,9 @@ def list_events(cluster: Cluster, node: str | None) -> list[dict[str, Any]]:
 
 def prune(cluster: Cluster, older_than: str, dry_run: bool) -> list[str]:
     """Delete HealthEvents older than ``older_than`` (e.g. 720h); the names deleted (or, dry, to delete)."""
-    from shared.health import resource, values
+    from shared.health import resource, settings
 
-    age = values.parse_duration(older_than)
+    age = settings.parse_duration(older_than)
     with _client(cluster) as lazy:
         api = lazy()
         return resource.prune(api, older_than=age, now=clock.for_api_client(api).now, dry_run=dry_run)

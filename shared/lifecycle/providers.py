@@ -89,7 +89,7 @@ class CertificationProvider:
 
     def start(self, api: Any, attempt: Attempt) -> None:
         from shared.certify import models as cmodels
-        from shared.certify import store
+        from shared.certify import resource
 
         categories = []
         for test in attempt.group.tests:
@@ -106,12 +106,12 @@ class CertificationProvider:
             ),
         )
         with contextlib.suppress(kube_errors.AlreadyExists):
-            store.create(api, cert, self.spec.namespace)
+            resource.create(api, cert, self.spec.namespace)
 
     def outcome(self, api: Any, name: str) -> Outcome | None:
-        from shared.certify import store
+        from shared.certify import resource
 
-        cert, _ = store.get(api, self.spec.namespace, name)
+        cert, _ = resource.get(api, self.spec.namespace, name)
         raw = cert.model_dump(mode="json")
         failed = sorted({f.name for c in cert.status.categoryStatuses for f in c.failedNodes})
         if _holds(raw, self.spec.succeeded()):
@@ -121,9 +121,9 @@ class CertificationProvider:
         return None
 
     def delete(self, api: Any, name: str) -> None:
-        from shared.certify import store
+        from shared.certify import resource
 
-        store.delete(api, self.spec.namespace, name)
+        resource.delete(api, self.spec.namespace, name)
 
 
 class JobProvider:

@@ -30,7 +30,7 @@ def install_crds(cluster: hservice.Cluster) -> list[str]:
 
 def prune(cluster: hservice.Cluster, older_than: str | None, values_file: Path | None, dry_run: bool) -> list[str]:
     """HealthEvents older than ``older_than`` (default: the values' ``nvsentinel.retention``) deleted."""
-    retention = older_than or config.load(values_file).health.values.nvsentinel.retention
+    retention = older_than or config.load(values_file).health.settings.nvsentinel.retention
     return hservice.prune(cluster, retention, dry_run)
 
 
@@ -38,7 +38,7 @@ def check_rules(path: Path) -> list[str]:
     """Every problem in the values file, one line each; empty when it loads and every rule compiles."""
     from shared.health import rulecheck
 
-    return [p.line() for p in rulecheck.check(path, sections=config.STRICT_SECTIONS, schema=config.Values)]
+    return [p.line() for p in rulecheck.check(path, sections=config.STRICT_SECTIONS, schema=config.Settings)]
 
 
 def replay(values_file: Path, events_file: str, nodes_file: Path | None) -> dict[str, Any]:

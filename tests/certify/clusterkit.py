@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from shared import clock
-from shared.certify import models, runner, store
+from shared.certify import models, resource, runner
 from shared.kube import crds
 from shared.sim import SimServer
 
@@ -33,8 +33,8 @@ def certification(
 
 
 def create(api: Any, cert: models.Certification, namespace: str = "default") -> None:
-    crds.install(api, store.RESOURCE)
-    store.create(api, cert, namespace)
+    crds.install(api, resource.RESOURCE)
+    resource.create(api, cert, namespace)
 
 
 def drive(
@@ -54,5 +54,5 @@ def drive(
         if progress.done:
             break
         sim.advance(seconds)
-    cert, _ = store.get(api, namespace, name)
+    cert, _ = resource.get(api, namespace, name)
     return cert

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from shared import clock
-from shared.certify import controller, models, service, store
+from shared.certify import controller, models, resource, service
 from shared.kube import client, leases
 from shared.sim import SimServer
 from shared.sim.gpu import fabric
@@ -57,7 +57,7 @@ def in_thread(sim_kubeconfig: Path) -> Iterator[Callable[[Callable[[Any], None]]
 def _finished(api: Any, name: str) -> models.Certification:
     deadline = time.monotonic() + REAL_SECONDS
     while time.monotonic() < deadline:
-        cert, _ = store.get(api, "default", name)
+        cert, _ = resource.get(api, "default", name)
         if cert.status.phase in (models.Phase.SUCCEEDED, models.Phase.FAILED):
             return cert
         time.sleep(0.05)

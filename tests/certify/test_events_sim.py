@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from shared import clock
-from shared.certify import controller, models, store
+from shared.certify import controller, models, resource
 from shared.kube import rest
 from shared.sim import SimServer
 from shared.sim.gpu import fabric
@@ -37,7 +37,7 @@ def run_with_controller(sim: SimServer, api: Any, name: str, *, passes: int = 20
     replica = controller.Controller(api, "default", "replica-a", clock.for_api_client(api, max_age=0))
     for _ in range(passes):
         replica.reconcile()
-        cert, _ = store.get(api, "default", name)
+        cert, _ = resource.get(api, "default", name)
         if cert.status.phase in (models.Phase.SUCCEEDED, models.Phase.FAILED):
             return cert
         sim.advance(20)
@@ -62,7 +62,7 @@ def test_an_isolation_run_records_its_start_rounds_and_suspects_on_the_certifica
         "IsolationFinished",
         "CertificationFailed",
     ]
-    uid = store.get(api_client, "default", "isolate")[1]["uid"]
+    uid = resource.get(api_client, "default", "isolate")[1]["uid"]
     assert {(e["involvedObject"]["uid"], e["involvedObject"]["namespace"]) for e in found} == {(uid, "default")}
     assert {e["source"]["component"] for e in found} == {"nvcrectl-controller"}
     started, failed = found[0], found[-1]

@@ -215,7 +215,7 @@ def test_kubectl_explain_recursive_follows_references(cluster_kubectl: Any) -> N
 
 def test_kubectl_explain_reads_our_certification_crd(cluster: Cluster, cluster_kubectl: Any) -> None:
     cluster.require_sim("installs the product's Certification CRD")
-    from shared.certify import store as certifications
+    from shared.certify import resource as certifications
     from shared.kube import crds
 
     crds.install(cluster.api, certifications.RESOURCE)

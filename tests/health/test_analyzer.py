@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from shared import clock, errors
-from shared.health import analyzer, config, controller, resource, values
+from shared.health import analyzer, config, controller, resource
 from shared.health import event as hevent
+from shared.health import settings as hsettings
 
 RULES = """
 health-events-analyzer:
@@ -38,10 +39,10 @@ health-events-analyzer:
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-def settings(tmp_path: Path, text: str = RULES) -> values.Analyzer:
-    path = tmp_path / "values.yaml"
+def settings(tmp_path: Path, text: str = RULES) -> hsettings.Analyzer:
+    path = tmp_path / "hsettings.yaml"
     path.write_text(text)
-    return config.load(path).values.analyzer
+    return config.load(path).settings.analyzer
 
 
 def xid(code: str, hours: float, *, fatal: bool = False, check: str = "SysLogsXIDError") -> hevent.HealthEvent:
@@ -96,7 +97,7 @@ def test_the_controller_publishes_the_derived_event_once_and_quarantines_on_it(
     [node] = gpu_sim.add_gpu_nodes(1)
     resource.install(api_client)
     controller.ensure_namespace(api_client, "nvsentinel")
-    path = tmp_path / "values.yaml"
+    path = tmp_path / "hsettings.yaml"
     path.write_text(
         RULES + "node-drainer: {enabled: false}\nfault-remediation: {enabled: false}\n"
         "fault-quarantine: {circuitBreaker: {enabled: false}}\n"

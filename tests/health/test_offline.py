@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from shared import cel, errors
-from shared.health import config, event, rulecheck, ruleset, values, xid
+from shared.health import config, event, rulecheck, ruleset, settings, xid
 
 SEED_VALUES = (Path(__file__).resolve().parents[2] / "shared" / "health" / "rules" / "seed-example.yaml").read_text()
 XID79 = {
@@ -79,7 +79,7 @@ def test_the_default_values_ship_upstreams_six_rule_sets_the_analyzers_and_monit
 
 
 def test_the_seeds_rule_set_cordons_and_taints_a_fatal_gpu_event(tmp_path: Path) -> None:
-    path = tmp_path / "values.yaml"
+    path = tmp_path / "settings.yaml"
     path.write_text(SEED_VALUES)
     cfg = config.load(path)
     decision = cfg.engine.decide(cel.to_cel(event.parse(XID79).activation()), NODE)
@@ -94,13 +94,13 @@ def test_the_seeds_rule_set_cordons_and_taints_a_fatal_gpu_event(tmp_path: Path)
     ids=["any-false-blocks", "any-true-allows"],
 )
 def test_match_all_and_match_any_must_both_hold(any_rule: str, matched: bool) -> None:
-    spec = values.RuleSet(
+    spec = settings.RuleSet(
         name="r",
-        match=values.Match(
-            all=[values.Rule(kind="HealthEvent", expression="event.isFatal")],
-            any=[values.Rule(kind="HealthEvent", expression=any_rule)],
+        match=settings.Match(
+            all=[settings.Rule(kind="HealthEvent", expression="event.isFatal")],
+            any=[settings.Rule(kind="HealthEvent", expression=any_rule)],
         ),
-        cordon=values.Cordon(shouldCordon=True),
+        cordon=settings.Cordon(shouldCordon=True),
     )
     engine = ruleset.Engine(ruleset.compile_rule_sets([spec]))
     assert bool(engine.decide(cel.to_cel(event.parse(XID79).activation()), NODE).matched) is matched
@@ -133,8 +133,8 @@ fault-quarantine:
 
 
 def test_the_default_values_pass_rules_check(tmp_path: Path) -> None:
-    path = tmp_path / "values.yaml"
-    path.write_text(values.default_text())
+    path = tmp_path / "settings.yaml"
+    path.write_text(settings.default_text())
     assert rulecheck.check(path) == []
 
 

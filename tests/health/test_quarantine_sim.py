@@ -55,7 +55,7 @@ def cluster(gpu_sim: Any, api_client: Any) -> Iterator[tuple[Any, Any, list[str]
 
 
 def make(api: Any, tmp_path: Path, *, enforce: bool = True, extra: str = "") -> controller.Controller:
-    path = tmp_path / "values.yaml"
+    path = tmp_path / "settings.yaml"
     path.write_text(SEED_VALUES + extra)
     return controller.Controller(
         api, config.load(path, enforce=enforce), namespace="nvsentinel", clk=clock.for_api_client(api)
@@ -245,11 +245,11 @@ def test_two_breakers_on_many_threads_admit_exactly_the_threshold(cluster: Any) 
     import threading
     from concurrent.futures import ThreadPoolExecutor
 
-    from shared.health import values
+    from shared.health import settings
 
     sim, api, _ = cluster
     sim.add_gpu_nodes(4)  # 8 GPU nodes, 50 % → 4 slots
-    settings = values.CircuitBreaker(percentage=50)
+    settings = settings.CircuitBreaker(percentage=50)
     pair = [
         breaker.ConfigMapBreaker(
             api, namespace="nvsentinel", settings=settings, gpu_node_label="", now=clock.for_api_client(api).now

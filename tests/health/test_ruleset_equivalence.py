@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from shared import cel
 from shared.health import event as hevent
-from shared.health import ruleset, values
+from shared.health import ruleset
+from shared.health import settings as hsettings
 
 cel.compile("true", name="warm-up")  # celpy raises the recursion limit on its first parser; not inside @given
 
@@ -44,18 +45,18 @@ NODE_EXPRESSIONS = [
 ]
 
 rules = st.one_of(
-    st.sampled_from(EVENT_EXPRESSIONS).map(lambda e: values.Rule(kind="HealthEvent", expression=e)),
-    st.sampled_from(NODE_EXPRESSIONS).map(lambda e: values.Rule(kind="Node", expression=e)),
+    st.sampled_from(EVENT_EXPRESSIONS).map(lambda e: hsettings.Rule(kind="HealthEvent", expression=e)),
+    st.sampled_from(NODE_EXPRESSIONS).map(lambda e: hsettings.Rule(kind="Node", expression=e)),
 )
 rule_sets = st.lists(
     st.builds(
-        lambda name, priority, all_, any_, cordon, taint, label: values.RuleSet(
+        lambda name, priority, all_, any_, cordon, taint, label: hsettings.RuleSet(
             name=name,
             priority=priority,
-            match=values.Match(all=all_, any=any_),
-            cordon=values.Cordon(shouldCordon=cordon),
-            taint=values.Taint(key=f"t{taint}", value="v", effect="NoSchedule") if taint is not None else None,
-            label=values.Label(key=f"l{label % 2}", value=str(label)) if label is not None else None,
+            match=hsettings.Match(all=all_, any=any_),
+            cordon=hsettings.Cordon(shouldCordon=cordon),
+            taint=hsettings.Taint(key=f"t{taint}", value="v", effect="NoSchedule") if taint is not None else None,
+            label=hsettings.Label(key=f"l{label % 2}", value=str(label)) if label is not None else None,
         ),
         st.sampled_from(["a", "b", "c", "d"]),
         st.integers(0, 3),
@@ -108,7 +109,7 @@ node_objects = st.none() | st.builds(
 )
 
 
-def _plain(rule: values.Rule, name: str, event_value: Any, node: dict[str, Any] | None, problems: list[str]) -> bool:
+def _plain(rule: hsettings.Rule, name: str, event_value: Any, node: dict[str, Any] | None, problems: list[str]) -> bool:
     compiled = cel.compile(rule.expression, name=name)
     reference = cel.Program(name=compiled.name, expression=compiled.expression, runner=compiled.runner)
     if rule.kind == "HealthEvent":
@@ -125,7 +126,7 @@ def _plain(rule: values.Rule, name: str, event_value: Any, node: dict[str, Any] 
         return False
 
 
-def _reference(specs: list[values.RuleSet], event_value: Any, node: dict[str, Any] | None) -> ruleset.Decision:
+def _reference(specs: list[hsettings.RuleSet], event_value: Any, node: dict[str, Any] | None) -> ruleset.Decision:
     decision = ruleset.Decision()
     winners: dict[tuple[str, str], tuple[int, str]] = {}
     label_winners: dict[str, tuple[int, str]] = {}
@@ -158,7 +159,7 @@ def _reference(specs: list[values.RuleSet], event_value: Any, node: dict[str, An
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(specs=rule_sets, evs=st.lists(events, min_size=1, max_size=3), node=node_objects)
 def test_the_optimised_engine_decides_as_plain_per_rule_evaluation(
-    specs: list[values.RuleSet], evs: list[hevent.HealthEvent], node: dict[str, Any] | None
+    specs: list[hsettings.RuleSet], evs: list[hevent.HealthEvent], node: dict[str, Any] | None
 ) -> None:
     engine = ruleset.Engine(ruleset.compile_rule_sets(specs))
     for ev in evs:
@@ -169,8 +170,8 @@ def test_the_optimised_engine_decides_as_plain_per_rule_evaluation(
 
 
 def test_a_shared_expression_failing_is_reported_for_each_rule_set() -> None:
-    broken = values.Rule(kind="HealthEvent", expression="event.nothing == 1")
-    specs = [values.RuleSet(name=n, match=values.Match(all=[broken])) for n in ("first", "second")]
+    broken = hsettings.Rule(kind="HealthEvent", expression="event.nothing == 1")
+    specs = [hsettings.RuleSet(name=n, match=hsettings.Match(all=[broken])) for n in ("first", "second")]
     ev = hevent.parse(
         {
             "agent": "a",

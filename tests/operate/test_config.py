@@ -78,6 +78,6 @@ def test_rules_check_reports_an_unknown_key_inside_the_lifecycle_section(run_cli
 
 def test_healths_loader_reads_its_own_sections_and_leaves_the_lifecycles_alone(tmp_path: Path) -> None:
     cfg = hconfig.load(_file(tmp_path, BAD_LIFECYCLE))
-    assert cfg.values.fault_quarantine.circuitBreaker.percentage == 50
+    assert cfg.settings.fault_quarantine.circuitBreaker.percentage == 50
     with pytest.raises(errors.InvalidInput):
         config.load(_file(tmp_path, BAD_LIFECYCLE))

@@ -100,7 +100,8 @@ def test_the_asserted_workloads_are_the_charts_with_a_daemonset_per_enabled_moni
 
 
 def test_the_asserted_crds_are_the_ones_the_programs_install(embedded: catalog.Catalog) -> None:
-    from shared.certify import store, workload
+    from shared.certify import resource as certify_resource
+    from shared.certify import workload
     from shared.health import resource as health_resource
     from shared.lifecycle import resource as lifecycle_resource
 
@@ -108,7 +109,7 @@ def test_the_asserted_crds_are_the_ones_the_programs_install(embedded: catalog.C
     asserted = {
         name: (ref.healthCheckAsserts.crds if ref.healthCheckAsserts else []) for name, (ref, _) in ours.items()
     }
-    assert sorted(asserted["nvcre"]) == sorted([store.RESOURCE.name, workload.RESOURCE.name])
+    assert sorted(asserted["nvcre"]) == sorted([certify_resource.RESOURCE.name, workload.RESOURCE.name])
     assert sorted(asserted["nvsentinel"]) == sorted([health_resource.RESOURCE.name, lifecycle_resource.RESOURCE.name])
 
 

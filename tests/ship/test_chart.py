@@ -73,7 +73,7 @@ def test_the_controllers_configmap_loads_into_the_default_configuration(tmp_path
     path = tmp_path / "values.yaml"
     path.write_text(cm["data"]["values.yaml"])
     ours, defaults = config.load(path), config.load(None)
-    assert ours.health.values.model_dump(by_alias=True) == defaults.health.values.model_dump(by_alias=True)
+    assert ours.health.settings.model_dump(by_alias=True) == defaults.health.settings.model_dump(by_alias=True)
     assert ours.health.dry_run is True
     shipped = yamlio.load_file(ROOT / "shared/health/rules/values.yaml")
     assert set(shipped) <= set(yamlio.loads(cm["data"]["values.yaml"]))

@@ -375,7 +375,7 @@ def test_every_remediation_kind_of_the_default_values_is_granted_to_the_controll
     cm = next(o for o in objects if o["metadata"]["name"] == "nvsentinel-values")
     path = tmp_path / "values.yaml"
     path.write_text(cm["data"]["values.yaml"])
-    values = config.load(path).values.fault_remediation.maintenance
+    values = config.load(path).settings.fault_remediation.maintenance
     actions = [*values.actions.values(), *(a for by in values.componentActions.values() for a in by.values())]
     assert actions
     for action in actions:
@@ -393,13 +393,14 @@ def test_the_certification_controller_uses_exactly_its_role(
     sim_identity: Callable[[str, str], Path],
     threads: Callable[[Callable[[], None]], None],
 ) -> None:
-    from shared.certify import controller, models, store
+    from shared.certify import controller, models
+    from shared.certify import resource as cresource
     from tests.certify import clusterkit as kit
 
     objects = installed()
     gpu_sim.add_gpu_nodes(4)
     gpu_sim.vclock.set_speed(3000)
-    store.create(api_client, kit.certification("ship", thresholds={"busBandwidthGBps": "value >= 300"}), NS)
+    cresource.create(api_client, kit.certification("ship", thresholds={"busBandwidthGBps": "value >= 300"}), NS)
     workload.create(api_client, workload.WorkloadRun.model_validate(yamlio.loads(WORKLOAD_RUN)), NS)
     own = client.new_client(kubeconfig=sim_identity(NS, "nvcre-controller"))
     stop = threading.Event()
@@ -407,7 +408,9 @@ def test_the_certification_controller_uses_exactly_its_role(
     try:
         wait_for(
             "the Certification's verdict",
-            lambda: store.get(api_client, NS, "ship")[0].status.phase in (models.Phase.SUCCEEDED, models.Phase.FAILED),
+            lambda: (
+                cresource.get(api_client, NS, "ship")[0].status.phase in (models.Phase.SUCCEEDED, models.Phase.FAILED)
+            ),
             gpu_sim,
         )
         wait_for("the WorkloadRun's verdict", lambda: workload.finished(workload.get(api_client, NS, "bench")), gpu_sim)

@@ -135,7 +135,7 @@ def _csp_reader(
     *, url: str | None, node: str | None, ready_timeout: str | None, cluster: Any
 ) -> tuple[list[Target], Once]:
     """``monitor csp``: the one node and a poll of its maintenance endpoint (flags checked here)."""
-    from shared.health import values
+    from shared.health import settings
 
     if not url:
         raise errors.InvalidInput("--url is required", where="--url")
@@ -145,7 +145,7 @@ def _csp_reader(
     wait = csp.READY_TIMEOUT
     if ready_timeout is not None:
         try:
-            wait = timedelta(0) if ready_timeout.strip() == "0" else values.parse_duration(ready_timeout)
+            wait = timedelta(0) if ready_timeout.strip() == "0" else settings.parse_duration(ready_timeout)
         except errors.InvalidInput as exc:
             raise errors.InvalidInput(exc.message, where="--node-ready-timeout") from None
     ready = node_ready_check(cluster) if wait.total_seconds() > 0 else None
@@ -175,7 +175,7 @@ def run(
 
     ``ready_timeout`` (csp): how long a healthy event waits for the Node to be Ready; "0" sends it
     without asking the cluster."""
-    from shared.health import values
+    from shared.health import settings
 
     once: Once
     if kind == "csp":
@@ -186,8 +186,8 @@ def run(
     else:
         found = targets(node=node, path=path, node_root=node_root, relative="sys", flag="--sysfs")
         once = nic_once
-    every = None if interval is None else values.parse_duration(interval).total_seconds()
-    bound = None if duration is None else values.parse_duration(duration).total_seconds()
+    every = None if interval is None else settings.parse_duration(interval).total_seconds()
+    bound = None if duration is None else settings.parse_duration(duration).total_seconds()
     if bound is not None and every is None:
         raise errors.InvalidInput("--for needs --interval", where="--for")
     mem = memory.Memory(state)

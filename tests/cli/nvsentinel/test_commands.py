@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from shared.health import values
+from shared.health import settings
 from tests.health.test_offline import SEED_VALUES
 
 EVENT = {
@@ -40,7 +40,7 @@ def test_rules_check_fails_with_one_line_per_problem(run_cli: Any, tmp_path: Pat
 
 def test_rules_check_passes_the_default_values(run_cli: Any, tmp_path: Path) -> None:
     path = tmp_path / "v.yaml"
-    path.write_text(values.default_text())
+    path.write_text(settings.default_text())
     assert run_cli("nvsentinel", "rules", "check", "-f", str(path)).code == 0
 
 
@@ -70,7 +70,7 @@ def test_publish_list_replay_and_breaker_against_the_cluster(
     assert listing.code == 0, listing.stderr
     listed = json.loads(listing.stdout)
     assert [(e["node"], e["recommendedAction"], e["phase"]) for e in listed] == [("node-001", "RESTART_BM", "")]
-    seed = tmp_path / "values.yaml"
+    seed = tmp_path / "settings.yaml"
     seed.write_text(SEED_VALUES)
     replayed = run_cli("nvsentinel", "rules", "replay", "-f", str(seed), "--events", str(events))
     assert replayed.stdout == "NODE      CORDONED  RULE SETS\nnode-001  True      GPU fatal error ruleset\n"

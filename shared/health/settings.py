@@ -203,11 +203,11 @@ class Analyzer(_Strict):
     rules: list[AnalyzerRule] = Field(default_factory=list)
 
 
-class Values(BaseModel):
+class Settings(BaseModel):
     """The sections of nvsentinel's values file that health reads.
 
     Other sections are kept as extra keys, unchecked: other charts' values, and ``lifecycle-manager``,
-    which ``shared.operate.config.Values`` adds to this model for the whole file.
+    which ``shared.operate.config.Settings`` adds to this model for the whole file.
     """
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
@@ -263,13 +263,13 @@ def read_file(path: Path | None) -> tuple[dict[str, Any], str, str]:
 _Model = TypeVar("_Model", bound=BaseModel)
 
 
-def model(data: dict[str, Any], *, source: str) -> Values:
+def model(data: dict[str, Any], *, source: str) -> Settings:
     """Health's sections of layered values; InvalidInput naming the first bad field."""
-    return validated(Values, data, source=source)
+    return validated(Settings, data, source=source)
 
 
 def validated(schema: type[_Model], data: dict[str, Any], *, source: str) -> _Model:
-    """``data`` as ``schema`` (``Values`` or a model that extends it); InvalidInput naming the first bad field."""
+    """``data`` as ``schema`` (``Settings`` or a model that extends it); InvalidInput naming the first bad field."""
     try:
         return schema.model_validate(data)
     except ValidationError as exc:
