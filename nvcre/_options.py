@@ -16,6 +16,7 @@ from shared.output import Format
 Kubeconfig = cli_options.Kubeconfig
 Context = cli_options.Context
 AllNamespaces = cli_options.AllNamespaces
+MetricsAddr = cli_options.MetricsAddr
 Namespace = Annotated[str, cli_options.namespace("the Certification")]
 RunNamespace = Annotated[str, cli_options.namespace("the WorkloadRun")]
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import typer
 
 from nvcre import _options as opt
@@ -13,14 +11,7 @@ def controller(
     namespace: opt.Namespace = "default",
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
-    metrics_addr: Annotated[
-        str | None,
-        typer.Option(
-            "--metrics-addr",
-            help="Serve Prometheus metrics on HOST:PORT (':PORT' is loopback; docs/metrics.md).",
-            show_default=False,
-        ),
-    ] = None,
+    metrics_addr: opt.MetricsAddr = None,
 ) -> None:
     """Reconcile the namespace's Certifications and WorkloadRuns until interrupted; one replica leads (a Lease)."""
     from shared import metrics, output

@@ -1,4 +1,4 @@
-"""Entry point of ``nvcrectl``: the root app and its command registrations."""
+"""Entry point of ``nvcrectl``: the program and its command registrations."""
 
 from __future__ import annotations
 
@@ -6,26 +6,22 @@ import typer
 
 from shared import cli
 
-HELP = "Certify GPU Kubernetes clusters with NCCL, DCGM and training workloads, thresholds and failure-group isolation."
+PROGRAM = cli.Program(
+    "nvcrectl",
+    help_text="Certify GPU Kubernetes clusters with NCCL, DCGM and training workloads, thresholds and "
+    "failure-group isolation.",
+    env_prefix="NVCRE",
+)
 
 
 def build_app() -> typer.Typer:
     from nvcre import catalog, certification, controller, crds, manifests, results, workloadrun
 
-    app = cli.make_app("nvcrectl", HELP)
-    cli.add_global_options(app, "nvcrectl", "NVCRE")
-    crds.register(app)
-    catalog.register(app)
-    certification.register(app)
-    results.register(app)
-    controller.register(app)
-    workloadrun.register(app)
-    manifests.register(app)
-    return app
+    return PROGRAM.app(crds, catalog, certification, results, controller, workloadrun, manifests)
 
 
 def run() -> None:
-    cli.entry(build_app, "nvcrectl")
+    cli.entry(build_app, PROGRAM)
 
 
 if __name__ == "__main__":

@@ -1,21 +1,26 @@
 """nvsentinel's flags: the options every program shares (shared/cli_options.py), and its own.
 
-Its own: ``--values/-f`` (a values file in NVSentinel's layout), whose namespace ``-n`` names, and
+Its own: ``--values/-f`` (a values file in NVSentinel's layout), whose namespace ``-n`` names, the
+formats every command offers (``chosen_format`` checks a ``-o`` value against them), and
 ``cluster``, the connection record the health commands take.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from shared import cli_options
-from shared.output import Format
+from shared.output import Format, parse_format
+
+if TYPE_CHECKING:
+    from shared.health.service import Cluster
 
 Kubeconfig = cli_options.Kubeconfig
 Context = cli_options.Context
+MetricsAddr = cli_options.MetricsAddr
 Namespace = Annotated[str, cli_options.namespace("the breaker ConfigMap and Lease")]
 FORMATS = tuple(Format)
 """Every command offers every format; ``wide`` adds columns where a table has more."""
@@ -31,7 +36,13 @@ Values = Annotated[
 ]
 
 
-def cluster(kubeconfig: Path | None, context: str | None, namespace: str = "nvsentinel") -> Any:
+def chosen_format(output: str) -> Format:
+    """The ``-o/--output`` value checked against ``FORMATS``, before the command reads or asks anything."""
+    return parse_format(output, allowed=FORMATS, flag="--output")
+
+
+def cluster(kubeconfig: Path | None, context: str | None, namespace: str = "nvsentinel") -> Cluster:
+    """Where the command's cluster is: a record of the flags; the services build their clients from it."""
     from shared.health.service import Cluster
 
     return Cluster(kubeconfig=kubeconfig, context=context, namespace=namespace)

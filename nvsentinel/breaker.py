@@ -34,7 +34,7 @@ def status(
     """CLOSED or TRIPPED, quarantines in the window, and the threshold."""
     from shared.operate import service
 
-    chosen = out.parse_format(output, allowed=opt.FORMATS, flag="--output")
+    chosen = opt.chosen_format(output)
     _show(service.breaker_status(opt.cluster(kubeconfig, context, namespace), values), chosen)
 
 
@@ -51,7 +51,7 @@ def reset(
     from shared import errors
     from shared.operate import service
 
-    chosen = out.parse_format(output, allowed=opt.FORMATS, flag="--output")
+    chosen = opt.chosen_format(output)
     if not yes:
         raise errors.InvalidInput("resetting the breaker resumes quarantines; confirm with --yes")
     _show(service.breaker_status(opt.cluster(kubeconfig, context, namespace), values, reset=True), chosen)

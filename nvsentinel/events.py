@@ -57,7 +57,7 @@ def list_(
     """Stored events, oldest first, with what fault quarantine did (PHASE)."""
     from shared.health import service
 
-    chosen = out.parse_format(output, allowed=opt.FORMATS, flag="--output")
+    chosen = opt.chosen_format(output)
     rows = service.list_events(opt.cluster(kubeconfig, context), node)
     out.emit(rows, chosen, table=out.Table(rows, COLUMNS), wide=out.Table(rows, WIDE_COLUMNS))
 

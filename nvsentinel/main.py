@@ -1,4 +1,4 @@
-"""Entry point of ``nvsentinel``: the root app and its command registrations."""
+"""Entry point of ``nvsentinel``: the program and its command registrations."""
 
 from __future__ import annotations
 
@@ -6,31 +6,22 @@ import typer
 
 from shared import cli
 
-HELP = (
-    "Operate GPU Kubernetes clusters: health events, CEL fault-quarantine rule sets, cordon/taint "
-    "with a circuit breaker, drain, remediation and re-validation."
+PROGRAM = cli.Program(
+    "nvsentinel",
+    help_text="Operate GPU Kubernetes clusters: health events, CEL fault-quarantine rule sets, cordon/taint "
+    "with a circuit breaker, drain, remediation and re-validation.",
+    env_prefix="NVSENTINEL",
 )
 
 
 def build_app() -> typer.Typer:
     from nvsentinel import breaker, crds, events, manifests, monitor, nodes, rules, run, validation
 
-    app = cli.make_app("nvsentinel", HELP)
-    cli.add_global_options(app, "nvsentinel", "NVSENTINEL")
-    crds.register(app)
-    events.register(app)
-    rules.register(app)
-    nodes.register(app)
-    breaker.register(app)
-    run.register(app)
-    monitor.register(app)
-    validation.register(app)
-    manifests.register(app)
-    return app
+    return PROGRAM.app(crds, events, rules, nodes, breaker, run, monitor, validation, manifests)
 
 
 def run() -> None:
-    cli.entry(build_app, "nvsentinel")
+    cli.entry(build_app, PROGRAM)
 
 
 if __name__ == "__main__":

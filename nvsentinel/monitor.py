@@ -1,8 +1,8 @@
 """``nvsentinel monitor xid|dcgm|nic|csp``: node agents turning host signals into HealthEvents.
 
-Each command reads its flags, runs its monitor (``shared.health.monitors``) and streams the events
-through ``shared.output.Stream``: NDJSON as they are found with ``-o json``, a table or document at
-the end otherwise.
+Each command checks its ``-o``, gathers its flags into a request and hands it to
+``shared.health.monitors.commands``, which runs the monitor and streams the events: NDJSON as they
+are found with ``-o json``, a table or document at the end otherwise.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from typing import Annotated
 import typer
 
 from nvsentinel import _options as opt
-from shared import output as out
 
 app = typer.Typer(help="Node agents (one-shot over files).", no_args_is_help=True)
 
@@ -33,13 +32,6 @@ For = Annotated[str | None, typer.Option("--for", help="Stop polling after D.", 
 NodeRoot = Annotated[Path | None, typer.Option("--node-root", help="Read every node under DIR.", show_default=False)]
 Node = Annotated[str | None, typer.Option("--node", help="Node the input belongs to.", show_default=False)]
 DryRun = Annotated[bool, typer.Option("--dry-run", help="Print the events instead of publishing.")]
-
-
-def _stream(output: str) -> out.Stream:
-    """The output of a monitor, format checked before anything is read or published."""
-    from shared.health.monitors import report
-
-    return out.Stream(out.parse_format(output, allowed=opt.FORMATS, flag="--output"), record=report.record)
 
 
 @app.command("xid")
@@ -87,9 +79,9 @@ def xid(
     context: opt.Context = None,
 ) -> None:
     """Xid lines → HealthEvents (syslog-health-monitor, SysLogsXIDError); -o json prints NDJSON."""
-    from shared.health.monitors import report, syslog
+    from shared.health.monitors import commands, syslog
 
-    stream = _stream(output)
+    fmt = opt.chosen_format(output)
     request = syslog.XidRequest(
         file=file,
         node=node,
@@ -102,8 +94,7 @@ def xid(
         journal=journal,
         input_format=input_format,
     )
-    syslog.run(request, cluster=opt.cluster(kubeconfig, context), emit=stream.add)
-    stream.close(columns=report.xid_columns(follow=follow))
+    commands.xid(request, fmt=fmt, cluster=opt.cluster(kubeconfig, context))
 
 
 @app.command("dcgm")
@@ -122,22 +113,13 @@ def dcgm(
     context: opt.Context = None,
 ) -> None:
     """DCGM health/diag JSON → HealthEvents per GPU and check (gpu-health-monitor, Gpu<Watch>Watch)."""
-    from shared.health.monitors import agent, report
+    from shared.health.monitors import agent, commands
 
-    stream = _stream(output)
-    agent.run(
-        "dcgm",
-        node=node,
-        path=file,
-        node_root=node_root,
-        state=state,
-        interval=interval,
-        duration=duration,
-        dry_run=dry_run,
-        cluster=opt.cluster(kubeconfig, context),
-        emit=stream.add,
+    fmt = opt.chosen_format(output)
+    request = agent.PollRequest(
+        node=node, path=file, node_root=node_root, state=state, interval=interval, duration=duration, dry_run=dry_run
     )
-    stream.close(columns=report.EVENT_COLUMNS)
+    commands.poll("dcgm", request, fmt=fmt, cluster=opt.cluster(kubeconfig, context))
 
 
 @app.command("nic")
@@ -156,22 +138,13 @@ def nic(
     context: opt.Context = None,
 ) -> None:
     """InfiniBand/RoCE port state and error counters → HealthEvents (nic-health-monitor)."""
-    from shared.health.monitors import agent, report
+    from shared.health.monitors import agent, commands
 
-    stream = _stream(output)
-    agent.run(
-        "nic",
-        node=node,
-        path=sysfs,
-        node_root=node_root,
-        state=state,
-        interval=interval,
-        duration=duration,
-        dry_run=dry_run,
-        cluster=opt.cluster(kubeconfig, context),
-        emit=stream.add,
+    fmt = opt.chosen_format(output)
+    request = agent.PollRequest(
+        node=node, path=sysfs, node_root=node_root, state=state, interval=interval, duration=duration, dry_run=dry_run
     )
-    stream.close(columns=report.EVENT_COLUMNS)
+    commands.poll("nic", request, fmt=fmt, cluster=opt.cluster(kubeconfig, context))
 
 
 @app.command("csp")
@@ -198,24 +171,19 @@ def csp(
     context: opt.Context = None,
 ) -> None:
     """Cloud scheduled maintenance → CSPMaintenance HealthEvents (csp-health-monitor): fatal, then healthy."""
-    from shared.health.monitors import agent, report
+    from shared.health.monitors import agent, commands
 
-    stream = _stream(output)
-    agent.run(
-        "csp",
+    fmt = opt.chosen_format(output)
+    request = agent.PollRequest(
         node=node,
-        path=None,
-        node_root=None,
+        url=url,
+        ready_timeout=ready_timeout,
         state=state,
         interval=interval,
         duration=duration,
         dry_run=dry_run,
-        cluster=opt.cluster(kubeconfig, context),
-        emit=stream.add,
-        url=url,
-        ready_timeout=ready_timeout,
     )
-    stream.close(columns=report.EVENT_COLUMNS)
+    commands.poll("csp", request, fmt=fmt, cluster=opt.cluster(kubeconfig, context))
 
 
 def register(root: typer.Typer) -> None:

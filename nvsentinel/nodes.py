@@ -29,7 +29,7 @@ def show(
         return
     from shared.health import service
 
-    chosen = out.parse_format(output, allowed=opt.FORMATS, flag="--output")
+    chosen = opt.chosen_format(output)
     rows = service.node_table(opt.cluster(kubeconfig, context))
     out.emit(rows, chosen, table=out.Table(rows, COLUMNS))
 

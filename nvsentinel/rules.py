@@ -50,7 +50,7 @@ def replay(
     """Which nodes each rule set would have quarantined, in the order the events arrived."""
     from shared.operate import service
 
-    chosen = out.parse_format(output, allowed=opt.FORMATS, flag="--output")
+    chosen = opt.chosen_format(output)
     result = service.replay(values, events, nodes_file)
     held, seen = out.Table(result["quarantined"], HELD_COLUMNS), out.Table(result["events"], EVENT_COLUMNS)
     out.emit(result, chosen, table=held, wide=seen)

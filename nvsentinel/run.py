@@ -22,14 +22,7 @@ def run(
     ] = None,
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
-    metrics_addr: Annotated[
-        str | None,
-        typer.Option(
-            "--metrics-addr",
-            help="Serve Prometheus metrics on HOST:PORT (':PORT' is loopback; docs/metrics.md).",
-            show_default=False,
-        ),
-    ] = None,
+    metrics_addr: opt.MetricsAddr = None,
     install: Annotated[
         bool,
         typer.Option(

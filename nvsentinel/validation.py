@@ -32,10 +32,6 @@ def _show(requests: list[Any], output: out.Format, *, single: bool = False) -> N
     out.emit(data, output, table=out.Table(requests, COLUMNS), exclude_none=True)
 
 
-def _format(output: str) -> out.Format:
-    return out.parse_format(output, allowed=opt.FORMATS, flag="--output")
-
-
 @app.command("create")
 def create(
     nodes: Annotated[
@@ -79,7 +75,7 @@ def create(
     from shared import durations
     from shared.operate import validation as service
 
-    chosen = _format(output)
+    chosen = opt.chosen_format(output)
     seconds = durations.parse(timeout) if timeout else None
     names = service.split(nodes) + (service.drift_nodes(nodes_from) if nodes_from is not None else [])
     result = service.create(
@@ -109,7 +105,7 @@ def list_(output: opt.Output = "table", kubeconfig: opt.Kubeconfig = None, conte
     """Every ValidationRequest, oldest first."""
     from shared.operate import validation as service
 
-    chosen = _format(output)
+    chosen = opt.chosen_format(output)
     _show(service.list_requests(kubeconfig=kubeconfig, context=context), chosen)
 
 
@@ -123,7 +119,7 @@ def get(
     """One ValidationRequest with its test groups and attempts."""
     from shared.operate import validation as service
 
-    chosen = _format(output)
+    chosen = opt.chosen_format(output)
     _show([service.get(kubeconfig=kubeconfig, context=context, name=name)], chosen, single=True)
 
 

@@ -1,6 +1,8 @@
-"""What the three programs share at their edge: the typer app factory and the entry wrapper.
+"""What the three programs share at their edge: the root app and the entry wrapper.
 
-The wrapper is the single place that turns an error into one stderr line and an exit status
+A program is a ``Program`` (name, help, environment prefix) whose ``app`` is the root typer app
+with the global options (``--debug``, ``--log-json``, ``--version``) and its command groups. The
+wrapper is the single place that turns an error into one stderr line and an exit status
 (shared.errors), sets up logging on stderr, and refuses a single-value flag given twice, which
 click would otherwise silently let the last one win.
 """
@@ -12,7 +14,8 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import typer
 
@@ -35,6 +38,30 @@ def make_app(name: str, help_text: str) -> typer.Typer:
         no_args_is_help=True,
         context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
     )
+
+
+class CommandGroup(Protocol):
+    """A program's command module (``aicr.recipe``, ``nvsentinel.monitor``): it adds its commands."""
+
+    def register(self, app: typer.Typer, /) -> None: ...
+
+
+@dataclass(frozen=True)
+class Program:
+    """One of the programs: its name, the help of its root command and the prefix of its environment
+    variables (``NVCRE`` for nvcrectl: ``NVCRE_DEBUG``, ``NVCRE_LOG_JSON``)."""
+
+    name: str
+    help_text: str
+    env_prefix: str
+
+    def app(self, *groups: CommandGroup) -> typer.Typer:
+        """The root app with the global options, then the commands of each group, in this order."""
+        app = make_app(self.name, self.help_text)
+        add_global_options(app, self.name, self.env_prefix)
+        for group in groups:
+            group.register(app)
+        return app
 
 
 class GlobalOptions:
@@ -108,10 +135,14 @@ def check_repeated_flags(root: Any, args: Sequence[str]) -> None:
             raise errors.InvalidInput(f"flag {longest} can only be specified once")
 
 
-def run(app: typer.Typer, program: str, argv: Sequence[str] | None = None) -> int:
-    """Run ``app`` and return the exit status; every error becomes one stderr line."""
+def run(app: typer.Typer, program: str, argv: Sequence[str] | None = None, *, env_prefix: str | None = None) -> int:
+    """Run ``app`` and return the exit status; every error becomes one stderr line.
+
+    ``env_prefix`` names the debug variable (``{env_prefix}_DEBUG``, as ``add_global_options``
+    declares it); without it, the program's name in capitals."""
     args = list(sys.argv[1:] if argv is None else argv)
-    debug = DEBUG_FLAG in args or os.environ.get(f"{program.upper()}_DEBUG", "").lower() in ("1", "true")
+    debug_env = f"{env_prefix or program.upper()}_DEBUG"
+    debug = DEBUG_FLAG in args or os.environ.get(debug_env, "").lower() in ("1", "true")
     command = typer.main.get_command(app)
     try:
         check_repeated_flags(command, args)
@@ -163,6 +194,6 @@ def _report(exc: BaseException, debug: bool, line: str) -> None:
     sys.stderr.write(line + "\n")
 
 
-def entry(app_factory: Callable[[], typer.Typer], program: str) -> None:
+def entry(app_factory: Callable[[], typer.Typer], program: Program) -> None:
     """Console-script body: build the app, run it, exit with its status."""
-    sys.exit(run(app_factory(), program))
+    sys.exit(run(app_factory(), program.name, env_prefix=program.env_prefix))

@@ -1,10 +1,11 @@
-"""The options the three programs spell alike: cluster access, namespace and output format.
+"""The options the three programs spell alike: cluster access, namespace, output format, metrics.
 
 kubectl's habits, declared once so ``--kubeconfig/-k``, ``--context``, ``-n/--namespace``,
 ``-A/--all-namespaces`` and ``-o/--output`` read the same in aicr, nvcrectl and nvsentinel, with the
-same help. A program's ``_options.py`` re-exports these and keeps only what is its own (aicr's
-criteria, nvsentinel's ``--values``). The help of a format option is built from the formats the
-command accepts (``shared.output.Format``), so the help and the check cannot disagree.
+same help; so does ``--metrics-addr`` of the two controllers. A program's ``_options.py``
+re-exports these and keeps only what is its own (aicr's criteria, nvsentinel's ``--values``).
+The help of a format option is built from the formats the command accepts
+(``shared.output.Format``), so the help and the check cannot disagree.
 
 aicr keeps ``-o`` for the destination file, as upstream AICR does, and names its format
 ``--format/-t`` (``FORMAT_FLAGS``). What the options mean stays with the commands: this module
@@ -38,6 +39,15 @@ Context = Annotated[str | None, typer.Option("--context", help="Kubeconfig conte
 AllNamespaces = Annotated[
     bool, typer.Option("--all-namespaces", "-A", help="List the objects of every namespace (-n is ignored).")
 ]
+MetricsAddr = Annotated[
+    str | None,
+    typer.Option(
+        "--metrics-addr",
+        help="Serve Prometheus metrics on HOST:PORT (':PORT' is loopback; docs/metrics.md).",
+        show_default=False,
+    ),
+]
+"""The controllers' metrics endpoint (``nvcrectl controller``, ``nvsentinel run``)."""
 
 
 def namespace(of: str) -> Any:

@@ -180,8 +180,18 @@ def parse_reading(data: Any) -> Reading:
     return Reading(now=moment, speed=float(data.get("speed", 1.0)))
 
 
-def fetch_with(api_client: Any) -> Fetch:
-    """A reader of ``CLOCK_PATH`` through an official ``kubernetes`` ApiClient (duck-typed)."""
+class ApiCaller(Protocol):
+    """What the clock needs of a cluster client: ``shared.kube.api.KubeApi.call_api``, any signature.
+
+    Restated here because the clock sits below the Kubernetes layer (it is a leaf every package may
+    use); every ``KubeApi`` is one.
+    """
+
+    def call_api(self, *args: Any, **kwargs: Any) -> Any: ...
+
+
+def fetch_with(api_client: ApiCaller) -> Fetch:
+    """A reader of ``CLOCK_PATH`` through an official ``kubernetes`` ApiClient."""
 
     def fetch() -> Reading:
         try:
@@ -202,6 +212,6 @@ def fetch_with(api_client: Any) -> Fetch:
     return fetch
 
 
-def for_api_client(api_client: Any, *, max_age: float = DEFAULT_MAX_AGE) -> ClusterClock:
+def for_api_client(api_client: ApiCaller, *, max_age: float = DEFAULT_MAX_AGE) -> ClusterClock:
     """The clock controllers should use against the cluster ``api_client`` talks to."""
     return ClusterClock(fetch_with(api_client), max_age=max_age)

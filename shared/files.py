@@ -1,19 +1,269 @@
-"""Atomic writes: a reader never sees half a file, and bad input never leaves one behind.
+"""The one way in and the one way out for files: bounded, checked reads and atomic writes.
+
+Base module (standard library only; ``yamlio`` parses on top of it). Every file, stdin or stream
+the programs read goes through ``read_bytes``/``read_text``/``read_stdin``/``read_stream``, which
+refuse, each with one ``InvalidInput`` line naming the input: a missing file, a directory, a file
+that cannot be opened, input larger than ``max_input_bytes()`` (a regular file by its size before
+anything is read; a pipe, FIFO, device or stdin after at most one byte more than the limit), text
+that is not UTF-8 (naming the offset of the first bad byte) and text holding a NUL byte (binary
+data). JSON documents are parsed here too (``loads_json``), nested at most ``MAX_NESTING`` levels.
+Hashing (``sha256``) streams a file without the size limit, since it holds none of it.
 
 Everything the programs write goes to a temporary path in the destination's folder and is
-renamed into place only when complete.
+renamed into place only when complete, so a reader never sees half a file.
+
+Left out: parsing YAML (``yamlio``), ConfigMap references (``refs``) and where a program's files
+live (``cachedir``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
 import shutil
+import stat
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, BinaryIO
 
 from shared import errors
+
+MAX_INPUT_BYTES_ENV = "AICR_MAX_INPUT_BYTES"
+"""The environment variable that sets the input limit in bytes, for all three programs."""
+DEFAULT_MAX_INPUT_BYTES = 32 * 1024 * 1024
+"""32 MiB. The largest file the programs write is a snapshot: 3.0 MB (JSON) for 10,000 simulated
+nodes, 24 MB for 10,000 nodes with EC2-length names and 60 feature-discovery labels each
+(tests/test_input_layer.py builds both); a 50 MB input is refused unread."""
+MAX_NESTING = 100
+"""Deepest nesting of mappings and sequences (or objects and arrays) a document may have.
+
+go-yaml stops at 10,000 (``max_flow_level``/``max_indents`` in ``scannerc.go``), as does Go's
+``encoding/json``; Python cannot follow: the YAML composer spends three frames a level and the
+round-trip constructor four, against a recursion limit of 1,000, and every reader of the data
+recurses again. 100 is twice the deepest document known to the programs (47, the Kubeflow Trainer
+TrainJob CRD schema)."""
+STDIN = "<stdin>"
+_CHUNK = 1 << 20
+_NEWLINE = b"\n"
+
+
+def max_input_bytes() -> int:
+    """The input limit: ``$AICR_MAX_INPUT_BYTES`` when set, else ``DEFAULT_MAX_INPUT_BYTES``."""
+    raw = os.environ.get(MAX_INPUT_BYTES_ENV, "").strip()
+    if not raw:
+        return DEFAULT_MAX_INPUT_BYTES
+    if not (raw.isascii() and raw.isdigit()) or int(raw) < 1:
+        raise errors.InvalidInput(f"expected a positive whole number of bytes, got {raw!r}", where=MAX_INPUT_BYTES_ENV)
+    return int(raw)
+
+
+def _too_large(limit: int, *, size: int | None = None) -> str:
+    amount = f"is {size} bytes" if size is not None else "goes on"
+    return f"input {amount}, more than the limit of {limit} bytes (raise it with {MAX_INPUT_BYTES_ENV})"
+
+
+def _open(path: Path) -> int:
+    """A read-only descriptor for ``path``; every way it can fail is one InvalidInput."""
+    where = str(path)
+    try:
+        status = os.stat(path)
+    except FileNotFoundError:
+        raise errors.InvalidInput("file does not exist", where=where) from None
+    except OSError as exc:
+        raise errors.InvalidInput(f"cannot read: {exc.strerror or exc}", where=where) from None
+    if stat.S_ISDIR(status.st_mode):
+        raise errors.InvalidInput("is a directory, expected a file", where=where)
+    if stat.S_ISSOCK(status.st_mode):
+        raise errors.InvalidInput("is a socket, expected a file", where=where)
+    try:
+        return os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOCTTY)
+    except PermissionError:
+        raise errors.InvalidInput("permission denied: the file cannot be read", where=where) from None
+    except FileNotFoundError:
+        raise errors.InvalidInput("file does not exist", where=where) from None
+    except OSError as exc:
+        raise errors.InvalidInput(f"cannot read: {exc.strerror or exc}", where=where) from None
+
+
+def _read_fd(fd: int, *, where: str, limit: int) -> bytes:
+    status = os.fstat(fd)
+    if stat.S_ISDIR(status.st_mode):
+        raise errors.InvalidInput("is a directory, expected a file", where=where)
+    if stat.S_ISREG(status.st_mode) and status.st_size > limit:
+        raise errors.InvalidInput(_too_large(limit, size=status.st_size), where=where)
+    chunks: list[bytes] = []
+    left = limit + 1
+    while left > 0:
+        try:
+            chunk = os.read(fd, min(left, _CHUNK))
+        except OSError as exc:
+            raise errors.InvalidInput(f"cannot read: {exc.strerror or exc}", where=where) from None
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    if left <= 0:
+        raise errors.InvalidInput(_too_large(limit), where=where)
+    return b"".join(chunks)
+
+
+def read_bytes(path: Path) -> bytes:
+    """The whole content of a file, FIFO or device, at most ``max_input_bytes()``; InvalidInput otherwise."""
+    limit = max_input_bytes()
+    fd = _open(path)
+    try:
+        return _read_fd(fd, where=str(path), limit=limit)
+    finally:
+        os.close(fd)
+
+
+def read_stream(stream: BinaryIO, *, where: str) -> bytes:
+    """All of a binary stream (stdin, a pipe, an HTTP response), refused past ``max_input_bytes()``."""
+    limit = max_input_bytes()
+    chunks: list[bytes] = []
+    left = limit + 1
+    while left > 0:
+        try:
+            chunk = stream.read(min(left, _CHUNK))
+        except OSError as exc:
+            raise errors.InvalidInput(f"cannot read: {exc.strerror or exc}", where=where) from None
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    if left <= 0:
+        raise errors.InvalidInput(_too_large(limit), where=where)
+    return b"".join(chunks)
+
+
+def decode(data: bytes, *, where: str) -> str:
+    """UTF-8 text without NUL bytes; otherwise InvalidInput naming the offset of the first bad byte."""
+    nul = data.find(b"\0")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if not 0 <= nul < exc.start:
+            bad = data[exc.start]
+            raise errors.InvalidInput(
+                f"not UTF-8 text: byte 0x{bad:02x} at offset {exc.start} ({_line_of(data, exc.start)})", where=where
+            ) from None
+    if nul >= 0:
+        raise errors.InvalidInput(f"binary data: NUL byte at offset {nul} ({_line_of(data, nul)})", where=where)
+    return text
+
+
+def _line_of(data: bytes, offset: int) -> str:
+    return f"line {data.count(_NEWLINE, 0, offset) + 1}"
+
+
+def read_text(path: Path) -> str:
+    """A file as UTF-8 text, through every check of ``read_bytes`` and ``decode``."""
+    return decode(read_bytes(path), where=str(path))
+
+
+def read_stdin_bytes(*, where: str = STDIN) -> bytes:
+    """Standard input as bytes, bounded like a file."""
+    stream = sys.stdin
+    if stream is None:
+        raise errors.InvalidInput("standard input is closed", where=where)
+    buffer = getattr(stream, "buffer", None)
+    if buffer is not None:
+        return read_stream(buffer, where=where)
+    # A text stream without a buffer (an embedding program's StringIO): bounded in characters.
+    limit = max_input_bytes()
+    text = stream.read(limit + 1)
+    if len(text) > limit:
+        raise errors.InvalidInput(_too_large(limit), where=where)
+    return text.encode("utf-8", "surrogateescape")
+
+
+def read_stdin(*, where: str = STDIN) -> str:
+    """Standard input as UTF-8 text, bounded and checked like a file."""
+    return decode(read_stdin_bytes(where=where), where=where)
+
+
+def sha256(path: Path) -> str:
+    """The hex SHA-256 of a file, streamed (no size limit: nothing is kept); unreadable → InvalidInput."""
+    fd = _open(path)
+    digest = hashlib.sha256()
+    try:
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            raise errors.InvalidInput("is a directory, expected a file", where=str(path))
+        while True:
+            try:
+                chunk = os.read(fd, _CHUNK)
+            except OSError as exc:
+                raise errors.InvalidInput(f"cannot read: {exc.strerror or exc}", where=str(path)) from None
+            if not chunk:
+                return digest.hexdigest()
+            digest.update(chunk)
+    finally:
+        os.close(fd)
+
+
+def open_binary(path: Path) -> BinaryIO:
+    """An open binary handle for a reader that follows a growing file itself (a log tail).
+
+    The same refusals as ``read_bytes`` except the size limit, which such a reader applies per read.
+    """
+    return os.fdopen(_open(path), "rb")
+
+
+class NotJson(errors.InvalidInput):
+    """Text that is not one JSON document (a reader may then try another form, e.g. NDJSON)."""
+
+
+def loads_json(text: str, *, source: str = "<input>") -> Any:
+    """Parse one JSON document; InvalidInput names ``source:line`` and refuses nesting past ``MAX_NESTING``."""
+    limit = max_input_bytes()
+    if len(text) > limit:
+        raise errors.InvalidInput(_too_large(limit, size=len(text.encode("utf-8", "surrogatepass"))), where=source)
+    too_deep = f"JSON nested deeper than {MAX_NESTING} levels"
+    try:
+        data = json.loads(text, parse_constant=_not_a_json_number)
+    except json.JSONDecodeError as exc:
+        raise NotJson(f"not JSON: {exc.msg} at column {exc.colno}", where=f"{source}:{exc.lineno}") from None
+    except RecursionError:
+        raise errors.InvalidInput(too_deep, where=source) from None
+    except ValueError as exc:  # NaN/Infinity, or an integer past Python's 4,300-digit conversion limit
+        raise errors.InvalidInput(f"not JSON this reader accepts: {exc}", where=source) from None
+    if nesting(data) > MAX_NESTING:
+        raise errors.InvalidInput(too_deep, where=source)
+    return data
+
+
+def _not_a_json_number(name: str) -> Any:
+    # Python reads NaN and Infinity; JSON (RFC 8259) and Go's encoding/json do not.
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def load_json(path: Path) -> Any:
+    """Read and parse a JSON file through every check of ``read_text`` and ``loads_json``."""
+    return loads_json(read_text(path), source=str(path))
+
+
+def nesting(data: Any) -> int:
+    """How deep mappings and sequences nest in plain data (a scalar is 0), without recursion."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            children: Any = value.values()
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        depth += 1
+        deepest = max(deepest, depth)
+        if deepest > MAX_NESTING:
+            return deepest
+        stack.extend((child, depth) for child in children if isinstance(child, dict | list))
+    return deepest
 
 
 def atomic_write_text(path: Path, text: str, *, mode: int = 0o644) -> None:

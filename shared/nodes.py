@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from shared.kube import rest, retry
+from shared.kube.api import KubeApi
 
 logger = logging.getLogger(__name__)
 
@@ -30,15 +31,15 @@ def path(name: str) -> str:
     return rest.core_path("nodes", name=name)
 
 
-def get(api: Any, name: str) -> Node:
+def get(api: KubeApi, name: str) -> Node:
     return rest.get(api, path(name), what=f"node {name}")
 
 
-def list_nodes(api: Any, *, label_selector: str | None = None) -> list[Node]:
+def list_nodes(api: KubeApi, *, label_selector: str | None = None) -> list[Node]:
     return rest.list_items(api, rest.core_path("nodes"), label_selector=label_selector)
 
 
-def update(api: Any, name: str, mutate: Mutation, *, status: bool = False) -> Node:
+def update(api: KubeApi, name: str, mutate: Mutation, *, status: bool = False) -> Node:
     """Apply ``mutate`` to a fresh copy of the node until the write wins; returns the node as written.
 
     Raises NotFound for a missing node; a 409 re-reads and re-applies (up to CONFLICT_POLICY).

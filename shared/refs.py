@@ -12,17 +12,16 @@ resolved the same way.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from shared import errors, files, yamlio
+from shared.kube.api import ApiFactory
 
 CM_SCHEME = "cm://"
 _CM = re.compile(r"^cm://([a-z0-9]([-a-z0-9]*[a-z0-9])?)/([a-z0-9]([-.a-z0-9]*[a-z0-9])?)$")
 DATA_KEY = "snapshot.yaml"
-ApiFactory = Callable[[], Any]
 
 
 @dataclass(frozen=True)

@@ -1,20 +1,26 @@
 """The only module that imports ruamel.yaml.
 
 Reading gives plain Python data (dicts, lists, scalars) and turns every parse error into one
-``InvalidInput`` naming the file and line. Writing dumps data, never formats strings, so a value
-holding quotes, newlines, ``{{ }}``, ``$()`` or ``---`` comes out as an inert quoted or block
-scalar. User files that are edited in place use the round-trip pair, which keeps comments.
+``InvalidInput`` naming the file and line. Files are read through ``shared.files`` (size, UTF-8,
+NUL, directory and permission checks). A document is also refused, before any of it is built, when
+its aliases expand it as Kubernetes' YAML decoder would refuse (go-yaml's ``allowedAliasRatio``,
+counted by ``AliasBudget``), when an anchor contains itself, and when it nests deeper than
+``files.MAX_NESTING``; a scalar the constructor cannot build (``2020-02-30``, ``!!int abc``) is an
+error at its line, not a crash. Writing dumps data, never formats strings, so a value holding
+quotes, newlines, ``{{ }}``, ``$()`` or ``---`` comes out as an inert quoted or block scalar. User
+files that are edited in place use the round-trip pair, which keeps comments.
 """
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from shared import errors
+from shared import errors, files
 
 _SPECIAL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff\ufffe\uffff]")
 _INDENT_MAPPING = 2
@@ -22,10 +28,191 @@ _INDENT_SEQUENCE = 4
 _INDENT_OFFSET = 2
 
 
-def _safe_loader() -> Any:
+# go-yaml's decode.go (gopkg.in/yaml.v2 since v2.2.8, the fix for CVE-2019-11253, which
+# sigs.k8s.io/yaml and so Kubernetes use; gopkg.in/yaml.v3 the same): the share of decoded nodes
+# that may come from expanding aliases, by the number decoded so far.
+_ALIAS_RATIO_RANGE_LOW = 400_000
+_ALIAS_RATIO_RANGE_HIGH = 4_000_000
+_ALIASED_FLOOR = 100
+_DECODED_FLOOR = 1000
+_CONSTRUCTION_ERRORS = (ValueError, LookupError, TypeError, ArithmeticError, AttributeError)
+"""What ruamel's constructors raise, instead of a YAMLError, on a scalar or tag they cannot build
+(``2020-02-30``, ``!!int ""``, ``!!omap`` on a scalar in the round-trip loader)."""
+
+
+def allowed_alias_ratio(decoded: int) -> float:
+    """go-yaml's ``allowedAliasRatio``: 99% up to 400,000 decoded nodes, 10% from 4,000,000, linear between."""
+    if decoded <= _ALIAS_RATIO_RANGE_LOW:
+        return 0.99
+    if decoded >= _ALIAS_RATIO_RANGE_HIGH:
+        return 0.10
+    span = _ALIAS_RATIO_RANGE_HIGH - _ALIAS_RATIO_RANGE_LOW
+    return 0.99 - 0.89 * (decoded - _ALIAS_RATIO_RANGE_LOW) / span
+
+
+class AliasBudget:
+    """The nodes a go-yaml decode of one document would visit, with aliases expanded in place.
+
+    go-yaml's ``decoder.unmarshal`` counts every node it visits (``decodeCount``) and those visited
+    inside an alias's expansion (``aliasCount``), and fails with "document contains excessive
+    aliasing" once more than 100 of over 1,000 come from aliases beyond ``allowed_alias_ratio``. An
+    expansion adds the same count to both, so the share only grows while one lasts and checking at
+    its end decides as go-yaml's check at every node does; the expansion's size comes from its
+    anchor, so nothing is built. Up to 400,000 nodes this lets a document grow to 100 times the
+    nodes it spells out (under two a byte, so at most about 50 times its size in bytes, plus 1,000),
+    and beyond that to less and less. go-yaml counts a mapping's keys once more when it holds a
+    ``<<`` merge key; this count does not, a difference of a few nodes.
+    """
+
+    def __init__(self) -> None:
+        self.decoded = 1  # the document node
+        self.aliased = 0
+
+    def excessive(self) -> bool:
+        return (
+            self.aliased > _ALIASED_FLOOR
+            and self.decoded > _DECODED_FLOOR
+            and self.aliased / self.decoded > allowed_alias_ratio(self.decoded)
+        )
+
+    def visit(self) -> bool:
+        """One node spelled out in the document; True when the budget is now exceeded."""
+        self.decoded += 1
+        return self.excessive()
+
+    def expand(self, size: int) -> bool:
+        """An alias node, then the ``size`` nodes its anchor decodes to; True when exceeded."""
+        self.decoded += 1
+        if self.excessive():
+            return True
+        self.decoded += size
+        self.aliased += size
+        return self.excessive()
+
+
+class _Walk:
+    """One document as it is composed: nesting depth, the ``AliasBudget`` and each anchor's size."""
+
+    def __init__(self) -> None:
+        self.budget = AliasBudget()
+        self.sizes: dict[int, int] = {}  # id(anchored node) -> nodes it decodes to
+        self.open: list[int] = [0]  # nodes decoded so far inside each node being composed
+        self.depth = 0
+
+    def enter(self, *, nested: bool) -> str | None:
+        """A node spelled out begins; the reason to refuse the document, if any."""
+        self.depth += nested
+        if self.depth > files.MAX_NESTING:
+            return f"nested deeper than {files.MAX_NESTING} levels"
+        if self.budget.visit():
+            return "document contains excessive aliasing"
+        self.open.append(0)
+        return None
+
+    def leave(self, node: object, *, anchored: bool, nested: bool) -> None:
+        size = 1 + self.open.pop()
+        self.open[-1] += size
+        if anchored:
+            self.sizes[id(node)] = size
+        self.depth -= nested
+
+    def alias(self, target: object, anchor: str) -> str | None:
+        """An alias to ``target``; the reason to refuse the document, if any."""
+        size = self.sizes.get(id(target))
+        if size is None:  # an anchor is registered before its content is composed
+            return f"anchor {anchor!r} value contains itself"
+        if self.budget.expand(size):
+            return "document contains excessive aliasing"
+        self.open[-1] += 1 + size
+        return None
+
+
+@functools.cache
+def _composer() -> type:
+    """ruamel's composer, counting what a go-yaml decode would and refusing what it would refuse."""
+    from ruamel.yaml.composer import Composer
+    from ruamel.yaml.error import MarkedYAMLError
+    from ruamel.yaml.events import AliasEvent, MappingStartEvent, SequenceStartEvent
+
+    class GuardedComposer(Composer):
+        def __init__(self, loader: Any = None) -> None:
+            super().__init__(loader)
+            # A later anchor takes a name over, as in go-yaml; ruamel would also warn on stderr.
+            self.warn_double_anchors = False
+            self._walk = _Walk()
+
+        def compose_document(self) -> Any:
+            self._walk = _Walk()
+            return super().compose_document()
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            event = self.parser.peek_event()
+            if isinstance(event, AliasEvent):
+                target = super().compose_node(parent, index)
+                problem = self._walk.alias(target, event.anchor)
+            else:
+                nested = isinstance(event, MappingStartEvent | SequenceStartEvent)
+                problem = self._walk.enter(nested=nested)
+                if problem is None:
+                    target = super().compose_node(parent, index)
+                    self._walk.leave(target, anchored=event.anchor is not None, nested=nested)
+            if problem is not None:
+                raise MarkedYAMLError(None, None, problem, event.start_mark)
+            return target
+
+    return GuardedComposer
+
+
+@functools.cache
+def _scanner(kind: str) -> type:
+    """ruamel's scanner, refusing a flow collection past ``files.MAX_NESTING`` as go-yaml's does past
+    its ``max_flow_level`` (``scannerc.go``), before looking ahead through the rest of them."""
+    from ruamel.yaml.scanner import RoundTripScanner, Scanner, ScannerError
+
+    base: Any = Scanner if kind == "safe" else RoundTripScanner
+
+    class GuardedScanner(base):  # type: ignore[misc]
+        def fetch_flow_collection_start(self, token_class: Any, to_push: str) -> None:
+            if self.flow_level >= files.MAX_NESTING:
+                mark = self.reader.get_mark()
+                raise ScannerError(None, None, f"nested deeper than {files.MAX_NESTING} levels", mark)
+            super().fetch_flow_collection_start(token_class, to_push)
+
+    return GuardedScanner
+
+
+@functools.cache
+def _constructor(kind: str) -> type:
+    """ruamel's ``safe`` or ``rt`` constructor; a scalar it cannot build is an error at its line."""
+    from ruamel.yaml.constructor import ConstructorError, RoundTripConstructor, SafeConstructor
+    from ruamel.yaml.nodes import ScalarNode
+
+    base: Any = SafeConstructor if kind == "safe" else RoundTripConstructor
+
+    class GuardedConstructor(base):  # type: ignore[misc]
+        def construct_object(self, node: Any, deep: bool = False) -> Any:
+            try:
+                return super().construct_object(node, deep=deep)
+            except _CONSTRUCTION_ERRORS as exc:
+                tag = str(node.tag).rsplit(":", 1)[-1]
+                what = f"{str(node.value)[:40]!r} as {tag}" if isinstance(node, ScalarNode) else f"the {tag}"
+                raise ConstructorError(None, None, f"cannot read {what}: {exc}", node.start_mark) from exc
+
+    return GuardedConstructor
+
+
+def _loader(kind: str) -> Any:
     from ruamel.yaml import YAML
 
-    yaml = YAML(typ="safe", pure=True)
+    yaml: Any = YAML(typ=kind, pure=True)
+    yaml.Scanner = _scanner(kind)
+    yaml.Composer = _composer()
+    yaml.Constructor = _constructor(kind)
+    return yaml
+
+
+def _safe_loader() -> Any:
+    yaml = _loader("safe")
     yaml.allow_duplicate_keys = False
     # A plain "=" resolves to YAML 1.1's value tag, which the safe constructor refuses; every other
     # YAML reader (go-yaml in helm and kubectl) reads it as the string "=".
@@ -42,43 +229,56 @@ def _where(source: str, exc: Exception) -> str:
     return source
 
 
+_BREAKS = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
+
+
+def _one_line(text: str) -> str:
+    """A message quoting a key or value that holds line breaks stays one line: they are escaped."""
+    return _BREAKS.sub(lambda match: repr(match.group())[1:-1], text)
+
+
 def _problem(exc: Exception) -> str:
     problem = getattr(exc, "problem", None)
     context = getattr(exc, "context", None)
     text = " ".join(p for p in (context, problem) if p) or str(exc).splitlines()[0]
-    return f"invalid YAML: {text}"
+    return f"invalid YAML: {_one_line(text)}"
+
+
+def _parsed(parse: Any, text: str, source: str) -> Any:
+    """``parse(text)`` with every way a document can be refused turned into one InvalidInput."""
+    from ruamel.yaml.error import YAMLError
+
+    limit = files.max_input_bytes()
+    if len(text) > limit:
+        raise errors.InvalidInput(
+            f"input is {len(text)} characters, more than the limit of {limit} bytes "
+            f"(raise it with {files.MAX_INPUT_BYTES_ENV})",
+            where=source,
+        )
+    try:
+        return parse(text)
+    except YAMLError as exc:
+        raise errors.InvalidInput(_problem(exc), where=_where(source, exc)) from exc
+    except RecursionError:
+        # Only a caller already deep in its own stack gets here before MAX_NESTING does.
+        raise errors.InvalidInput("invalid YAML: nested too deeply to read", where=source) from None
+    except _CONSTRUCTION_ERRORS as exc:
+        raise errors.InvalidInput(f"invalid YAML: {_one_line(str(exc))}", where=source) from exc
 
 
 def loads(text: str, *, source: str = "<input>") -> Any:
     """Parse one YAML (or JSON) document into plain data; errors name ``source:line``."""
-    from ruamel.yaml.error import YAMLError
-
-    try:
-        return _safe_loader().load(text)
-    except YAMLError as exc:
-        raise errors.InvalidInput(_problem(exc), where=_where(source, exc)) from exc
+    return _parsed(lambda t: _safe_loader().load(t), text, source)
 
 
 def loads_all(text: str, *, source: str = "<input>") -> list[Any]:
     """Parse every document of a multi-document stream; empty documents are dropped."""
-    from ruamel.yaml.error import YAMLError
-
-    try:
-        return [doc for doc in _safe_loader().load_all(text) if doc is not None]
-    except YAMLError as exc:
-        raise errors.InvalidInput(_problem(exc), where=_where(source, exc)) from exc
+    return _parsed(lambda t: [doc for doc in _safe_loader().load_all(t) if doc is not None], text, source)  # type: ignore[no-any-return]
 
 
 def read_text(path: Path) -> str:
-    """Read a user file as UTF-8; a missing or unreadable file is invalid input naming it."""
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise errors.InvalidInput("file does not exist", where=str(path)) from exc
-    except IsADirectoryError as exc:
-        raise errors.InvalidInput("is a directory, expected a file", where=str(path)) from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise errors.InvalidInput(f"cannot read file: {exc}", where=str(path)) from exc
+    """Read a user file as UTF-8 through ``shared.files``: every refusal is InvalidInput naming it."""
+    return files.read_text(path)
 
 
 def load_file(path: Path) -> Any:
@@ -141,13 +341,7 @@ def dumps_all(documents: list[Any]) -> str:
 
 def load_roundtrip(text: str, *, source: str = "<input>") -> Any:
     """Parse keeping comments and key order, for files edited and written back."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
-
-    try:
-        return YAML(typ="rt").load(text)
-    except YAMLError as exc:
-        raise errors.InvalidInput(_problem(exc), where=_where(source, exc)) from exc
+    return _parsed(lambda t: _loader("rt").load(t), text, source)
 
 
 def dumps_roundtrip(data: Any) -> str:
@@ -179,14 +373,9 @@ def line_of(text: str, path: str) -> int | None:
     Parses again with the round-trip loader, which keeps positions; only used on the error path,
     so the normal load stays fast.
     """
-    import re
-
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
-
     try:
-        node = YAML(typ="rt").load(text)
-    except YAMLError:
+        node = load_roundtrip(text)
+    except errors.InvalidInput:
         return None
     parts: list[str | int] = []
     for piece in path.split("."):

@@ -20,13 +20,16 @@ import logging
 import os
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 import jinja2.bccache
 
 from shared import cachedir, yamlio
 from shared.bundle import paths
+
+if TYPE_CHECKING:
+    from shared.bundle.plan import ComponentPlan
 
 logger = logging.getLogger(__name__)
 
@@ -134,3 +137,10 @@ class Writer:
     def data(self, relpath: str, document: Any) -> None:
         """A YAML file dumped from data (values files, manifests carried as parsed data)."""
         self.text(relpath, yamlio.dumps(document))
+
+    def component_files(self, c: ComponentPlan) -> None:
+        """A component's ``values.yaml`` (when it installs a chart) and ``manifests/`` in its folder."""
+        if c.has_chart:
+            self.data(f"{c.folder}/values.yaml", c.values)
+        for manifest in c.manifests:
+            self.text(f"{c.folder}/manifests/{manifest.name}", manifest.text)

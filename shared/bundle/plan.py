@@ -23,6 +23,7 @@ from shared import cachedir, errors, yamlio
 from shared import refs as documents
 from shared.bundle import overrides, scheduling
 from shared.bundle.request import BundleRequest
+from shared.kube.api import ApiFactory
 from shared.recipe import catalog as catalog_mod
 from shared.recipe import models, result, values
 
@@ -107,6 +108,15 @@ class BundlePlan:
     def component(self, name: str) -> ComponentPlan:
         return next(c for c in self.components if c.name == name)
 
+    def refuse_kustomize(self, deployer: str) -> None:
+        """InvalidInput for the first Kustomize component, for a deployer that lays out charts and manifests only."""
+        for c in self.components:
+            if c.is_kustomize:
+                raise errors.InvalidInput(
+                    f"component {c.name!r} is a Kustomize component, which the {deployer} deployer "
+                    "does not support (use helm or argocd)"
+                )
+
     @property
     def criteria(self) -> dict[str, Any]:
         return dict(self.recipe.criteria)
@@ -135,7 +145,7 @@ def _parse_cached(text: str, where: str) -> Any:
     return data
 
 
-def load_recipe(reference: str, *, api: documents.ApiFactory) -> tuple[models.RecipeResult, str]:
+def load_recipe(reference: str, *, api: ApiFactory) -> tuple[models.RecipeResult, str]:
     """Read a RecipeResult from a file or ``cm://NAMESPACE/NAME``: the model and the text as given."""
     text, where = documents.read_text(reference, api=api)
     recipe = result.parse(_parse_cached(text, where), where=where)

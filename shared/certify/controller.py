@@ -65,7 +65,7 @@ class Controller:
     api: KubeApi
     namespace: str
     identity: str
-    ticker: clock.Clock = field(default=clock.WALL)
+    clock: clock.Clock = field(default=clock.WALL)
     holding: set[str] = field(default_factory=set)
     """Runs whose lease this replica holds, released when it stops."""
     events: kube_events.Recorder | None = None
@@ -73,7 +73,7 @@ class Controller:
 
     def __post_init__(self) -> None:
         if self.events is None:
-            self.events = kube_events.Recorder(self.api, component=COMPONENT, now=self.ticker.now)
+            self.events = kube_events.Recorder(self.api, component=COMPONENT, now=self.clock.now)
 
     def leader(self) -> bool:
         return self._take(LEADER_LEASE)
@@ -81,7 +81,7 @@ class Controller:
     def _take(self, lease: str) -> bool:
         duration = leasing.SETTINGS.lease_seconds
         return leases.try_acquire(
-            self.api, self.namespace, lease, identity=self.identity, duration=duration, now=self.ticker.now
+            self.api, self.namespace, lease, identity=self.identity, duration=duration, now=self.clock.now
         )
 
     def reconcile(self) -> list[str]:
@@ -106,7 +106,7 @@ class Controller:
             self.holding.add(cert.name)
             try:
                 progress = runner.step(
-                    self.api, namespace=self.namespace, name=cert.name, clock=self.ticker, events=self.events
+                    self.api, namespace=self.namespace, name=cert.name, clock=self.clock, events=self.events
                 )
             except errors.NotFound:
                 self._let_go(cert.name)  # deleted while we looked
@@ -138,7 +138,7 @@ class Controller:
                 continue
             self.holding.add(lease)
             try:
-                done = workload.step(self.api, namespace=self.namespace, name=found.name, clock=self.ticker)
+                done = workload.step(self.api, namespace=self.namespace, name=found.name, clock=self.clock)
             except errors.NotFound:
                 self._let_go(lease)
                 continue
@@ -172,12 +172,9 @@ class Controller:
             for note in self.reconcile_leading():
                 say(note)
 
-        return LeaderLoop(
-            api=self.api,
-            namespace=self.namespace,
+        return LeaderLoop.of(
+            self,
             lease=LEADER_LEASE,
-            identity=self.identity,
-            clock=self.ticker,
             settings=leasing.SETTINGS,
             reconcile=one_pass,
             on_leading=lambda leading: LEADER.set(1 if leading else 0),

@@ -13,18 +13,18 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from shared.kube.customresource import CustomResource
+from shared.kube import customresource
+from shared.kube.customresource import CustomResource, Fields
 
 GROUP = "nvcre.nvidia.com"
 VERSION = "v1alpha1"
 API_VERSION = f"{GROUP}/{VERSION}"
 KIND = "Certification"
 
-
-class _Model(BaseModel):
-    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+Phase = customresource.Phase
+"""``status.phase``: the phases every resource of ours that runs to a verdict shares."""
 
 
 class TestScale(StrEnum):
@@ -34,19 +34,19 @@ class TestScale(StrEnum):
     DIAGNOSE = "diagnose"
 
 
-class NodeSelectorRequirement(_Model):
+class NodeSelectorRequirement(Fields):
     key: str
     operator: str = Field(description="In, NotIn, Exists or DoesNotExist.")
     values: list[str] = Field(default_factory=list)
 
 
-class TaintSelector(_Model):
+class TaintSelector(Fields):
     key: str
     value: str | None = None
     effect: str | None = None
 
 
-class TargetSpec(_Model):
+class TargetSpec(Fields):
     nodeSelector: dict[str, str] = Field(default_factory=dict)
     matchExpressions: list[NodeSelectorRequirement] = Field(default_factory=list)
     nodeNames: list[str] = Field(default_factory=list)
@@ -55,12 +55,12 @@ class TargetSpec(_Model):
     )
 
 
-class Resources(_Model):
+class Resources(Fields):
     limits: dict[str, str] = Field(default_factory=dict)
     requests: dict[str, str] = Field(default_factory=dict)
 
 
-class CategoryOptions(_Model):
+class CategoryOptions(Fields):
     """Options settable globally (inline in spec) and per category; unset means "inherit"."""
 
     thresholds: dict[str, str] | None = Field(default=None, description="Metric key -> CEL over `value`.")
@@ -78,7 +78,7 @@ class CategoryOptions(_Model):
     gpusPerNode: int | None = Field(default=None, ge=1)
 
 
-class Category(_Model):
+class Category(Fields):
     domain: str
     variant: str
     options: CategoryOptions | None = None
@@ -110,14 +110,7 @@ class FailureReason(StrEnum):
     TIMEOUT = "JobTimedOut"
 
 
-class Phase(StrEnum):
-    PENDING = "Pending"
-    RUNNING = "Running"
-    SUCCEEDED = "Succeeded"
-    FAILED = "Failed"
-
-
-class GroupRun(_Model):
+class GroupRun(Fields):
     """One test of one group: one batch/v1 Job."""
 
     name: str
@@ -135,26 +128,26 @@ class GroupRun(_Model):
     endTime: str | None = None
 
 
-class Round(_Model):
+class Round(Fields):
     round: int
     stage: str
     groups: list[GroupRun]
 
 
-class FailedNode(_Model):
+class FailedNode(Fields):
     name: str
     reason: FailureReason
     message: str
     value: float | None = None
 
 
-class InfrastructureFault(_Model):
+class InfrastructureFault(Fields):
     sideA: list[str]
     sideB: list[str]
     message: str
 
 
-class CategoryStatus(_Model):
+class CategoryStatus(Fields):
     domain: str
     variant: str
     status: Phase = Phase.PENDING
@@ -172,7 +165,7 @@ class CategoryStatus(_Model):
     message: str | None = None
 
 
-class Condition(_Model):
+class Condition(Fields):
     type: str
     status: str
     reason: str
@@ -180,7 +173,7 @@ class Condition(_Model):
     lastTransitionTime: str | None = None
 
 
-class CertificationStatus(_Model):
+class CertificationStatus(Fields):
     phase: Phase | None = None
     conditions: list[Condition] = Field(default_factory=list)
     startTime: str | None = None

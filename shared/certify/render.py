@@ -4,24 +4,28 @@ Jobs follow the workload contract of docs/formats.md exactly: an Indexed batch/v
 completions = parallelism = group size, each pod pinned by required node affinity on
 ``kubernetes.io/hostname`` (a nodeSelector for one node), all of the node's GPUs, the run's
 validation-gate taints tolerated, ``restartPolicy: Never`` and ``backoffLimit: 0`` (a failed run
-is a result, not something to retry), ``activeDeadlineSeconds`` = timeoutPerJob. Pure functions
-of plain data: no API calls here.
+is a result, not something to retry), ``activeDeadlineSeconds`` = timeoutPerJob. Each way of running a
+group is a ``Renderer`` of a ``Group`` (``RENDERERS``: the Job, or an MPIJob), so another workload
+kind is one more function. Target nodes match as the API server matches labels
+(``shared.kube.labelselector``). Pure functions of plain data: no API calls here.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from shared import durations, errors
 from shared.certify import catalog, models
 from shared.certify.isolate import model as iso
+from shared.kube import jobs, labelselector
 
-HOSTNAME = "kubernetes.io/hostname"
+HOSTNAME = jobs.HOSTNAME
 RACK = "topology.kubernetes.io/rack"
 CLIQUE = "nvidia.com/gpu.clique"
 GPU_COUNT = "nvidia.com/gpu.count"
-INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
+INDEX_ANNOTATION = jobs.INDEX_ANNOTATION
 CERT_LABEL = "nvcre.nvidia.com/certification"
 GROUP_ANNOTATION = "nvcre.nvidia.com/group-nodes"
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
@@ -40,25 +44,39 @@ def seconds(duration: str) -> float:
     return durations.parse(duration)
 
 
+_NODE_SELECTOR_OPERATORS: dict[str, labelselector.Operator] = {
+    "In": "in",
+    "NotIn": "notin",
+    "Exists": "exists",
+    "DoesNotExist": "!",
+}
+"""A NodeSelectorRequirement's operators as label-selector requirements (Gt and Lt are not taken)."""
+
+
 def _matches(node: dict[str, Any], target: models.TargetSpec) -> bool:
     labels = (node.get("metadata") or {}).get("labels") or {}
     name = node["metadata"]["name"]
     if target.nodeNames and name not in target.nodeNames:
         return False
-    if any(labels.get(k) != v for k, v in target.nodeSelector.items()):
+    return _labels_match(labels, target) and _taints_match(node, target)
+
+
+def _labels_match(labels: Mapping[str, str], target: models.TargetSpec) -> bool:
+    """``nodeSelector`` (each key equal) and then ``matchExpressions``, in order; an unknown operator
+    is InvalidInput when its turn comes."""
+    equal = [labelselector.Requirement(k, "=", (v,)) for k, v in target.nodeSelector.items()]
+    if not labelselector.matches(equal, labels):
         return False
     for req in target.matchExpressions:
-        value = labels.get(req.key)
-        ok = {
-            "In": value in req.values,
-            "NotIn": value not in req.values,
-            "Exists": req.key in labels,
-            "DoesNotExist": req.key not in labels,
-        }.get(req.operator)
-        if ok is None:
+        op = _NODE_SELECTOR_OPERATORS.get(req.operator)
+        if op is None:
             raise errors.InvalidInput(f"unknown operator {req.operator!r}", where="spec.target.matchExpressions")
-        if not ok:
+        if not labelselector.Requirement(req.key, op, tuple(req.values)).matches(labels):
             return False
+    return True
+
+
+def _taints_match(node: dict[str, Any], target: models.TargetSpec) -> bool:
     taints = list((node.get("spec") or {}).get("taints") or [])
     if (node.get("spec") or {}).get("unschedulable"):
         # The node lifecycle controller taints a cordoned node so; a selector on it opts cordoned nodes in.
@@ -66,15 +84,15 @@ def _matches(node: dict[str, Any], target: models.TargetSpec) -> bool:
         if not any(sel.key == UNSCHEDULABLE_TAINT for sel in target.taintSelectors):
             return False
         taints.append({"key": UNSCHEDULABLE_TAINT, "effect": "NoSchedule"})
-    for sel in target.taintSelectors:
-        if not any(
+    return all(
+        any(
             t.get("key") == sel.key
             and (sel.value is None or t.get("value") == sel.value)
             and (sel.effect is None or t.get("effect") == sel.effect)
             for t in taints
-        ):
-            return False
-    return True
+        )
+        for sel in target.taintSelectors
+    )
 
 
 def target_nodes(nodes: list[dict[str, Any]], target: models.TargetSpec) -> list[TargetNode]:
@@ -132,16 +150,28 @@ def job_name(cert: str, category: int, round_number: int, group: int) -> str:
     return f"{cert[:36]}-c{category}-r{round_number}-g{group}"
 
 
-def job(
-    *,
-    cert: models.Certification,
-    uid: str | None,
-    entry: catalog.Entry,
-    options: models.CategoryOptions,
-    name: str,
-    nodes: list[TargetNode],
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Group:
+    """One group's work, as every renderer takes it."""
+
+    cert: models.Certification
+    uid: str | None
+    """The Certification's uid: what is rendered is owned by it (None for a dry render: no owner)."""
+    entry: catalog.Entry
+    options: models.CategoryOptions
+    """The category's effective options (``CertificationSpec.options_for``)."""
+    name: str
+    """The name of the object rendered (``job_name``)."""
+    nodes: list[TargetNode]
+
+
+Renderer = Callable[[Group], dict[str, Any]]
+"""A way to run a group's test: the one object to create for it."""
+
+
+def job(group: Group) -> dict[str, Any]:
     """The Job of one group (docs/formats.md)."""
+    cert, entry, options, nodes = group.cert, group.entry, group.options, group.nodes
     gpus = options.gpusPerNode or min(n.gpus for n in nodes)
     timeout = seconds(options.timeoutPerJob or entry.defaults.get("timeoutPerJob", "1h"))
     values: dict[str, Any] = {"gpus": gpus, "timeout": int(timeout)}
@@ -161,17 +191,7 @@ def job(
             container["resources"]["requests"] = dict(options.resources.requests)
     if entry.env:
         container["env"] = [{"name": k, "value": v} for k, v in sorted(entry.env.items())]
-    pod: dict[str, Any] = {"restartPolicy": "Never", "containers": [container]}
-    if len(names) == 1:
-        pod["nodeSelector"] = {HOSTNAME: names[0]}
-    else:
-        pod["affinity"] = {
-            "nodeAffinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": {
-                    "nodeSelectorTerms": [{"matchExpressions": [{"key": HOSTNAME, "operator": "In", "values": names}]}]
-                }
-            }
-        }
+    pod: dict[str, Any] = {"restartPolicy": "Never", "containers": [container], **jobs.placement(names)}
     tolerations = [
         {
             "key": t.key,
@@ -183,55 +203,31 @@ def job(
     ]
     if tolerations:
         pod["tolerations"] = tolerations
-    labels = {CERT_LABEL: cert.name}
     metadata: dict[str, Any] = {
-        "name": name,
+        "name": group.name,
         "namespace": cert.namespace,
-        "labels": labels,
+        "labels": {CERT_LABEL: cert.name},
         "annotations": {GROUP_ANNOTATION: ",".join(names)},
     }
-    if uid:
+    if group.uid:
         metadata["ownerReferences"] = [
             {
                 "apiVersion": models.API_VERSION,
                 "kind": models.KIND,
                 "name": cert.name,
-                "uid": uid,
+                "uid": group.uid,
                 "controller": True,
                 "blockOwnerDeletion": True,
             }
         ]
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": metadata,
-        "spec": {
-            "completionMode": "Indexed",
-            "completions": len(names),
-            "parallelism": len(names),
-            "backoffLimit": 0,
-            "activeDeadlineSeconds": int(timeout),
-            "template": {"metadata": {"labels": labels}, "spec": pod},
-        },
-    }
+    return jobs.indexed(metadata=metadata, pod=pod, pods=len(names), deadline_seconds=int(timeout))
 
 
 MPI_API_VERSION = "kubeflow.org/v2beta1"
 GROUP_LABEL = "nvcre.nvidia.com/group"
-VARIANTS = ("job", "mpi")
-"""How a group is rendered: ``job`` (the batch/v1 Job contract the runner and the simulated
-cluster use) or ``mpi`` (an MPIJob for real clusters running the Kubeflow MPI operator)."""
 
 
-def mpijob(
-    *,
-    cert: models.Certification,
-    uid: str | None,
-    entry: catalog.Entry,
-    options: models.CategoryOptions,
-    name: str,
-    nodes: list[TargetNode],
-) -> dict[str, Any]:
+def mpijob(group: Group) -> dict[str, Any]:
     """The group as a kubeflow.org/v2beta1 MPIJob: for real clusters with the MPI operator, where
     mpirun reaches the workers over its own ssh instead of one pod per node running the test.
 
@@ -241,15 +237,15 @@ def mpijob(
     workers) holds the GPUs and runs sshd; ``slotsPerWorker`` is the GPUs per node, so mpirun
     starts one rank per GPU. A category whose command is not an mpirun (DCGM, training) keeps its Job.
     """
-    base = job(cert=cert, uid=uid, entry=entry, options=options, name=name, nodes=nodes)
+    base = job(group)
     command = base["spec"]["template"]["spec"]["containers"][0]["command"]
     if "mpirun" not in command:
         return base
     pod = base["spec"]["template"]["spec"]
     main = pod["containers"][0]
-    names = [n.name for n in nodes]
+    names = [n.name for n in group.nodes]
     gpus = int(main["resources"]["limits"]["nvidia.com/gpu"])
-    labels = {**base["metadata"]["labels"], GROUP_LABEL: name}
+    labels = {**base["metadata"]["labels"], GROUP_LABEL: group.name}
     tolerations = {"tolerations": pod["tolerations"]} if "tolerations" in pod else {}
     launcher = {
         "name": "launcher",
@@ -267,14 +263,10 @@ def mpijob(
         "containers": [worker],
         **tolerations,
         "affinity": {
-            "nodeAffinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": {
-                    "nodeSelectorTerms": [{"matchExpressions": [{"key": HOSTNAME, "operator": "In", "values": names}]}]
-                }
-            },
+            "nodeAffinity": jobs.node_affinity(names),
             "podAntiAffinity": {
                 "requiredDuringSchedulingIgnoredDuringExecution": [
-                    {"labelSelector": {"matchLabels": {GROUP_LABEL: name}}, "topologyKey": HOSTNAME}
+                    {"labelSelector": {"matchLabels": {GROUP_LABEL: group.name}}, "topologyKey": HOSTNAME}
                 ]
             },
         },
@@ -306,3 +298,9 @@ def mpijob(
             },
         },
     }
+
+
+RENDERERS: dict[str, Renderer] = {"job": job, "mpi": mpijob}
+"""How a group is rendered (``--variant``): ``job`` (the batch/v1 Job contract the runner and the
+simulated cluster use) or ``mpi`` (an MPIJob for real clusters running the Kubeflow MPI operator)."""
+VARIANTS = tuple(RENDERERS)

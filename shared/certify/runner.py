@@ -26,7 +26,8 @@ from shared.certify.isolate import model as iso
 from shared.clock import Clock
 from shared.kube import errors as kube_errors
 from shared.kube import events as kube_events
-from shared.kube import jobs, podlogs, rest
+from shared.kube import jobs, rest
+from shared.kube.api import KubeApi
 
 logger = logging.getLogger(__name__)
 Phase = models.Phase
@@ -67,7 +68,7 @@ def _condition(status: models.CertificationStatus, kind: str, reason: str, messa
 
 
 def step(
-    api: Any,
+    api: KubeApi,
     *,
     namespace: str,
     name: str,
@@ -141,7 +142,7 @@ def _announce(
 
 
 def _advance(
-    api: Any,
+    api: KubeApi,
     cert: models.Certification,
     metadata: dict[str, Any],
     status: models.CertificationStatus,
@@ -170,7 +171,7 @@ def _advance(
 
 
 def _initialise(
-    api: Any, cert: models.Certification, status: models.CertificationStatus, *, now: str, strategy: str | None
+    api: KubeApi, cert: models.Certification, status: models.CertificationStatus, *, now: str, strategy: str | None
 ) -> str:
     status.startTime = now
     try:
@@ -210,7 +211,7 @@ def _groups(cert: str, index: int, number: int, groups: Sequence[Sequence[str]])
 
 
 def _category_step(
-    api: Any,
+    api: KubeApi,
     cert: models.Certification,
     metadata: dict[str, Any],
     index: int,
@@ -247,12 +248,14 @@ def _category_step(
             _collect(api, cert, entry, limits, group, now=now)
         elif group.phase is Phase.PENDING and (not options.maxConcurrent or running < options.maxConcurrent):
             document = render.job(
-                cert=cert,
-                uid=metadata.get("uid"),
-                entry=entry,
-                options=options,
-                name=group.job,
-                nodes=[nodes[n] for n in group.nodes],
+                render.Group(
+                    cert=cert,
+                    uid=metadata.get("uid"),
+                    entry=entry,
+                    options=options,
+                    name=group.job,
+                    nodes=[nodes[n] for n in group.nodes],
+                )
             )
             try:
                 rest.create(api, rest.group_path("batch", "v1", "jobs", cert.namespace), document, what=group.job)
@@ -293,7 +296,7 @@ def _decide(
 
 
 def _collect(
-    api: Any,
+    api: KubeApi,
     cert: models.Certification,
     entry: catalog.Entry,
     limits: thresholds.Thresholds,
@@ -311,11 +314,7 @@ def _collect(
     state = jobs.status_of(found)
     if state is None:
         return
-    pods = rest.list_items(
-        api, rest.core_path("pods", cert.namespace), label_selector=f"batch.kubernetes.io/job-name={group.job}"
-    )
-    first = [p for p in pods if (p["metadata"].get("annotations") or {}).get(render.INDEX_ANNOTATION) == "0"]
-    log = podlogs.read(api, cert.namespace, first[-1]["metadata"]["name"]) if first else ""
+    log = jobs.first_pod_log(api, cert.namespace, group.job)
     outcome = results.evaluate(entry.parser, log, job_failed=state == "Failed", nodes=group.nodes, thresholds=limits)
     deadline = any(c.get("reason") == "DeadlineExceeded" for c in (found.get("status") or {}).get("conditions") or [])
     group.phase = Phase.SUCCEEDED if outcome.passed else Phase.FAILED

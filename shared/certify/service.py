@@ -83,42 +83,34 @@ def drive(
     on_status: Callable[[models.Certification], None] | None = None,
 ) -> RunResult:
     """Hold the Lease and step the run until it ends (or ``timeout`` seconds of cluster time pass),
-    a step every ``leasing.SETTINGS.poll_seconds`` of cluster time.
+    a step every ``leasing.SETTINGS.poll_seconds`` of cluster time (``leasing.drive``).
 
     ``on_progress`` gets each new note; ``on_status`` the object after every step (the live display).
     """
     from shared import clock
-    from shared.kube import events, leases
+    from shared.kube import events
 
     ticker = clock.for_api_client(client)
     recorder = events.Recorder(client, component=runner.COMPONENT, now=ticker.now)
-    me = me or leasing.identity()
-    timing = leasing.SETTINGS
-    start = ticker.monotonic()
-    last = ""
-    try:
-        while True:
-            if leases.try_acquire(client, namespace, name, identity=me, duration=timing.lease_seconds, now=ticker.now):
-                progress = runner.step(client, namespace=namespace, name=name, clock=ticker, events=recorder)
-                note = progress.note
-                if on_status is not None:
-                    on_status(resource.get(client, namespace, name)[0])
-                if progress.done:
-                    break
-            else:
-                held = leases.read(client, namespace, name)
-                note = f"waiting: {held.holder if held else 'someone'} holds the run"
-            if on_progress is not None and note != last:
-                on_progress(note)
-                last = note
-            if timeout is not None and ticker.monotonic() - start >= timeout:
-                cert, _ = resource.get(client, namespace, name)
-                return RunResult(cert, timed_out=True, waited=True)
-            ticker.sleep(timing.poll_seconds)
-    finally:
-        leases.release(client, namespace, name, identity=me)
+
+    def step() -> leasing.Turn:
+        progress = runner.step(client, namespace=namespace, name=name, clock=ticker, events=recorder)
+        if on_status is not None:
+            on_status(resource.get(client, namespace, name)[0])
+        return leasing.Turn(None if progress.done else progress.note, progress.done)
+
+    timed_out = leasing.drive(
+        client,
+        namespace=namespace,
+        lease=name,
+        clock=ticker,
+        step=step,
+        timeout=timeout,
+        me=me,
+        on_progress=on_progress,
+    )
     cert, _ = resource.get(client, namespace, name)
-    return RunResult(cert, timed_out=False, waited=True)
+    return RunResult(cert, timed_out=timed_out, waited=True)
 
 
 def get(api: ApiFactory, *, namespace: str, name: str) -> models.Certification:
@@ -173,15 +165,17 @@ def render_plan(
         options = cert.spec.options_for(category)
         groups = render.first_round(entry, options, nodes)
         by_name = {n.name: n for n in nodes}
-        make = render.mpijob if variant == "mpi" else render.job
+        make = render.RENDERERS[variant]
         docs = [
             make(
-                cert=cert,
-                uid=None,
-                entry=entry,
-                options=options,
-                name=render.job_name(cert.name, i, 1, j),
-                nodes=[by_name[n] for n in g],
+                render.Group(
+                    cert=cert,
+                    uid=None,
+                    entry=entry,
+                    options=options,
+                    name=render.job_name(cert.name, i, 1, j),
+                    nodes=[by_name[n] for n in g],
+                )
             )
             for j, g in enumerate(groups)
         ]

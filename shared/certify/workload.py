@@ -20,19 +20,19 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from shared import errors
-from shared.certify import catalog, models, render, thresholds
+from shared.certify import catalog, leasing, models, render, thresholds
 from shared.clock import Clock
-from shared.kube import crds, jobs, podlogs, rest
+from shared.kube import crds, jobs, rest
 from shared.kube import errors as kube_errors
 from shared.kube.api import KubeApi
-from shared.kube.customresource import CustomResource
+from shared.kube.customresource import CustomResource, Fields
 
 KIND = "WorkloadRun"
 LABEL = "nvcre.nvidia.com/workloadrun"
 _PATH_STEP = re.compile(r"\.([A-Za-z_][\w-]*)|\[(\d+)\]")
 
 
-class MetricRule(models._Model):
+class MetricRule(Fields):
     name: str = Field(default="value", description="What the number is called in reports.")
     regex: str | None = Field(default=None, description="First capture group (or the whole match) is the value.")
     jsonPath: str | None = Field(default=None, description="e.g. $.results[0].busbw, into the log's last JSON object.")
@@ -48,7 +48,7 @@ class MetricRule(models._Model):
         return self
 
 
-class WorkloadRunSpec(models._Model):
+class WorkloadRunSpec(Fields):
     image: str = Field(min_length=1, max_length=512)
     command: list[str] = Field(min_length=1)
     target: models.TargetSpec = Field(default_factory=models.TargetSpec)
@@ -57,7 +57,7 @@ class WorkloadRunSpec(models._Model):
     timeout: str = Field(default="1h", pattern=r"^([0-9]+(h|m|s|ms))+$")
 
 
-class WorkloadRunStatus(models._Model):
+class WorkloadRunStatus(Fields):
     phase: models.Phase | None = None
     job: str | None = None
     nodes: list[str] = Field(default_factory=list)
@@ -216,7 +216,7 @@ def _launch(
         }
     )
     options = models.CategoryOptions(timeoutPerJob=run.spec.timeout)
-    document = render.job(cert=cert, uid=None, entry=entry, options=options, name=job_name, nodes=nodes)
+    document = render.job(render.Group(cert=cert, uid=None, entry=entry, options=options, name=job_name, nodes=nodes))
     document["spec"]["template"]["spec"]["containers"][0]["command"] = list(run.spec.command)
     for labels in (document["metadata"]["labels"], document["spec"]["template"]["metadata"]["labels"]):
         labels.pop(render.CERT_LABEL, None)
@@ -238,11 +238,7 @@ def _collect(api: KubeApi, run: WorkloadRun, namespace: str, status: WorkloadRun
     state = jobs.status_of(found)
     if state is None:
         return
-    pods = rest.list_items(
-        api, rest.core_path("pods", namespace), label_selector=f"batch.kubernetes.io/job-name={status.job}"
-    )
-    first = [p for p in pods if (p["metadata"].get("annotations") or {}).get(render.INDEX_ANNOTATION) == "0"]
-    log = podlogs.read(api, namespace, first[-1]["metadata"]["name"]) if first else ""
+    log = jobs.first_pod_log(api, namespace, str(status.job))
     status.value = extract(run.spec.metric, log)
     measured = {run.spec.metric.name: status.value} if status.value is not None else {}
     violation = compile_threshold(run.spec, where="spec").check(measured)
@@ -294,42 +290,38 @@ def drive(
     on_progress: Callable[[str], None] | None = None,
 ) -> tuple[WorkloadRun, bool]:
     """Hold the run's Lease and step until the run ends or ``timeout`` seconds of cluster time pass,
-    a step every ``leasing.SETTINGS.poll_seconds`` of cluster time.
+    a step every ``leasing.SETTINGS.poll_seconds`` of cluster time (``leasing.drive``).
 
     Whoever holds the Lease steps the run (this CLI or ``nvcrectl controller``); a waiter reads the
     status until the holder finishes, or takes over once the holder's Lease expires. Returns
     (run, timed_out).
     """
     from shared import clock
-    from shared.certify import leasing
-    from shared.kube import leases
 
     ticker = clock.for_api_client(api)
-    me = me or leasing.identity()
-    timing = leasing.SETTINGS
-    start = ticker.monotonic()
-    last = ""
-    try:
-        while True:
-            if leases.try_acquire(
-                api, namespace, lease_name(name), identity=me, duration=timing.lease_seconds, now=ticker.now
-            ):
-                run = step(api, namespace=namespace, name=name, clock=ticker)
-                note = f"{name}: {run.status.phase or 'Pending'}: {run.status.message or ''}"
-            else:
-                run = get(api, namespace, name)
-                held = leases.read(api, namespace, lease_name(name))
-                note = f"waiting: {held.holder if held else 'someone'} holds the run"
-            if on_progress is not None and note != last:
-                on_progress(note)
-                last = note
-            if finished(run):
-                return run, False
-            if timeout is not None and ticker.monotonic() - start >= timeout:
-                return run, True
-            ticker.sleep(timing.poll_seconds)
-    finally:
-        leases.release(api, namespace, lease_name(name), identity=me)
+    seen: list[WorkloadRun] = []  # the run as last stepped or read
+
+    def step_once() -> leasing.Turn:
+        run = step(api, namespace=namespace, name=name, clock=ticker)
+        seen[:] = [run]
+        return leasing.Turn(f"{name}: {run.status.phase or 'Pending'}: {run.status.message or ''}", finished(run))
+
+    def holder_finished() -> bool:
+        seen[:] = [get(api, namespace, name)]
+        return finished(seen[0])
+
+    timed_out = leasing.drive(
+        api,
+        namespace=namespace,
+        lease=lease_name(name),
+        clock=ticker,
+        step=step_once,
+        ended=holder_finished,
+        timeout=timeout,
+        me=me,
+        on_progress=on_progress,
+    )
+    return seen[0], timed_out
 
 
 def data(run: WorkloadRun) -> dict[str, Any]:

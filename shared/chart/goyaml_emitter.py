@@ -160,44 +160,28 @@ class _Emitter:
     def write_plain(self, text: str, allow_breaks: bool) -> None:
         if not self.whitespace:
             self.put(" ")
-        spaces = breaks = False
-        i = 0
-        while i < len(text):
-            char = text[i]
-            if char == " ":
-                if allow_breaks and not spaces and self.column > BEST_WIDTH and text[i + 1 : i + 2] != " ":
-                    self.write_indent()
-                else:
-                    self.put(char)
-                spaces = True
-            elif char in BREAKS:
-                if not breaks and char == "\n":
-                    self.put_break()
-                self.write_break(char)
-                self.indention = True
-                breaks = True
-            else:
-                if breaks:
-                    self.write_indent()
-                self.put(char)
-                self.indention = False
-                spaces = breaks = False
-            i += 1
+        self._write_folding(text, allow_breaks=allow_breaks, inner_only=False)
         self.whitespace = False
         self.indention = False
 
     def write_single(self, text: str, allow_breaks: bool) -> None:
         self.write_indicator("'", need_ws=True, is_ws=False, is_indention=False)
+        self._write_folding(text, allow_breaks=allow_breaks, inner_only=True, doubled="'")
+        self.write_indicator("'", need_ws=False, is_ws=False, is_indention=False)
+        self.whitespace = False
+        self.indention = False
+
+    def _write_folding(self, text: str, *, allow_breaks: bool, inner_only: bool, doubled: str = "") -> None:
+        """The characters of a plain or single-quoted scalar, as go-yaml's two writers share them.
+
+        A lone space past ``BEST_WIDTH`` folds the line (in a quoted scalar never the first or the
+        last character: ``inner_only``), line breaks are kept as breaks, and ``doubled`` (the single
+        quote inside single quotes) is written twice."""
         spaces = breaks = False
         for i, char in enumerate(text):
             if char == " ":
-                if (
-                    allow_breaks
-                    and not spaces
-                    and self.column > BEST_WIDTH
-                    and 0 < i < len(text) - 1
-                    and text[i + 1] != " "
-                ):
+                inner = not inner_only or 0 < i < len(text) - 1
+                if allow_breaks and not spaces and self.column > BEST_WIDTH and inner and text[i + 1 : i + 2] != " ":
                     self.write_indent()
                 else:
                     self.put(char)
@@ -205,19 +189,24 @@ class _Emitter:
             elif char in BREAKS:
                 if not breaks and char == "\n":
                     self.put_break()
-                self.write_break(char)
-                self.indention = True
+                self._text_break(char)
                 breaks = True
             else:
-                if breaks:
-                    self.write_indent()
-                if char == "'":
-                    self.put("'")
-                self.put(char)
-                self.indention = False
+                self._text_char(char, after_break=breaks)
+                if char == doubled:
+                    self.put(char)
                 spaces = breaks = False
-        self.write_indicator("'", need_ws=False, is_ws=False, is_indention=False)
-        self.whitespace = False
+
+    def _text_break(self, char: str) -> None:
+        """A line break of a scalar's text, kept: the next character starts the line at the indentation."""
+        self.write_break(char)
+        self.indention = True
+
+    def _text_char(self, char: str, *, after_break: bool) -> None:
+        """A character of a scalar's text other than a break (indented first when it starts a line)."""
+        if after_break:
+            self.write_indent()
+        self.put(char)
         self.indention = False
 
     def write_double(self, text: str, allow_breaks: bool) -> None:
@@ -270,14 +259,10 @@ class _Emitter:
         breaks = True
         for char in text:
             if char in BREAKS:
-                self.write_break(char)
-                self.indention = True
+                self._text_break(char)
                 breaks = True
             else:
-                if breaks:
-                    self.write_indent()
-                self.put(char)
-                self.indention = False
+                self._text_char(char, after_break=breaks)
                 breaks = False
 
 

@@ -34,6 +34,7 @@ from shared.health import event as hevent
 from shared.health import settings
 from shared.kube import errors as kube_errors
 from shared.kube import rest, retry
+from shared.kube.api import KubeApi
 
 logger = logging.getLogger(__name__)
 
@@ -78,7 +79,7 @@ class ConfigMapBreaker:
 
     def __init__(
         self,
-        api: Any,
+        api: KubeApi,
         *,
         namespace: str,
         settings: settings.CircuitBreaker,

@@ -19,6 +19,7 @@ from shared import nodes
 from shared.health import event as hevent
 from shared.kube import errors as kube_errors
 from shared.kube import rest
+from shared.kube.api import KubeApi
 
 HEALTHY_MESSAGE = "No Health Failures"
 MAX_MESSAGE = 1024
@@ -66,7 +67,7 @@ def merge(conditions: list[dict[str, Any]], ev: hevent.HealthEvent, stamp: str) 
     return True
 
 
-def publish_condition(api: Any, ev: hevent.HealthEvent, *, now: datetime) -> None:
+def publish_condition(api: KubeApi, ev: hevent.HealthEvent, *, now: datetime) -> None:
     stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
 
     def mutate(node: nodes.Node) -> bool:
@@ -78,7 +79,7 @@ def publish_condition(api: Any, ev: hevent.HealthEvent, *, now: datetime) -> Non
     nodes.update(api, ev.nodeName, mutate, status=True)
 
 
-def publish_event(api: Any, ev: hevent.HealthEvent, *, now: datetime) -> None:
+def publish_event(api: KubeApi, ev: hevent.HealthEvent, *, now: datetime) -> None:
     """A core/v1 Event for a non-fatal unhealthy event (type = checkName, as upstream)."""
     stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
     name = f"{ev.nodeName}.{ev.dedupe_key()[:16]}"
@@ -102,7 +103,7 @@ def publish_event(api: Any, ev: hevent.HealthEvent, *, now: datetime) -> None:
         return
 
 
-def record(api: Any, ev: hevent.HealthEvent, *, now: datetime) -> None:
+def record(api: KubeApi, ev: hevent.HealthEvent, *, now: datetime) -> None:
     """Condition or Event for ``ev``, whichever upstream would write (nothing for STORE_ONLY)."""
     if ev.processingStrategy == hevent.ProcessingStrategy.STORE_ONLY:
         return

@@ -305,12 +305,9 @@ class Controller:
     # ------------------------------------------------------------ the loop
     def loop(self) -> LeaderLoop:
         """This replica on the leader loop, woken by any HealthEvent still to be processed."""
-        return LeaderLoop(
-            api=self.api,
-            namespace=self.namespace,
+        return LeaderLoop.of(
+            self,
             lease=LEASE_NAME,
-            identity=self.identity,
-            clock=self.clock,
             settings=SETTINGS,
             reconcile=self.reconcile_once,
             watch=Watch(resource.RESOURCE.path(), _unprocessed),

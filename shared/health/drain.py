@@ -43,6 +43,7 @@ from shared.health import kevents, quarantine, resource
 from shared.health import settings as hsettings
 from shared.kube import events as kube_events
 from shared.kube import evictions, labelselector, rest
+from shared.kube.api import KubeApi
 
 logger = logging.getLogger(__name__)
 
@@ -127,7 +128,7 @@ class Drainer:
 
     def __init__(
         self,
-        api: Any,
+        api: KubeApi,
         settings: hsettings.NodeDrainer,
         *,
         now: Callable[[], datetime],
@@ -348,10 +349,9 @@ def _settled(ev: hevent.HealthEvent, node: nodes.Node, current: resource.DrainSt
     mode, skipped by the event); None when the drain must act."""
     if current.state in TERMINAL:
         return current
-    if not quarantine.is_quarantined(node):
-        return current.model_copy(update={"state": "Cancelled", "message": "node no longer quarantined"})
-    if not quarantine.is_enforced(node, ev):
-        return current.model_copy(update={"state": "Skipped", "message": "recorded in monitor mode, not enforced"})
+    ended = quarantine.follow_up_ended(node, ev)
+    if ended is not None:
+        return current.model_copy(update=ended)
     if ev.drainOverrides is not None and ev.drainOverrides.skip:
         return current.model_copy(update={"state": "AlreadyDrained", "message": "drainOverrides.skip"})
     return None

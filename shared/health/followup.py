@@ -15,16 +15,16 @@ import collections
 import dataclasses
 import logging
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 from shared import clock, errors, nodes
 from shared.health import config, drain, remediation, resource
+from shared.kube.api import KubeApi
 
 logger = logging.getLogger(__name__)
 
 
 class FollowUp:
-    def __init__(self, api: Any, cfg: config.Config, *, clk: clock.Clock) -> None:
+    def __init__(self, api: KubeApi, cfg: config.Config, *, clk: clock.Clock) -> None:
         self.api = api
         self.cfg = cfg
         self.drainer = drain.Drainer(api, cfg.settings.node_drainer, now=clk.now)

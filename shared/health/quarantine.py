@@ -106,6 +106,16 @@ def is_enforced(node: nodes.Node, ev: hevent.HealthEvent | None = None) -> bool:
     return any(current[k].get("enforced") for k in keys if k in current)
 
 
+def follow_up_ended(node: nodes.Node, ev: hevent.HealthEvent) -> dict[str, str] | None:
+    """Why drain and remediation have nothing to do for ``ev`` on ``node`` (the ``state`` and
+    ``message`` their status records), or None while quarantine holds the node and enforces ``ev``."""
+    if not is_quarantined(node):
+        return {"state": "Cancelled", "message": "node no longer quarantined"}
+    if not is_enforced(node, ev):
+        return {"state": "Skipped", "message": "recorded in monitor mode, not enforced"}
+    return None
+
+
 class Quarantiner:
     """Applies events to nodes under one configuration."""
 

@@ -34,6 +34,7 @@ from shared.health import settings as hsettings
 from shared.kube import errors as kube_errors
 from shared.kube import events as kube_events
 from shared.kube import rest
+from shared.kube.api import KubeApi
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +72,7 @@ class Remediator:
 
     def __init__(
         self,
-        api: Any,
+        api: KubeApi,
         settings: hsettings.FaultRemediation,
         *,
         now: Callable[[], datetime],
@@ -113,10 +114,9 @@ class Remediator:
         """The status when there is nothing to do: already over, released, monitor mode or NONE."""
         if current.state in TERMINAL:
             return current
-        if not quarantine.is_quarantined(node):
-            return current.model_copy(update={"state": "Cancelled", "message": "node no longer quarantined"})
-        if not quarantine.is_enforced(node, ev):
-            return current.model_copy(update={"state": "Skipped", "message": "recorded in monitor mode, not enforced"})
+        ended = quarantine.follow_up_ended(node, ev)
+        if ended is not None:
+            return current.model_copy(update=ended)
         if ev.recommendedAction == hevent.RecommendedAction.NONE:
             return current.model_copy(update={"state": "Skipped", "message": "recommendedAction NONE"})
         return None

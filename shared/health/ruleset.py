@@ -110,13 +110,15 @@ def _run(program: cel.Program, prepared: cel.Activation | None, error: str) -> O
         return False, str(exc)
 
 
-class NodeEntry:
-    """One Node at one resourceVersion: its CEL value, activation and each expression's outcome."""
+class CelInput:
+    """One input of the rules (the event, or a Node): its CEL value, the activation binding it to
+    ``variable`` (built on first use; a value that cannot be bound fails every expression with the
+    reason) and each expression's outcome on it."""
 
-    __slots__ = ("_activation", "_error", "results", "value", "version")
+    __slots__ = ("_activation", "_error", "_variable", "results", "value")
 
-    def __init__(self, version: str, value: Any) -> None:
-        self.version = version
+    def __init__(self, variable: str, value: Any) -> None:
+        self._variable = variable
         self.value = value
         self._activation: cel.Activation | None = None
         self._error = ""
@@ -127,11 +129,21 @@ class NodeEntry:
         if hit is None:
             if self._activation is None and not self._error:
                 try:
-                    self._activation = cel.activation({"node": self.value})
+                    self._activation = cel.activation({self._variable: self.value})
                 except cel.EvaluationError as exc:
                     self._error = str(exc)
             hit = self.results[program.expression] = _run(program, self._activation, self._error)
         return hit
+
+
+class NodeEntry(CelInput):
+    """One Node at one resourceVersion, as the ``node`` of Node rules."""
+
+    __slots__ = ("version",)
+
+    def __init__(self, version: str, value: Any) -> None:
+        super().__init__("node", value)
+        self.version = version
 
 
 class NodeCache:
@@ -173,30 +185,18 @@ class NodeCache:
 class _Evaluation:
     """One event on one node: each distinct expression evaluated at most once, inputs prepared once."""
 
-    __slots__ = ("_entry", "_event", "_event_activation", "_event_error", "_event_results", "_node", "_nodes")
+    __slots__ = ("_entry", "_event", "_node", "_nodes")
 
     def __init__(self, nodes: NodeCache, event_value: Any, node: dict[str, Any] | None) -> None:
         self._nodes = nodes
-        self._event = event_value
+        self._event = CelInput("event", event_value)
         self._node = node
-        self._event_activation: cel.Activation | None = None
-        self._event_error = ""
-        self._event_results: dict[str, Outcome] = {}
         self._entry: NodeEntry | None = None
 
     def holds(self, rule: CompiledRule, problems: list[str]) -> bool:
         program = rule.program
         if rule.kind == "HealthEvent":
-            outcome = self._event_results.get(program.expression)
-            if outcome is None:
-                if self._event_activation is None and not self._event_error:
-                    try:
-                        self._event_activation = cel.activation({"event": self._event})
-                    except cel.EvaluationError as exc:
-                        self._event_error = str(exc)
-                outcome = self._event_results[program.expression] = _run(
-                    program, self._event_activation, self._event_error
-                )
+            outcome = self._event.outcome(program)
         else:
             if self._node is None:
                 problems.append(f"{program.name}: node not found")

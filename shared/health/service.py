@@ -21,6 +21,7 @@ from shared.health import event as hevent
 
 if TYPE_CHECKING:
     from shared.health import config
+    from shared.kube.client import LazyClient
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,7 @@ class Cluster:
     namespace: str = "nvsentinel"
 
 
-def _client(cluster: Cluster) -> Any:
+def _client(cluster: Cluster) -> LazyClient:
     from shared.kube import client
 
     return client.LazyClient(kubeconfig=cluster.kubeconfig, context=cluster.context)

@@ -15,7 +15,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 from shared import errors, logs
 from shared.kube.api import KubeApi
@@ -23,6 +23,14 @@ from shared.kube.api import KubeApi
 ENV_KUBECONFIG = "KUBECONFIG"
 ENV_SERVICE_HOST = "KUBERNETES_SERVICE_HOST"
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+
+
+class ClosableKubeApi(KubeApi, Protocol):
+    """A client this module built and its owner closes: the official ``ApiClient`` has ``close``."""
+
+    def close(self) -> None:
+        """Release the client's thread pool (its HTTP pool is cleared by ``close`` below)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -79,8 +87,8 @@ def new_client(
     environ: Mapping[str, str] | None = None,
     home: Path | None = None,
     service_account_dir: Path = SERVICE_ACCOUNT_DIR,
-) -> KubeApi:
-    """A ``kubernetes.client.ApiClient`` for the chosen cluster; the caller closes it."""
+) -> ClosableKubeApi:
+    """A ``kubernetes.client.ApiClient`` for the chosen cluster; the caller closes it (``close``)."""
     from kubernetes import client, config
     from kubernetes.config.config_exception import ConfigException
     from urllib3 import Retry
@@ -120,11 +128,11 @@ def new_client(
     configuration.retries = Retry(
         total=2, connect=2, read=0, status=0, other=0, redirect=0, respect_retry_after_header=False
     )
-    api: KubeApi = client.ApiClient(configuration)
+    api: ClosableKubeApi = client.ApiClient(configuration)
     return api
 
 
-def close(api: Any) -> None:
+def close(api: ClosableKubeApi) -> None:
     """Close an ApiClient and its connections (``ApiClient.close`` leaves the HTTP pool open, whose
     sockets then linger until garbage collection)."""
     api.close()
@@ -143,7 +151,7 @@ class LazyClient:
     def __init__(self, *, kubeconfig: Path | None = None, context: str | None = None) -> None:
         self.kubeconfig = kubeconfig
         self.context = context
-        self._client: KubeApi | None = None
+        self._client: ClosableKubeApi | None = None
 
     def __call__(self) -> KubeApi:
         if self._client is None:

@@ -17,6 +17,7 @@ worked on yet. Writing goes through ``rest``; the documents built here are plain
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import (
@@ -32,6 +33,24 @@ from pydantic import (
 
 SpecT = TypeVar("SpecT", bound=BaseModel)
 StatusT = TypeVar("StatusT", bound=BaseModel)
+
+
+class Fields(BaseModel):
+    """The base of a resource's spec and status models (and of what they hold): fields named as the
+    API writes them, an unknown field refused, so a misspelt key in a file is an error, not a silent
+    default. (A class docstring is not inherited, so the CRD schemas of the subclasses stay their own.)"""
+
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+
+
+# ``status.phase`` of a resource that runs to a verdict (a Certification, a WorkloadRun, a
+# ValidationRequest): a Pod's phases without Unknown. A comment, not a docstring: pydantic would put
+# a docstring into the CRD schema of every field of this type.
+class Phase(StrEnum):
+    PENDING = "Pending"
+    RUNNING = "Running"
+    SUCCEEDED = "Succeeded"
+    FAILED = "Failed"
 
 
 class OwnerReference(BaseModel):

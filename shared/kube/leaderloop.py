@@ -10,8 +10,10 @@ Level-based: a pass reads everything it needs from the cluster and its progress 
 objects, so the loop carries nothing between passes but the Lease, and a replica started after a
 crash, or a standby that takes an expired Lease over, resumes where the objects say. Cluster
 seconds follow the cluster's clock (``shared.clock``: virtual time on the simulated cluster);
-real seconds are the machine's. Base layer: what a pass does, what it holds besides the Lease,
-its metrics and its log lines belong to the controller that runs on the loop.
+real seconds are the machine's. A controller makes its loop with ``LeaderLoop.of(self, ...)``: the
+client, namespace, identity and clock are the replica's (``Replica``). Base layer: what a pass
+does, what it holds besides the Lease, its metrics and its log lines belong to the controller that
+runs on the loop.
 """
 
 from __future__ import annotations
@@ -21,11 +23,12 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, TypedDict, Unpack
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from shared import clock, errors
+from shared.clock import Clock
 from shared.kube import errors as kube_errors
 from shared.kube import leases, rest, watch
 from shared.kube.api import KubeApi
@@ -105,6 +108,31 @@ def _nothing(*_args: object) -> None:
     return None
 
 
+class Replica(Protocol):
+    """A controller replica as its loop needs it: its cluster, namespace, name and clock."""
+
+    @property
+    def api(self) -> KubeApi: ...
+
+    @property
+    def namespace(self) -> str: ...
+
+    @property
+    def identity(self) -> str: ...
+
+    @property
+    def clock(self) -> Clock: ...
+
+
+class Hooks(TypedDict, total=False):
+    """The optional parts of a ``LeaderLoop``, by field name."""
+
+    watch: Watch | None
+    on_leading: Callable[[bool], None]
+    on_error: Callable[[errors.ToolError], None]
+    on_stop: Callable[[], None]
+
+
 @dataclass
 class LeaderLoop:
     """One replica's loop: hold the Lease ``namespace/lease``, pass, wait; ``run`` until ``stop``."""
@@ -128,6 +156,28 @@ class LeaderLoop:
     leading: bool = field(default=False, init=False)
     _watching: tuple[Watch, int] | None = field(default=None, init=False, repr=False)
     _woken: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
+
+    @classmethod
+    def of(
+        cls,
+        replica: Replica,
+        *,
+        lease: str,
+        settings: ControllerSettings,
+        reconcile: Callable[[], object],
+        **hooks: Unpack[Hooks],
+    ) -> LeaderLoop:
+        """``replica``'s loop on the Lease ``lease`` in its namespace, under its identity and clock."""
+        return cls(
+            api=replica.api,
+            namespace=replica.namespace,
+            lease=lease,
+            identity=replica.identity,
+            clock=replica.clock,
+            settings=settings,
+            reconcile=reconcile,
+            **hooks,
+        )
 
     def __post_init__(self) -> None:
         if self.settings.watch_seconds is not None:

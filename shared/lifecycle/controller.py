@@ -132,12 +132,9 @@ class Controller:
     def loop(self) -> LeaderLoop:
         """This replica on the leader loop; on stop the embedded certification engine's Leases
         go too, so the next holder need not wait for them to expire."""
-        return LeaderLoop(
-            api=self.api,
-            namespace=self.namespace,
+        return LeaderLoop.of(
+            self,
             lease=LEASE_NAME,
-            identity=self.identity,
-            clock=self.clock,
             settings=SETTINGS,
             reconcile=self._logged_pass,
             on_error=self._failed_pass,

@@ -12,9 +12,10 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from shared.kube.customresource import CustomResource
+from shared.kube import customresource
+from shared.kube.customresource import CustomResource, Fields
 
 GROUP, VERSION, KIND, PLURAL = "nvsentinel.nvidia.com", "v1alpha1", "ValidationRequest", "validationrequests"
 API_VERSION = f"{GROUP}/{VERSION}"
@@ -22,16 +23,8 @@ FINALIZER = "nvsentinel.nvidia.com/validation-request"
 SOURCE_LABEL = "nvsentinel.nvidia.com/validation-source"
 """Who asked: cli, new-node, post-remediation (set by our clients; informational)."""
 
-
-class _Model(BaseModel):
-    model_config = ConfigDict(populate_by_name=True, extra="forbid")
-
-
-class Phase(StrEnum):
-    PENDING = "Pending"
-    RUNNING = "Running"
-    SUCCEEDED = "Succeeded"
-    FAILED = "Failed"
+Phase = customresource.Phase
+"""``status.phase``: the phases every resource of ours that runs to a verdict shares."""
 
 
 TERMINAL = frozenset({Phase.SUCCEEDED, Phase.FAILED})
@@ -45,11 +38,11 @@ class FailureReason(StrEnum):
     BATCH_MINIMUM_NOT_MET = "BatchMinimumNotMet"
 
 
-class NodeRef(_Model):
+class NodeRef(Fields):
     name: str = Field(min_length=1)
 
 
-class Spec(_Model):
+class Spec(Fields):
     nodes: list[NodeRef] = Field(min_length=1)
     tests: list[str] = Field(default_factory=list, description="Test names; empty: the configured defaultTests.")
 
@@ -57,7 +50,7 @@ class Spec(_Model):
         return sorted({n.name for n in self.nodes})
 
 
-class Attempt(_Model):
+class Attempt(Fields):
     objectName: str
     phase: Phase = Phase.RUNNING
     failureReason: FailureReason | None = None
@@ -67,7 +60,7 @@ class Attempt(_Model):
     endTime: str | None = None
 
 
-class TestGroup(_Model):
+class TestGroup(Fields):
     name: str
     provider: str
     tests: list[str]
@@ -76,12 +69,12 @@ class TestGroup(_Model):
     attempts: list[Attempt] = Field(default_factory=list)
 
 
-class Skipped(_Model):
+class Skipped(Fields):
     nodes: list[str] = Field(default_factory=list, description="Nodes deleted before or during the run.")
     tests: list[str] = Field(default_factory=list, description="Tests whose batch minimum was not met (ignore).")
 
 
-class Condition(_Model):
+class Condition(Fields):
     type: str
     status: str
     reason: str = ""
@@ -89,7 +82,7 @@ class Condition(_Model):
     lastTransitionTime: str | None = None
 
 
-class Status(_Model):
+class Status(Fields):
     phase: Phase | None = None
     startTime: str | None = None
     completionTime: str | None = None

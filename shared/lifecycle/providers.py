@@ -18,16 +18,18 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from shared import errors
 from shared.kube import errors as kube_errors
 from shared.kube import jobs, rest
 from shared.lifecycle import models, settings
 
+if TYPE_CHECKING:
+    from shared.kube.api import KubeApi
+
 REQUEST_LABEL = "nvsentinel.nvidia.com/validation-request"
 UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
-HOSTNAME = "kubernetes.io/hostname"
 
 
 @dataclass(frozen=True)
@@ -49,12 +51,12 @@ class Attempt:
 
 
 class Provider(Protocol):
-    def start(self, api: Any, attempt: Attempt) -> None: ...
+    def start(self, api: KubeApi, attempt: Attempt) -> None: ...
 
-    def outcome(self, api: Any, name: str) -> Outcome | None:
+    def outcome(self, api: KubeApi, name: str) -> Outcome | None:
         """None while the attempt runs; NotFound when its object is gone."""
 
-    def delete(self, api: Any, name: str) -> None: ...
+    def delete(self, api: KubeApi, name: str) -> None: ...
 
 
 def _conditions(obj: dict[str, Any]) -> list[dict[str, Any]]:
@@ -87,7 +89,7 @@ class CertificationProvider:
         self.spec = spec
         self.cfg = cfg
 
-    def start(self, api: Any, attempt: Attempt) -> None:
+    def start(self, api: KubeApi, attempt: Attempt) -> None:
         from shared.certify import models as cmodels
         from shared.certify import resource
 
@@ -108,7 +110,7 @@ class CertificationProvider:
         with contextlib.suppress(kube_errors.AlreadyExists):
             resource.create(api, cert, self.spec.namespace)
 
-    def outcome(self, api: Any, name: str) -> Outcome | None:
+    def outcome(self, api: KubeApi, name: str) -> Outcome | None:
         from shared.certify import resource
 
         cert, _ = resource.get(api, self.spec.namespace, name)
@@ -120,7 +122,7 @@ class CertificationProvider:
             return Outcome(False, failed, cert.status.message or "certification failed")
         return None
 
-    def delete(self, api: Any, name: str) -> None:
+    def delete(self, api: KubeApi, name: str) -> None:
         from shared.certify import resource
 
         resource.delete(api, self.spec.namespace, name)
@@ -157,38 +159,19 @@ class JobProvider:
         pod: dict[str, Any] = {"restartPolicy": "Never", "containers": [container]}
         if tolerations:
             pod["tolerations"] = tolerations
-        if len(names) == 1:
-            pod["nodeSelector"] = {HOSTNAME: names[0]}
-        else:
-            pod["affinity"] = {
-                "nodeAffinity": {
-                    "requiredDuringSchedulingIgnoredDuringExecution": {
-                        "nodeSelectorTerms": [
-                            {"matchExpressions": [{"key": HOSTNAME, "operator": "In", "values": names}]}
-                        ]
-                    }
-                }
-            }
-        labels = {REQUEST_LABEL: attempt.request}
-        return {
-            "apiVersion": "batch/v1",
-            "kind": "Job",
-            "metadata": {"name": attempt.name, "namespace": self.spec.namespace, "labels": labels},
-            "spec": {
-                "completionMode": "Indexed",
-                "completions": len(names),
-                "parallelism": len(names),
-                "backoffLimit": 0,
-                "activeDeadlineSeconds": self.spec.timeoutSeconds,
-                "template": {"metadata": {"labels": labels}, "spec": pod},
-            },
+        pod.update(jobs.placement(names))
+        metadata: dict[str, Any] = {
+            "name": attempt.name,
+            "namespace": self.spec.namespace,
+            "labels": {REQUEST_LABEL: attempt.request},
         }
+        return jobs.indexed(metadata=metadata, pod=pod, pods=len(names), deadline_seconds=self.spec.timeoutSeconds)
 
-    def start(self, api: Any, attempt: Attempt) -> None:
+    def start(self, api: KubeApi, attempt: Attempt) -> None:
         with contextlib.suppress(kube_errors.AlreadyExists):
             rest.create(api, self._path(), self.document(attempt), what=f"job {attempt.name}")
 
-    def outcome(self, api: Any, name: str) -> Outcome | None:
+    def outcome(self, api: KubeApi, name: str) -> Outcome | None:
         job = rest.get(api, self._path(name), what=f"job {name}")
         if _holds(job, self.spec.succeeded()):
             return Outcome(True, [], "")
@@ -199,7 +182,7 @@ class JobProvider:
             return Outcome(False, [], f"job {name} failed: {reason}".rstrip(": "))
         return None
 
-    def delete(self, api: Any, name: str) -> None:
+    def delete(self, api: KubeApi, name: str) -> None:
         jobs.delete(api, self._path(name), what=f"job {name}")
 
 

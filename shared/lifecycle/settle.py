@@ -10,6 +10,7 @@ are idempotent: a controller killed half-way finishes the job on its next pass.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable, Iterator
 
 from shared import errors, nodes
 from shared.lifecycle import models, providers, resource, sessions
@@ -30,6 +31,28 @@ def blamed(vr: models.ValidationRequest) -> set[str]:
     return out
 
 
+Change = Callable[[nodes.Node, str], tuple[bool, str | None]]
+"""(node, its name) → (whether the node changed, the Event reason the change reached or None)."""
+
+
+def _each_node(ctx: Context, vr: models.ValidationRequest, change: Change) -> Iterator[tuple[nodes.Node, str | None]]:
+    """``change`` every node of the request, each in one conflict-safe write (``nodes.update``, which
+    may run it again on a 409: the last run counts); yields the node as written and the reason
+    reached. A node deleted meanwhile is passed over."""
+    for name in vr.spec.node_names():
+        reached: list[str | None] = [None]
+
+        def mutate(node: nodes.Node, name: str = name, reached: list[str | None] = reached) -> bool:
+            changed, reached[0] = change(node, name)
+            return changed
+
+        try:
+            written = nodes.update(ctx.api, name, mutate)
+        except errors.NotFound:
+            continue
+        yield written, reached[0]
+
+
 def settle(ctx: Context, vr: models.ValidationRequest) -> None:
     """Bring the nodes of an ended request in line with its verdict (idempotent)."""
     try:
@@ -37,33 +60,22 @@ def settle(ctx: Context, vr: models.ValidationRequest) -> None:
     except errors.InvalidInput:
         tests = sorted(set(vr.spec.tests))
     keep = blamed(vr)
-    for name in vr.spec.node_names():
-        outcome: list[str] = []
 
-        def mutate(node: nodes.Node, name: str = name, outcome: list[str] = outcome) -> bool:
-            outcome.clear()
-            entries, active = sessions.read(node)
-            if active != vr.name and not any(e.name == vr.name for e in entries):
-                return False
-            entries = (
-                sessions.failed(entries, vr.name, tests) if name in keep else sessions.passed(entries, vr.name, tests)
-            )
-            active = None if active == vr.name else active
-            changed = sessions.write(node, entries, active)
-            if not entries and active is None and sessions.release_gate(node, ctx.cfg.schedulingGate):
-                outcome.append(RETURNED)
-                changed = True
-            elif name in keep and changed:
-                outcome.append(FAILED)
-            return changed
+    def change(node: nodes.Node, name: str) -> tuple[bool, str | None]:
+        entries, active = sessions.read(node)
+        if active != vr.name and not any(e.name == vr.name for e in entries):
+            return False, None
+        entries = sessions.failed(entries, vr.name, tests) if name in keep else sessions.passed(entries, vr.name, tests)
+        active = None if active == vr.name else active
+        changed = sessions.write(node, entries, active)
+        if not entries and active is None and sessions.release_gate(node, ctx.cfg.schedulingGate):
+            return True, RETURNED
+        return changed, FAILED if name in keep and changed else None
 
-        try:
-            written = nodes.update(ctx.api, name, mutate)
-        except errors.NotFound:
-            continue
-        if outcome == [RETURNED]:
+    for written, reason in _each_node(ctx, vr, change):
+        if reason == RETURNED:
             ctx.events.normal(written, RETURNED, f"validation {vr.name} cleared the node: scheduling gate lifted")
-        elif outcome == [FAILED]:
+        elif reason == FAILED:
             ctx.events.warning(written, FAILED, f"validation {vr.name} failed: the node stays gated")
 
 
@@ -73,22 +85,17 @@ def finalize(ctx: Context, vr: models.ValidationRequest) -> Progress:
             if attempt.objectName:
                 with contextlib.suppress(errors.NotFound, errors.InvalidInput):
                     providers.for_group(ctx.cfg, group.provider).delete(ctx.api, attempt.objectName)
-    for name in vr.spec.node_names():
-        lifted: list[bool] = []
 
-        def mutate(node: nodes.Node, lifted: list[bool] = lifted) -> bool:
-            entries, active = sessions.read(node)
-            entries = sessions.left(entries, vr.name)
-            active = None if active == vr.name else active
-            changed = sessions.write(node, entries, active)
-            lifted[:] = [not entries and active is None and sessions.release_gate(node, ctx.cfg.schedulingGate)]
-            return changed or lifted[0]
+    def leave(node: nodes.Node, _name: str) -> tuple[bool, str | None]:
+        entries, active = sessions.read(node)
+        entries = sessions.left(entries, vr.name)
+        active = None if active == vr.name else active
+        changed = sessions.write(node, entries, active)
+        lifted = not entries and active is None and sessions.release_gate(node, ctx.cfg.schedulingGate)
+        return changed or lifted, RETURNED if lifted else None
 
-        try:
-            written = nodes.update(ctx.api, name, mutate)
-        except errors.NotFound:
-            continue
-        if lifted == [True]:
+    for written, reason in _each_node(ctx, vr, leave):
+        if reason == RETURNED:
             ctx.events.normal(written, RETURNED, f"validation {vr.name} was deleted: scheduling gate lifted")
     with contextlib.suppress(errors.NotFound):
         resource.set_finalizer(ctx.api, vr.name, present=False)

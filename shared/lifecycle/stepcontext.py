@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from shared import cel, errors, nodes
 from shared.clock import Clock
 from shared.kube import events as kube_events
+from shared.kube.api import KubeApi
 from shared.lifecycle import criteria, models, settings
 
 Phase = models.Phase
@@ -25,7 +25,7 @@ STARTED, PASSED, FAILED, RETURNED = "ValidationStarted", "ValidationPassed", "Va
 
 @dataclass(frozen=True)
 class Context:
-    api: Any
+    api: KubeApi
     cfg: settings.Configuration
     readiness: dict[str, cel.Program]
     clock: Clock
@@ -76,7 +76,7 @@ def finish(status: models.Status, phase: Phase, message: str, now: str) -> None:
     ]
 
 
-def node_or_none(api: Any, name: str) -> nodes.Node | None:
+def node_or_none(api: KubeApi, name: str) -> nodes.Node | None:
     try:
         return nodes.get(api, name)
     except errors.NotFound:

@@ -19,7 +19,6 @@ import contextlib
 import hashlib
 import logging
 from collections.abc import Mapping
-from typing import Any
 
 from shared import cel, errors, nodes
 from shared.clock import Clock
@@ -27,6 +26,7 @@ from shared.health import drain, quarantine, resource
 from shared.health import event as hevent
 from shared.kube import errors as kube_errors
 from shared.kube import rest
+from shared.kube.api import KubeApi
 from shared.lifecycle import criteria, sessions, settings
 from shared.lifecycle import resource as vresource
 
@@ -40,7 +40,7 @@ def _digest(parts: list[str], size: int) -> str:
     return hashlib.sha256(",".join(sorted(parts)).encode()).hexdigest()[:size]
 
 
-def post_remediation(api: Any, cfg: settings.Configuration, *, label_prefix: str, clock: Clock) -> list[str]:
+def post_remediation(api: KubeApi, cfg: settings.Configuration, *, label_prefix: str, clock: Clock) -> list[str]:
     """Requests created (or found) for repaired nodes this pass, and their nodes handed over."""
     if not cfg.postRemediation.enabled:
         return []
@@ -84,7 +84,9 @@ def _claimed(node: nodes.Node) -> bool:
     return NEW_NODE in anns or sessions.SESSION in anns or nodes.cordon_owner(node) is not None
 
 
-def new_nodes(api: Any, cfg: settings.Configuration, programs: Mapping[str, cel.Program], *, clock: Clock) -> list[str]:
+def new_nodes(
+    api: KubeApi, cfg: settings.Configuration, programs: Mapping[str, cel.Program], *, clock: Clock
+) -> list[str]:
     """The request created for nodes that joined this pass (empty when none did)."""
     if not cfg.newNodeValidation.enabled or not programs:
         return []

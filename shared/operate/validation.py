@@ -15,10 +15,14 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from shared import clock, errors, nodes
+from shared.kube.api import KubeApi
 from shared.lifecycle import models, resource, sessions, settings
+
+if TYPE_CHECKING:
+    from shared.kube.client import LazyClient
 
 POLL_SECONDS = 5.0
 """Cluster seconds between looks at a request while waiting."""
@@ -32,7 +36,7 @@ class Created:
     waited: bool = False
 
 
-def _client(kubeconfig: Path | None, context: str | None) -> Any:
+def _client(kubeconfig: Path | None, context: str | None) -> LazyClient:
     from shared.kube import client
 
     return client.LazyClient(kubeconfig=kubeconfig, context=context)
@@ -63,7 +67,7 @@ def split(text: str | None) -> list[str]:
     return [part.strip() for part in (text or "").split(",") if part.strip()]
 
 
-def cordon(api: Any, names: list[str], *, owner: str) -> list[str]:
+def cordon(api: KubeApi, names: list[str], *, owner: str) -> list[str]:
     """Cordon each node on ``owner``'s account; returns those this call cordoned (someone else's stays)."""
     done = []
 
@@ -113,7 +117,7 @@ def create(
         return Created(vr, cordoned, timed_out=timed_out, waited=True)
 
 
-def installed(api: Any) -> None:
+def installed(api: KubeApi) -> None:
     """NotFound, saying what to do, when the cluster does not serve ValidationRequests."""
     try:
         resource.list_all(api)
@@ -123,7 +127,7 @@ def installed(api: Any) -> None:
         ) from None
 
 
-def _wait(api: Any, name: str, ticker: clock.Clock, timeout: float | None) -> tuple[models.ValidationRequest, bool]:
+def _wait(api: KubeApi, name: str, ticker: clock.Clock, timeout: float | None) -> tuple[models.ValidationRequest, bool]:
     start = ticker.monotonic()
     while True:
         vr, _ = resource.get(api, name)
@@ -134,7 +138,7 @@ def _wait(api: Any, name: str, ticker: clock.Clock, timeout: float | None) -> tu
         ticker.sleep(POLL_SECONDS)
 
 
-def _settled(api: Any, vr: models.ValidationRequest) -> bool:
+def _settled(api: KubeApi, vr: models.ValidationRequest) -> bool:
     """The controller writes the verdict first and settles the nodes after it (so a restart between
     the two finishes the job); ``--wait`` returns once no node is still held by the request, so a
     passed node is back in service when the command says so."""

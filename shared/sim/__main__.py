@@ -1,6 +1,8 @@
 """``python -m shared.sim``: run the emulator in the foreground, and talk to a running one.
 
 - ``serve``: start, write the kubeconfig, print ``ready <url>``, run until Ctrl-C/SIGTERM (exit 0);
+  ``--service eks|gke|aks|oke|kind`` labels the GPU nodes as that managed service does;
+  ``--operators`` picks the workload operators installed (default trainer,jobset,mpi-operator);
 - ``api-faults``: change injected API faults of a running server;
 - ``token``: a bearer token for a ServiceAccount (RBAC applies to it), optionally as a kubeconfig;
 - ``audit``: the requests the server recorded, as lines or JSON;
@@ -45,6 +47,19 @@ def _target(path: Path | None) -> kubeconfig_mod.Target:
     return kubeconfig_mod.read(chosen)
 
 
+def _gpu_profile(gpu: str | None, service: str | None, *, implied: bool) -> str | None:
+    """The node profile ``serve`` asks for: ``h100`` when GPU options imply one, ``eks/h100`` on a service."""
+    from shared.sim.gpu import providers, stages
+
+    if gpu is None and (implied or service is not None):
+        gpu = "h100"
+    if gpu is not None and gpu not in stages.profile_names():
+        raise errors.InvalidInput(f"--gpu must be one of {', '.join(stages.profile_names())}, got {gpu!r}")
+    if service is not None and service not in providers.names():
+        raise errors.InvalidInput(f"--service must be one of {', '.join(providers.names())}, got {service!r}")
+    return f"{service}/{gpu}" if service is not None and gpu is not None else gpu
+
+
 @app.command()
 def serve(
     kubeconfig_out: Path = typer.Option(..., "--kubeconfig-out", help="Where to write the kubeconfig."),
@@ -64,15 +79,30 @@ def serve(
     node_root: Path | None = typer.Option(
         None, "--node-root", help="Keep each node's kern.log, DCGM health and sysfs under DIR/<node>/."
     ),
+    service: str | None = typer.Option(
+        None,
+        "--service",
+        help="Label GPU nodes as this managed service does: eks, gke, aks, oke or kind "
+        "(providerID, instance type, NIC resources, network).",
+    ),
+    operators: str = typer.Option(
+        "trainer,jobset,mpi-operator",
+        "--operators",
+        help="Workload operators installed (their CRDs and controllers): a comma-separated list of "
+        "trainer, jobset, mpi-operator, or none for a bare cluster.",
+    ),
 ) -> None:
     """Run the emulator in the foreground until Ctrl-C or SIGTERM."""
-    from shared.sim.gpu import fabric, stages
+    from shared.sim.gpu import fabric
     from shared.sim.server import GpuSettings, SimServer
 
-    if gpu is None and (fault or node_root is not None or racks > 1):
-        gpu = "h100"
-    if gpu is not None and gpu not in stages.profile_names():
-        raise errors.InvalidInput(f"--gpu must be one of {', '.join(stages.profile_names())}, got {gpu!r}")
+    gpu = _gpu_profile(gpu, service, implied=bool(fault) or node_root is not None or racks > 1)
+    from shared.sim import operators as operators_mod
+
+    try:
+        installed = operators_mod.parse(operators)
+    except ValueError as exc:
+        raise errors.InvalidInput(str(exc), where="--operators") from None
     try:
         fabric.parse_all(fault)
     except ValueError as exc:
@@ -97,6 +127,7 @@ def serve(
             node_root=node_root,
             gpus=GpuSettings(gpu=gpu, racks=racks, faults=tuple(fault)),
             run_kubelet=True,
+            operators=installed,
         )
     except OSError as exc:
         raise errors.Unavailable(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}") from exc

@@ -49,6 +49,7 @@ from shared.sim.apiserver import (
 )
 from shared.sim.apiserver.controllers import manager
 from shared.sim.gpu import fabric, gpunodes, kubelet, noderoot, repair, stages
+from shared.sim.operators import catalog as operators_catalog
 
 logger = logging.getLogger(__name__)
 
@@ -120,6 +121,7 @@ class SimServer:
         speed: float = 1.0,
         node_root: Path | None = None,
         run_kubelet: bool = False,
+        operators: tuple[str, ...] = (),
     ) -> None:
         self.vclock = vclock.VirtualClock(speed=speed)
         self.clock = clock or self.vclock.now
@@ -149,6 +151,9 @@ class SimServer:
             static_workloads=self.kubelet.static_workloads,
             node_down=self.kubelet.is_down,
         )
+        self.operator_names = tuple(operators_catalog.Operator(o) for o in operators)
+        """The workload operators (JobSet, Trainer, MPI Operator) whose CRDs every fresh cluster has."""
+        self.operators = operators_catalog.Operators(api=self.api, manager=self.controllers, now=self.api.now)
         self._wire_views()
         self.jobctl = jobcontroller.JobController(self)
         self.repair = repair.Janitor(self)
@@ -190,6 +195,7 @@ class SimServer:
     def seed(self) -> None:
         """The objects every cluster starts with, plus the plain nodes asked for."""
         clusterobjects.bootstrap(self.api, self._resource)
+        self.operators.install(self.operator_names)
         if self.gpus.gpu is None:
             self.add_nodes(self.nodes)
             return

@@ -14,6 +14,7 @@ from typing import Any
 
 from shared import __version__
 from shared.kube import rest
+from shared.kube.api import KubeApi
 from shared.recipe.snapshot import MEASUREMENT_TYPES, Measurement, Snapshot, Subtype
 from shared.snapshot import helm, nodes
 
@@ -108,7 +109,7 @@ def _assemble(data: dict[tuple[str, str], dict[str, str]]) -> Snapshot:
     return Snapshot(metadata={"version": __version__}, measurements=measurements)
 
 
-def collect(api: Any) -> Snapshot:
+def collect(api: KubeApi) -> Snapshot:
     """Read the cluster behind ``api`` and measure it."""
     workloads = {
         kind: rest.list_items(api, rest.group_path(group, ver, plural)) for group, ver, plural, kind in WORKLOADS

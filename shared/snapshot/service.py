@@ -9,12 +9,16 @@ this package never imports validation.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shared import refs
+from shared.kube.api import KubeApi
 from shared.recipe import models, result
 from shared.recipe import snapshot as snapshot_model
 from shared.recipe.snapshot import Snapshot
+
+if TYPE_CHECKING:
+    from shared.snapshot.diff import DriftReport
 
 
 class ClusterAccess:
@@ -26,10 +30,10 @@ class ClusterAccess:
         self._lazy = LazyClient(kubeconfig=kubeconfig, context=context)
 
     @property
-    def api(self) -> Any:
+    def api(self) -> KubeApi:
         return self._lazy()
 
-    def factory(self) -> Any:
+    def factory(self) -> KubeApi:
         return self._lazy()
 
     def __enter__(self) -> ClusterAccess:
@@ -75,7 +79,7 @@ def snapshot_or_live(reference: str | None, access: ClusterAccess) -> tuple[Snap
     return load_snapshot(reference, access), reference
 
 
-def drift(*, baseline: str, target: str | None, ignore: list[str], access: ClusterAccess) -> Any:
+def drift(*, baseline: str, target: str | None, ignore: list[str], access: ClusterAccess) -> DriftReport:
     """A DriftReport of ``target`` (default: the live cluster) against ``baseline`` (snapshot or recipe)."""
     from shared.snapshot import diff
 

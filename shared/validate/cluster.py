@@ -6,6 +6,7 @@ from typing import Any
 
 from shared import errors
 from shared.kube import rest
+from shared.kube.api import KubeApi
 from shared.snapshot import helm
 
 _WORKLOAD_PLURALS = {"Deployment": "deployments", "DaemonSet": "daemonsets", "StatefulSet": "statefulsets"}
@@ -14,7 +15,7 @@ _WORKLOAD_PLURALS = {"Deployment": "deployments", "DaemonSet": "daemonsets", "St
 class ClusterView:
     """What a validation round has read so far; build a new one for each round."""
 
-    def __init__(self, api: Any) -> None:
+    def __init__(self, api: KubeApi) -> None:
         self._api = api
         self._lists: dict[str, list[dict[str, Any]]] = {}
         self._crds: dict[str, dict[str, Any]] | None = None

@@ -10,9 +10,9 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from shared import durations
+from shared.kube.api import KubeApi
 from shared.recipe import models
 from shared.recipe.snapshot import Snapshot
 from shared.validate import checks
@@ -83,7 +83,7 @@ def validate(
     recipe: models.RecipeResult,
     snapshot: Snapshot,
     *,
-    api: Any,
+    api: KubeApi,
     wait: bool = False,
     timeout: float | None = None,
     now: Callable[[], float] = time.monotonic,

@@ -8,14 +8,17 @@ snapshot package never imports validation. The command opens its ``ClusterAccess
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from shared.snapshot.service import ClusterAccess
+
+if TYPE_CHECKING:
+    from shared.validate.run import Outcome
 
 __all__ = ["ClusterAccess", "validate"]  # the command opens its ClusterAccess from here
 
 
-def validate(*, recipe: str, snapshot: str | None, access: ClusterAccess, wait: bool, timeout: float | None) -> Any:
+def validate(*, recipe: str, snapshot: str | None, access: ClusterAccess, wait: bool, timeout: float | None) -> Outcome:
     """Constraints against the snapshot (live when none), then the components' asserts, live."""
     from shared import clock
     from shared.snapshot import service as snapshots

@@ -39,12 +39,14 @@ def _render(domain: str, variant: str) -> dict[str, Any]:
     cert = _cert()
     entry = catalog.load().find(domain, variant)
     return render.mpijob(
-        cert=cert,
-        uid=None,
-        entry=entry,
-        options=cert.spec.options_for(cert.spec.categories[0]),
-        name="rack-7-c0-r1-g0",
-        nodes=NODES,
+        render.Group(
+            cert=cert,
+            uid=None,
+            entry=entry,
+            options=cert.spec.options_for(cert.spec.categories[0]),
+            name="rack-7-c0-r1-g0",
+            nodes=NODES,
+        )
     )
 
 

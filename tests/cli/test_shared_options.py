@@ -2,10 +2,10 @@
 
 Covers: wherever a command takes ``--kubeconfig``, ``--context``, ``--namespace``,
 ``--all-namespaces`` or kubectl's ``--output``, it spells it the same (``-k``, ``-n``, ``-A``,
-``-o``) in all three programs, and ``--kubeconfig``/``--context`` carry the same help; every option
-of every command has help text; a format option's help names exactly the formats the
-command accepts (an unknown value is refused listing the same ones); ``nvcrectl -k`` reaches the
-cluster like ``--kubeconfig``.
+``-o``) in all three programs, and ``--kubeconfig``/``--context`` (and the controllers'
+``--metrics-addr``) carry the same help; every option of every command has help text; a format
+option's help names exactly the formats the command accepts (an unknown value is refused listing
+the same ones); ``nvcrectl -k`` reaches the cluster like ``--kubeconfig``.
 """
 
 from __future__ import annotations
@@ -53,14 +53,19 @@ def test_the_shared_options_have_the_same_short_flag_everywhere(program: str) ->
 
 
 @pytest.mark.parametrize("program", PROGRAMS)
-def test_cluster_access_options_carry_one_help_text(program: str) -> None:
-    kubeconfig = get_args(cli_options.Kubeconfig)[1].help
-    context = get_args(cli_options.Context)[1].help
+def test_cluster_access_and_metrics_options_carry_one_help_text(program: str) -> None:
+    declared = {
+        flag: get_args(option)[1].help
+        for flag, option in (
+            ("--kubeconfig", cli_options.Kubeconfig),
+            ("--context", cli_options.Context),
+            ("--metrics-addr", cli_options.MetricsAddr),
+        )
+    }
     for path, param in _options(program):
-        if "--kubeconfig" in param.opts:
-            assert param.help == kubeconfig, path
-        if "--context" in param.opts:
-            assert param.help == context, path
+        for flag, help_text in declared.items():
+            if flag in param.opts:
+                assert param.help == help_text, f"{path} {flag}"
 
 
 @pytest.mark.parametrize("program", PROGRAMS)

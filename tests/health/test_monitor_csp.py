@@ -3,7 +3,9 @@
 Covers: a scheduled maintenance within the 30-minute lead is one fatal CSPMaintenance event with
 the endpoint's recommended action, published once; one further away is not yet news; once the
 maintenance is completed (after the 15-minute delay) or cancelled or gone, a healthy event; other
-nodes' entries are skipped; an unreachable or non-JSON endpoint is a clear error; the CLI.
+nodes' entries are skipped; an unreachable or non-JSON endpoint is a clear error; the CLI;
+``--node-ready-timeout 0`` sends the healthy event without asking the cluster, which the default
+asks (and an unreachable cluster then holds the event back).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 import pytest
 
 from shared import errors
-from shared.health.monitors import csp, memory
+from shared.health.monitors import agent, csp, memory
 
 NOW = datetime(2026, 1, 1, 12, tzinfo=UTC)
 
@@ -245,3 +247,27 @@ def test_an_unknown_readiness_is_not_ready_and_a_bad_timeout_is_refused(endpoint
         "soon",
     )
     assert bad.code == 2 and "--node-ready-timeout" in bad.stderr
+
+
+def test_a_zero_ready_timeout_sends_the_healthy_event_without_asking_the_cluster(
+    endpoint: Endpoint, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    published: list[Any] = []
+    monkeypatch.setattr(agent, "publisher", lambda cluster, dry_run: published.extend)
+    base = agent.PollRequest(url=endpoint.url, node="n1", state=tmp_path / "csp.json")
+
+    class Cluster:  # no kubeconfig anywhere: asking whether the Node is Ready fails
+        kubeconfig = tmp_path / "missing-kubeconfig"
+        context = None
+
+    def poll(ready_timeout: str | None) -> list[Any]:
+        request = base.model_copy(update={"ready_timeout": ready_timeout})
+        return agent.run("csp", request, cluster=Cluster(), emit=lambda batch: None)
+
+    endpoint.body = {"events": [maintenance(start=datetime.now(UTC) + timedelta(minutes=5))]}
+    assert [e.isFatal for e in poll(None)] == [True]
+    endpoint.body = {"events": [maintenance("CANCELLED")]}
+    assert poll(None) == []  # the default waits for a Ready it cannot learn
+    (healthy,) = poll("0")
+    assert (healthy.isHealthy, healthy.message) == (True, "CSP maintenance completed")
+    assert [e.isHealthy for e in published] == [False, True]

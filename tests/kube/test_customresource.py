@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from shared.kube import crds, rest
 from shared.kube import errors as kube_errors
-from shared.kube.customresource import CustomResource
+from shared.kube.customresource import CustomResource, Fields, Phase
 
 
 class _Spec(BaseModel):
@@ -140,3 +140,30 @@ def test_a_status_write_with_a_stale_resource_version_is_a_conflict(api_client: 
             api_client, name="g1", namespace="default", resource_version=version, status=_Status(phase="Lost")
         )
     assert GADGETS.what("g1", "default") == "gadget default/g1"
+
+
+class _RunSpec(Fields):
+    maxBytes: str | None = None
+
+
+class _RunStatus(Fields):
+    phase: Phase | None = None
+
+
+class Run(CustomResource[_RunSpec, _RunStatus]):
+    GROUP, VERSION, KIND = "test.example.com", "v1alpha1", "Run"
+
+
+def test_spec_and_status_fields_refuse_an_unknown_key_and_the_phase_schema_is_the_bare_enum() -> None:
+    """A misspelt key is an error, not a silent default; the CRD's phase is an enum of the four
+    phases with no description of ours (pydantic would copy a class docstring into it)."""
+    with pytest.raises(ValidationError, match="maxbytes"):
+        Run.model_validate({"metadata": {"name": "r"}, "spec": {"maxbytes": "1G"}})
+    assert Run.model_validate({"metadata": {"name": "r"}, "spec": {"maxBytes": "1G"}}).spec.maxBytes == "1G"
+    schema = crds.document(crds.Resource.of(Run, plural="runs", scope="Namespaced"))
+    status = schema["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"]
+    assert status["properties"]["phase"] == {
+        "type": "string",
+        "enum": ["Pending", "Running", "Succeeded", "Failed"],
+        "nullable": True,
+    }

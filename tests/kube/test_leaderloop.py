@@ -175,3 +175,22 @@ def test_settings_that_cannot_work_are_refused(api_client: Any) -> None:
             settings=watching,
             reconcile=lambda: None,
         )
+
+
+class _Controller:
+    """A controller replica as ``LeaderLoop.of`` reads one."""
+
+    def __init__(self, api: Any) -> None:
+        self.api, self.namespace, self.identity, self.clock = api, "team", "replica-z", clock.WALL
+
+
+def test_a_controllers_loop_runs_on_its_own_client_namespace_identity_and_clock(api_client: Any) -> None:
+    replica = _Controller(api_client)
+    stopped: list[str] = []
+    loop = LeaderLoop.of(
+        replica, lease="widgets", settings=QUICK, reconcile=lambda: None, on_stop=lambda: stopped.append("x")
+    )
+    assert (loop.api, loop.namespace, loop.identity, loop.clock) == (api_client, "team", "replica-z", clock.WALL)
+    assert (loop.lease, loop.settings, loop.watch) == ("widgets", QUICK, None)
+    loop.on_stop()
+    assert stopped == ["x"]

@@ -132,8 +132,8 @@ def test_a_gpu_overheating_during_its_validation_test_is_quarantined_repaired_an
         sim.advance(15)
         fq.reconcile_once()
         life.reconcile_once()
-        requests = vresource.list_all(api)
-        if len(requests) == 2 and all(v.status.phase in models.TERMINAL for v in requests):
+        listed = vresource.list_all(api)
+        if len(listed) == 2 and all(v.status.phase in models.TERMINAL for v in listed):
             break
     requests = {v.name: v for v in vresource.list_all(api)}
     assert requests["vr-hot"].status.phase is Phase.SUCCEEDED

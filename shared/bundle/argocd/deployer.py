@@ -31,10 +31,7 @@ def render(plan: BundlePlan, out_dir: Path) -> BundleResult:
         "version": __version__,
     }
     for component in plan.components:
-        if component.has_chart:
-            writer.data(f"{component.folder}/values.yaml", component.values)
-        for manifest in component.manifests:
-            writer.text(f"{component.folder}/manifests/{manifest.name}", manifest.text)
+        writer.component_files(component)
         writer.template(f"{component.folder}/application.yaml", "application.yaml.j2", c=component, **context)
     writer.template("app-of-apps.yaml", "app-of-apps.yaml.j2", **context)
     writer.template("README.md", "README.md.j2", **context)

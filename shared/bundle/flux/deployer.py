@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from shared import __version__, errors
+from shared import __version__
 from shared.bundle import _templating
 from shared.bundle.plan import BundlePlan, ComponentPlan
 from shared.bundle.result import BundleResult
@@ -41,12 +41,7 @@ def nearest(plan: BundlePlan, c: ComponentPlan, has: Callable[[ComponentPlan], b
 
 def render(plan: BundlePlan, out_dir: Path) -> BundleResult:
     """Write sources, HelmReleases, manifest Kustomizations and the kustomization.yaml listing them."""
-    for c in plan.components:
-        if c.is_kustomize:
-            raise errors.InvalidInput(
-                f"component {c.name!r} is a Kustomize component, which the flux deployer "
-                "does not support (use helm or argocd)"
-            )
+    plan.refuse_kustomize("flux")
     writer = _templating.Writer(out_dir, _templating.environment(_templating.templates_of(__file__)))
     context: dict[str, Any] = {
         "plan": plan,

@@ -23,10 +23,7 @@ def render(plan: BundlePlan, out_dir: Path) -> BundleResult:
         "version": __version__,
     }
     for component in plan.components:
-        if component.has_chart:
-            writer.data(f"{component.folder}/values.yaml", component.values)
-        for manifest in component.manifests:
-            writer.text(f"{component.folder}/manifests/{manifest.name}", manifest.text)
+        writer.component_files(component)
         writer.template(f"{component.folder}/install.sh", "install.sh.j2", executable=True, c=component, **context)
         writer.template(f"{component.folder}/uninstall.sh", "uninstall.sh.j2", executable=True, c=component, **context)
     writer.template("deploy.sh", "deploy.sh.j2", executable=True, **context)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from shared import __version__, errors
+from shared import __version__
 from shared.bundle import _templating
 from shared.bundle.plan import BundlePlan, ComponentPlan
 from shared.bundle.result import BundleResult
@@ -59,18 +59,10 @@ def releases(plan: BundlePlan) -> list[dict[str, Any]]:
 
 def render(plan: BundlePlan, out_dir: Path) -> BundleResult:
     """Write helmfile.yaml, the values files and the manifests."""
-    for c in plan.components:
-        if c.is_kustomize:
-            raise errors.InvalidInput(
-                f"component {c.name!r} is a Kustomize component, which the helmfile deployer "
-                "does not support (use helm or argocd)"
-            )
+    plan.refuse_kustomize("helmfile")
     writer = _templating.Writer(out_dir, _templating.environment(_templating.templates_of(__file__)))
     for c in plan.components:
-        if c.has_chart:
-            writer.data(f"{c.folder}/values.yaml", c.values)
-        for manifest in c.manifests:
-            writer.text(f"{c.folder}/manifests/{manifest.name}", manifest.text)
+        writer.component_files(c)
     context: dict[str, Any] = {
         "plan": plan,
         "components": plan.components,

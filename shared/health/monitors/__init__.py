@@ -5,7 +5,7 @@ what is news (a new or changed failure, a recovery) so a poll that sees the same
 publishes nothing and a check that stops failing publishes the healthy event quarantine's
 un-quarantine path needs. ``syslog`` runs the Xid monitor (a log read once, followed by ``tail``,
 or the journal); ``agent`` reads node roots, loops and publishes for the others; ``report`` says
-how their events are shown. Nothing here prints: ``nvsentinel monitor`` hands the events to
-``shared.output``. Product code here never imports the simulator: it reads the same files a real
-node has.
+how their events are shown; ``commands`` is what each ``nvsentinel monitor`` command runs, and the
+only module here that prints (through ``shared.output``). Product code here never imports the
+simulator: it reads the same files a real node has.
 """

@@ -15,13 +15,49 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict
 
 from shared import clock, errors
 from shared.health import event as hevent
 from shared.health.monitors import csp, dcgm, memory, nic
 
 DCGM_FILE = "dcgm-health.json"
+Kind = Literal["dcgm", "nic", "csp"]
+
+
+class Connection(Protocol):
+    """Where a monitor publishes and asks about Nodes: the kubeconfig and context a client is built from.
+
+    nvsentinel's ``health.service.Cluster`` is one. A client is built per publish or question and
+    closed after it (``client.LazyClient``): polls are seconds to minutes apart, and a long-running
+    agent then holds no idle connection."""
+
+    @property
+    def kubeconfig(self) -> Path | None: ...
+
+    @property
+    def context(self) -> str | None: ...
+
+
+class PollRequest(BaseModel):
+    """What ``monitor dcgm|nic|csp`` was asked to read, flags as typed (checked by ``run``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    node: str | None = None
+    path: Path | None = None
+    """``--file`` (dcgm) or ``--sysfs`` (nic)."""
+    node_root: Path | None = None
+    state: Path | None = None
+    interval: str | None = None
+    duration: str | None = None
+    dry_run: bool = False
+    url: str | None = None
+    """csp: the maintenance endpoint."""
+    ready_timeout: str | None = None
+    """csp: how long a healthy event waits for the Node to be Ready; "0" sends it without asking."""
 
 
 @dataclass(frozen=True)
@@ -98,7 +134,7 @@ def poll(
             return
 
 
-def publisher(cluster: Any, dry_run: bool) -> Callable[[list[hevent.HealthEvent]], None]:
+def publisher(cluster: Connection, dry_run: bool) -> Callable[[list[hevent.HealthEvent]], None]:
     """A sink that publishes HealthEvent resources (nothing when ``dry_run``)."""
     if dry_run:
         return lambda events: None
@@ -115,7 +151,7 @@ def publisher(cluster: Any, dry_run: bool) -> Callable[[list[hevent.HealthEvent]
     return publish
 
 
-def node_ready_check(cluster: Any) -> Callable[[str], bool]:
+def node_ready_check(cluster: Connection) -> Callable[[str], bool]:
     """Asks the cluster whether a Node is Ready (a client per call: polls are minutes apart)."""
 
     def check(node: str) -> bool:
@@ -131,21 +167,19 @@ Once = Callable[[list[Target], memory.Memory, datetime], list[hevent.HealthEvent
 """One poll over the targets: the events that changed since the memory's last save."""
 
 
-def _csp_reader(
-    *, url: str | None, node: str | None, ready_timeout: str | None, cluster: Any
-) -> tuple[list[Target], Once]:
+def _csp_reader(request: PollRequest, cluster: Connection) -> tuple[list[Target], Once]:
     """``monitor csp``: the one node and a poll of its maintenance endpoint (flags checked here)."""
     from shared.health import settings
 
-    if not url:
+    if not request.url:
         raise errors.InvalidInput("--url is required", where="--url")
-    if not node:
+    if not request.node:
         raise errors.InvalidInput("--node is required with --url", where="--node")
-    endpoint, name = url, node
+    endpoint, name, timeout = request.url, request.node, request.ready_timeout
     wait = csp.READY_TIMEOUT
-    if ready_timeout is not None:
+    if timeout is not None:
         try:
-            wait = timedelta(0) if ready_timeout.strip() == "0" else settings.parse_duration(ready_timeout)
+            wait = timedelta(0) if timeout.strip() == "0" else settings.parse_duration(timeout)
         except errors.InvalidInput as exc:
             raise errors.InvalidInput(exc.message, where="--node-ready-timeout") from None
     ready = node_ready_check(cluster) if wait.total_seconds() > 0 else None
@@ -153,50 +187,35 @@ def _csp_reader(
     def read_csp(_found: list[Target], mem: memory.Memory, now: datetime) -> list[hevent.HealthEvent]:
         return csp.once(endpoint, name, mem, now, ready=ready, ready_timeout=wait)
 
-    return [Target(node, Path(url))], read_csp
+    return [Target(name, Path(endpoint))], read_csp
 
 
 def run(
-    kind: str,
-    *,
-    node: str | None,
-    path: Path | None,
-    node_root: Path | None,
-    state: Path | None,
-    interval: str | None,
-    duration: str | None,
-    dry_run: bool,
-    cluster: Any,
-    emit: Callable[[list[hevent.HealthEvent]], None],
-    url: str | None = None,
-    ready_timeout: str | None = None,
+    kind: Kind, request: PollRequest, *, cluster: Connection, emit: Callable[[list[hevent.HealthEvent]], None]
 ) -> list[hevent.HealthEvent]:
     """``nvsentinel monitor dcgm|nic|csp``: poll, hand each batch to ``emit`` and publish it; all events.
 
-    ``ready_timeout`` (csp): how long a healthy event waits for the Node to be Ready; "0" sends it
-    without asking the cluster."""
+    InvalidInput for flags that do not go together (named by the flag), NotFound for a missing
+    node root; nothing is read before the flags are checked."""
     from shared.health import settings
 
     once: Once
     if kind == "csp":
-        found, once = _csp_reader(url=url, node=node, ready_timeout=ready_timeout, cluster=cluster)
-    elif kind == "dcgm":
-        found = targets(node=node, path=path, node_root=node_root, relative=DCGM_FILE, flag="--file")
-        once = dcgm_once
+        found, once = _csp_reader(request, cluster)
     else:
-        found = targets(node=node, path=path, node_root=node_root, relative="sys", flag="--sysfs")
-        once = nic_once
-    every = None if interval is None else settings.parse_duration(interval).total_seconds()
-    bound = None if duration is None else settings.parse_duration(duration).total_seconds()
+        relative, flag, once = (DCGM_FILE, "--file", dcgm_once) if kind == "dcgm" else ("sys", "--sysfs", nic_once)
+        found = targets(node=request.node, path=request.path, node_root=request.node_root, relative=relative, flag=flag)
+    every = None if request.interval is None else settings.parse_duration(request.interval).total_seconds()
+    bound = None if request.duration is None else settings.parse_duration(request.duration).total_seconds()
     if bound is not None and every is None:
         raise errors.InvalidInput("--for needs --interval", where="--for")
-    mem = memory.Memory(state)
-    publish = publisher(cluster, dry_run)
+    mem = memory.Memory(request.state)
+    publish = publisher(cluster, request.dry_run)
     seen: list[hevent.HealthEvent] = []
 
     def sink(events: list[hevent.HealthEvent]) -> None:
         publish(events)
-        if not dry_run:  # a dry run must not make a later real run think these were published
+        if not request.dry_run:  # a dry run must not make a later real run think these were published
             mem.save()
         seen.extend(events)
         emit(events)

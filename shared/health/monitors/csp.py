@@ -34,11 +34,14 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shared import errors
 from shared.health import event as hevent
 from shared.health.monitors import memory
+
+if TYPE_CHECKING:
+    from shared.kube.api import KubeApi
 
 logger = logging.getLogger(__name__)
 
@@ -142,7 +145,7 @@ def events(
     return out
 
 
-def node_ready(api: Any, node: str) -> bool:
+def node_ready(api: KubeApi, node: str) -> bool:
     """The Node's Ready condition is True."""
     from shared import nodes
 

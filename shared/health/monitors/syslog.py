@@ -47,12 +47,12 @@ class XidRequest(BaseModel):
 
 
 def run(
-    request: XidRequest, *, cluster: Any, emit: Callable[[list[hevent.HealthEvent]], None]
+    request: XidRequest, *, cluster: agent.Connection, emit: Callable[[list[hevent.HealthEvent]], None]
 ) -> list[hevent.HealthEvent]:
     """Read, publish and ``emit`` the Xid events ``request`` asks for; all of them, in order.
 
     InvalidInput for flags that do not go together (named by the flag), NotFound for a missing
-    file or node root. ``cluster`` has ``kubeconfig`` and ``context``; it is used only to publish.
+    file or node root. ``cluster`` is used only to publish.
     """
     if request.input_format not in INPUT_FORMATS:
         raise errors.InvalidInput(
@@ -128,7 +128,7 @@ def _journal_events(request: XidRequest) -> list[hevent.HealthEvent]:
 
 
 def _follow(
-    request: XidRequest, *, cluster: Any, emit: Callable[[list[hevent.HealthEvent]], None]
+    request: XidRequest, *, cluster: agent.Connection, emit: Callable[[list[hevent.HealthEvent]], None]
 ) -> list[hevent.HealthEvent]:
     """``--follow``: the logs from their start, then every interval the lines appended."""
     from shared.health.monitors import tail

@@ -92,7 +92,7 @@ def follow_xid(
     interval: float,
     duration: float | None,
     dry_run: bool,
-    cluster: object,
+    cluster: agent.Connection,
     emit: Callable[[list[hevent.HealthEvent]], None],
     now: Callable[[], datetime],
 ) -> list[hevent.HealthEvent]:

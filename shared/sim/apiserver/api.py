@@ -14,7 +14,7 @@ import random
 import uuid
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from shared.sim.apiserver import (
     admission,
@@ -48,6 +48,17 @@ def rfc3339(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+class Webhook(Protocol):
+    """An admission webhook an operator registers (``Api.webhooks``), called on create and update of
+    the main resource, never of a subresource: ``mutate`` after decoding (MutatingAdmissionWebhook),
+    ``validate`` after the object passed its schema (ValidatingAdmissionWebhook). Either raises an
+    :class:`ApiError` to deny the request; ``old`` is None on create."""
+
+    def mutate(self, r: resources.Resource, obj: dict[str, Any], old: dict[str, Any] | None) -> None: ...
+
+    def validate(self, r: resources.Resource, obj: dict[str, Any], old: dict[str, Any] | None) -> None: ...
+
+
 class Api:
     """The verbs. Each one is atomic under the store lock; none returns stored (shared) data."""
 
@@ -62,6 +73,7 @@ class Api:
         self.clock = clock
         self.rng = rng
         self.collector = collector.Collector(objects=objects, table=table, now=self.now)
+        self.webhooks: list[Webhook] = []
 
     def now(self) -> str:
         return rfc3339(self.clock())
@@ -118,6 +130,8 @@ class Api:
         obj = writerules.object_body(body)
         admission.decode(r, obj, options=options, operation=operation)
         obj = self._managed_on_create(r, obj, options, operation)
+        for hook in self.webhooks:
+            hook.mutate(r, obj, None)
         md = obj["metadata"]
         writerules.name_new(r, md, ns, self.rng)
         with self.store.lock:
@@ -126,6 +140,8 @@ class Api:
             self._stamp_new(r, obj)
             defaults.on_create(r, obj, self.now(), priorities=admission.priorities(self.store, r, obj))
             self._validate(r, obj, old=None)
+            for hook in self.webhooks:
+                hook.validate(r, obj, None)
             # Storage answers AlreadyExists only for a valid object (validation runs first).
             if self.store.get(r.group_resource, md.get("namespace", ""), md["name"]) is not None:
                 raise apierrors.already_exists(r.plural, r.group, md["name"])
@@ -288,7 +304,12 @@ class Api:
         old_md = old["metadata"]
         new = writerules.carry_over(r, old, new, sub=sub)
         writerules.check_finalizers(r, old_md, new["metadata"])
+        hooks = self.webhooks if sub is None else []
+        for hook in hooks:
+            hook.mutate(r, new, old)
         self._validate(r, new, old=old, status_only=sub == "status" and not r.crd)
+        for hook in hooks:
+            hook.validate(r, new, old)
         if r.generation and writerules.spec_of(new, r) != writerules.spec_of(old, r):
             new["metadata"]["generation"] = int(old_md.get("generation", 1)) + 1
         self._record_managers(r, old, new, sub=sub, options=options, applied=applied)

@@ -70,6 +70,7 @@ class JobController:
                 for pod in census.active:
                     self._delete(pods_r, pod)
             return
+        self._stop_if_suspended(job, census, pods_r)
         now = self.sim.vclock.time()
         decided = jobs.verdict(job, census, deadline_passed=self._deadline_passed(job, key, now))
         if decided is not None and decided[0] == "Failed":
@@ -88,6 +89,13 @@ class JobController:
                 [{"op": "add", "path": "/status", "value": status}],
                 sub="status",
             )
+
+    def _stop_if_suspended(self, job: dict[str, Any], census: jobs.Census, pods_r: Any) -> None:
+        """A suspended Job's pods are terminated (new ones are made when it is resumed)."""
+        if (job.get("spec") or {}).get("suspend"):
+            for pod in census.active:
+                self._delete(pods_r, pod)
+            census.active = []
 
     def _deadline_passed(self, job: dict[str, Any], key: tuple[str, str], now: float) -> bool:
         """Whether ``activeDeadlineSeconds`` has run out; if not yet, look again when it does."""

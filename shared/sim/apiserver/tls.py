@@ -98,3 +98,17 @@ def server_context(ident: Identity) -> ssl.SSLContext:
             handle.write(ident.key_pem)
         context.load_cert_chain(cert, key)
     return context
+
+
+def ssh_key_pair() -> tuple[str, str]:
+    """A new ECDSA P-521 SSH key pair: the SEC1 PEM (``EC PRIVATE KEY``) and the authorized_keys line.
+
+    What Kubeflow Trainer's MPI plugin and the MPI Operator put in their ``kubernetes.io/ssh-auth``
+    Secrets; made here because this module is the simulator's one user of ``cryptography``.
+    """
+    key = ec.generate_private_key(ec.SECP521R1())
+    private = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL, serialization.NoEncryption()
+    ).decode()
+    public = key.public_key().public_bytes(serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH)
+    return private, public.decode() + "\n"

@@ -9,6 +9,8 @@ their defaults):
 - a group spanning domains runs at ``networkBusGBps`` times the slowest member's factor
   (its slowest NIC times its thermal factor) times the worst rack-to-rack link it crosses;
 - both are scaled by the collective's share (all-reduce 1.0, all-gather 0.95, alltoall 0.6);
+- on a managed service's machine (:mod:`.providers`) a run whose pods did not ask for the fast
+  transport crosses nodes over sockets instead, at the machine's ``socketBusGBps``;
 - a dead GPU in the group crashes the run, and each flaky member crashes it with its
   probability, drawn from the seeded random source in node order.
 
@@ -229,16 +231,33 @@ class Fabric:
     def spans_domains(self, names: list[str]) -> bool:
         return len({self.nodes[n].clique for n in names}) > 1
 
-    def busbw(self, names: list[str], binary: str, *, through_nics: bool = False) -> float:
-        """Plateau bus bandwidth (GB/s) of ``binary`` on exactly these nodes."""
+    def busbw(
+        self,
+        names: list[str],
+        binary: str,
+        *,
+        through_nics: bool = False,
+        socket: bool = False,
+        rails: float = 1.0,
+    ) -> float:
+        """Plateau bus bandwidth (GB/s) of ``binary`` on exactly these nodes.
+
+        ``socket``: the run crosses nodes over NET/Socket (its pods did not ask for the fast
+        transport), at the machine's ``socketBusGBps`` — TCP on the host interface, which the
+        RDMA NICs' faults do not touch. ``rails``: the share of each node's GPUs (and so of its
+        rail-aligned NICs) the run uses, below 1 when fewer ranks than GPUs run per node.
+        """
         if not names:
             raise ValueError("a group needs at least one node")
         profile = self.nodes[names[0]].profile
         share = stages.workloads().nccl.collectives[binary].bandwidth
         if through_nics or self.spans_domains(names):
-            slowest = min(self.network_factor(n) for n in names)
             link = self.link_factor({self.nodes[n].rack for n in names})
-            return profile.bandwidth.networkBusGBps * share * slowest * link
+            machine = profile.machine
+            if socket and machine is not None:
+                return machine.network.socketBusGBps * share * link
+            slowest = min(self.network_factor(n) for n in names)
+            return profile.bandwidth.networkBusGBps * share * slowest * link * min(1.0, rails)
         slowest = min(self.thermal_factor(n, compute=False) for n in names)
         return profile.bandwidth.nvlinkBusGBps * share * slowest
 

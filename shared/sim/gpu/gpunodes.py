@@ -8,6 +8,11 @@ snapshot reads driver, kernel and instance type; isolation reads the rack):
 - ``topology.kubernetes.io/zone``, ``topology.kubernetes.io/region``, and the rack in
   ``topology.kubernetes.io/rack`` (no upstream standard exists; this one is ours);
 - ``kubernetes.io/hostname``, ``node.kubernetes.io/instance-type``.
+
+A node of a profile run on a managed service (``eks/h100``, :mod:`.providers`) carries that
+service's providerID, labels, zone and region, instance type and NIC device resources instead of
+the generic ones; GPU feature discovery labels ``nvidia.com/gpu.clique`` only where NVLink spans
+nodes (GB200), as ``<cluster UUID>.<clique id>``.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from shared.sim.apiserver import discovery
-from shared.sim.gpu import fabric
+from shared.sim.gpu import fabric, providers
 
 RACK_LABEL = "topology.kubernetes.io/rack"
 CLIQUE_LABEL = "nvidia.com/gpu.clique"
@@ -41,6 +46,9 @@ def driver_labels(driver: str, cuda: str = fabric.DEFAULT_CUDA) -> dict[str, str
 
 
 def labels(node: fabric.Node) -> dict[str, str]:
+    provider, machine = node.profile.provider, node.profile.machine
+    if provider is not None and machine is not None:
+        return _service_labels(node, provider, machine)
     gpu = node.profile.gpu
     return {
         "kubernetes.io/hostname": node.name,
@@ -59,6 +67,43 @@ def labels(node: fabric.Node) -> dict[str, str]:
         CLIQUE_LABEL: node.clique,
         **driver_labels(node.driver),
     }
+
+
+def _gfd_labels(node: fabric.Node, machine: str | None) -> dict[str, str]:
+    gpu = node.profile.gpu
+    found = {
+        "nvidia.com/gpu.present": "true",
+        "nvidia.com/gpu.product": gpu.product,
+        "nvidia.com/gpu.count": str(gpu.count),
+        "nvidia.com/gpu.memory": str(gpu.memoryMiB),
+        "nvidia.com/gpu.family": gpu.family,
+        **driver_labels(node.driver),
+    }
+    if machine:
+        found["nvidia.com/gpu.machine"] = machine
+    return found
+
+
+def _service_labels(node: fabric.Node, provider: providers.Provider, machine: providers.Machine) -> dict[str, str]:
+    cloud = providers.identity(provider, machine, name=node.name, index=node.index, rack=node.rack)
+    found = {
+        "kubernetes.io/hostname": node.name,
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "arm64" if node.profile.cliquePerRack else "amd64",
+        **cloud.labels,
+        RACK_LABEL: node.rack,
+        **_gfd_labels(node, machine.gpuMachine),
+    }
+    if node.profile.cliquePerRack:
+        found[CLIQUE_LABEL] = providers.clique_id(provider.service, node.rack)
+    return found
+
+
+def provider_id(node: fabric.Node) -> str:
+    provider, machine = node.profile.provider, node.profile.machine
+    if provider is None or machine is None:
+        return f"sim://{ZONE}/{node.name}"
+    return providers.identity(provider, machine, name=node.name, index=node.index, rack=node.rack).provider_id
 
 
 def ready_condition(now: str, *, ready: bool) -> dict[str, str]:
@@ -96,7 +141,9 @@ def conditions(now: str) -> list[dict[str, str]]:
 
 def node_object(node: fabric.Node, now: str) -> dict[str, Any]:
     """The Node a kubelet with the NVIDIA device plugin registers."""
-    capacity = {**node.profile.capacity, GPU_RESOURCE: str(node.profile.gpu.count)}
+    machine = node.profile.machine
+    devices = machine.resources if machine is not None else {}
+    capacity = {**node.profile.capacity, **devices, GPU_RESOURCE: str(node.profile.gpu.count)}
     allocatable = dict(capacity)
     return {
         "apiVersion": "v1",
@@ -109,7 +156,7 @@ def node_object(node: fabric.Node, now: str) -> dict[str, Any]:
                 "volumes.kubernetes.io/controller-managed-attach-detach": "true",
             },
         },
-        "spec": {"providerID": f"sim://{ZONE}/{node.name}"},
+        "spec": {"providerID": provider_id(node)},
         "status": {
             "capacity": capacity,
             "allocatable": allocatable,
@@ -122,7 +169,7 @@ def node_object(node: fabric.Node, now: str) -> dict[str, Any]:
                 "kubeletVersion": discovery.VERSION["gitVersion"],
                 "kubeProxyVersion": discovery.VERSION["gitVersion"],
                 "osImage": OS_IMAGE,
-                "architecture": "amd64",
+                "architecture": labels(node)["kubernetes.io/arch"],
                 "operatingSystem": "linux",
                 "containerRuntimeVersion": RUNTIME,
                 "kernelVersion": KERNEL,

@@ -6,7 +6,8 @@ whose ``data.release`` is what Helm stores — base64 of gzip of the release JSO
 name and version, the rendered manifest) — base64-encoded once more by the Secret as every Secret
 value is; the workloads its healthCheckAsserts name (Deployments, DaemonSets with one pod per
 node, StatefulSets) with ready status; pods labelled so every pod assert selects some; and its
-CRDs, Established. The GPU operator also gets ``nvidia-driver-daemonset`` with the driver image.
+CRDs, Established. The GPU operator also gets ``nvidia-driver-daemonset`` with the driver image
+and, unless its overrides turn standalone DCGM off, the ``nvidia-dcgm`` hostengine Service.
 
 Breaks (``--break COMPONENT=MODE``): ``crashloop`` (one pod Running with its container waiting in
 CrashLoopBackOff, its workload one replica short), ``old-chart`` (the release records an older
@@ -129,6 +130,26 @@ def _driver_daemonset(into: seeder.Seeder, ns: str, base: dict[str, str], driver
     return {k: v for k, v in obj.items() if k != "status"}
 
 
+def _dcgm_service(into: seeder.Seeder, ns: str) -> None:
+    """The standalone hostengine's Service that the operator's ClusterPolicy creates (not Helm):
+    ``dcgmi diag --host nvidia-dcgm.<ns>.svc:5555`` reaches each node's own hostengine through it
+    (``NVIDIA/gpu-operator:assets/state-dcgm/0500_service.yaml``, internalTrafficPolicy Local)."""
+    into.ensure(
+        "",
+        "services",
+        ns,
+        {
+            "metadata": {"name": "nvidia-dcgm", "labels": {"app": "nvidia-dcgm"}},
+            "spec": {
+                "type": "ClusterIP",
+                "internalTrafficPolicy": "Local",
+                "selector": {"app": "nvidia-dcgm"},
+                "ports": [{"name": "dcgm", "port": 5555, "protocol": "TCP"}],
+            },
+        },
+    )
+
+
 def _install(into: seeder.Seeder, comp: models.ComponentRef, mode: str | None, driver: str) -> dict[str, Any]:
     ns = comp.namespace or "default"
     chart = (comp.chart or comp.name).rsplit("/", 1)[-1]
@@ -153,6 +174,8 @@ def _install(into: seeder.Seeder, comp: models.ComponentRef, mode: str | None, d
         manifest.append(_workload(into, workload, labels, f"{REGISTRY}/{chart}:{version}", broken))
     if chart == "gpu-operator" or comp.name == "gpu-operator":
         manifest.append(_driver_daemonset(into, ns, base, driver))
+        if ((comp.overrides or {}).get("dcgm") or {}).get("enabled", True) is not False:
+            _dcgm_service(into, ns)
     crds = list(asserts.crds if asserts else [])
     for n, crd in enumerate(crds):
         if not (mode == "missing-crd" and n == 0):

@@ -149,12 +149,27 @@ class Run:
     exit_code: int
 
 
-def render(args: Args, nodes: list[fabric.Node], *, peak: float, crash: fabric.Crash | None, half_bytes: int) -> Run:
-    """The rank-0 log of one run on ``nodes`` whose plateau busbw is ``peak``."""
+def render(
+    args: Args,
+    nodes: list[fabric.Node],
+    *,
+    peak: float,
+    crash: fabric.Crash | None,
+    half_bytes: int,
+    hosts: list[tuple[str, int]] | None = None,
+    preamble: tuple[str, ...] = (),
+) -> Run:
+    """The rank-0 log of one run on ``nodes`` whose plateau busbw is ``peak``.
+
+    ``hosts``: per node, the host name its processes print (the pod's hostname) and the GPUs the
+    run uses there; by default the node's name and all its GPUs. ``preamble``: NCCL INFO lines
+    printed after initialisation (the network NCCL chose), without their ``host:pid:tid`` prefix.
+    """
     stage = stages.workloads().nccl
     collective = stage.collectives[args.binary]
-    gpn = nodes[0].profile.gpu.count
-    ranks = len(nodes) * gpn
+    placed = hosts or [(node.name, node.profile.gpu.count) for node in nodes]
+    named = {node.name: host for node, (host, _) in zip(nodes, placed, strict=True)}
+    ranks = sum(gpus for _, gpus in placed)
     bf = bus_factor(collective.busFactor, ranks)
     tsize = TYPE_SIZES[args.dtype]
     per_rank = collective.busFactor != "allreduce"
@@ -166,16 +181,19 @@ def render(args: Args, nodes: list[fabric.Node], *, peak: float, crash: fabric.C
         "# Using devices",
     ]
     pids: dict[str, int] = {}
-    for n, node in enumerate(nodes):
-        for g in range(gpn):
+    rank = 0
+    for n, (node, (host, gpus)) in enumerate(zip(nodes, placed, strict=True)):
+        for g in range(gpus):
             pid = 6000 + 37 * n + g
-            pids.setdefault(node.name, pid)
+            pids.setdefault(host, pid)
             lines.append(
-                f"#  Rank {n * gpn + g:2d} Group  0 Pid {pid:6d} on {node.name} device {g:2d} "
-                f"[{node.profile.gpu.pciBusIds[g]}] {node.profile.gpu.displayName}"
+                f"#  Rank {rank:2d} Group  0 Pid {pid:6d} on {host} device {g:2d} "
+                f"[{node.profile.gpu.pciBusIds[g % node.profile.gpu.count]}] {node.profile.gpu.displayName}"
             )
-    first = nodes[0].name
+            rank += 1
+    first = placed[0][0]
     lines.append("#")
+    lines += [f"{first}:{pids[first]}:{pids[first]} [0] NCCL INFO {line}" for line in preamble]
     lines.append(f"{first}:{pids[first]}:{pids[first]} [0] NCCL INFO Launch mode Parallel")
     lines += [
         "#                                                              out-of-place                       "
@@ -209,15 +227,33 @@ def render(args: Args, nodes: list[fabric.Node], *, peak: float, crash: fabric.C
         lines.append(f"{size:12d}  {count:12d}  {args.dtype:>8}  {collective.redop:>6}  {-1:6d}" + "".join(halves))
     seconds = stage.setupSeconds + total_us / 1e6
     if crash is not None:
-        lines += _crash_lines(crash, nodes, pids)
+        lines += _crash_lines(crash, [named[n.name] for n in nodes], named.get(crash.node, crash.node), pids)
         return Run("\n".join(lines) + "\n", seconds, 1)
     average = sum(bandwidths) / len(bandwidths) if bandwidths else 0.0
     lines += ["# Out of bounds values : 0 OK", f"# Avg bus bandwidth    : {average:g} ", "#"]
     return Run("\n".join(lines) + "\n", seconds, 0)
 
 
-def _crash_lines(crash: fabric.Crash, nodes: list[fabric.Node], pids: dict[str, int]) -> list[str]:
-    host = crash.node
+def cut_at(run: Run, args: Args, deadline: float) -> Run:
+    """The run killed ``deadline`` seconds after its start (``timeout`` sends SIGTERM, exit 124):
+    the rows printed by then, no summary. A run that ends in time is returned as is."""
+    if run.seconds <= deadline:
+        return run
+    elapsed = stages.workloads().nccl.setupSeconds
+    kept: list[str] = []
+    for line in run.text.splitlines():
+        words = line.split()
+        if words and words[0].isdigit() and len(words) >= 13:
+            elapsed += (float(words[5]) + float(words[9])) * (args.iters + args.warmup) / 1e6
+            if elapsed > deadline:
+                break
+        elif line.startswith("# Out of bounds"):
+            break
+        kept.append(line)
+    return Run("\n".join(kept) + "\n", deadline, 124)
+
+
+def _crash_lines(crash: fabric.Crash, hosts: list[str], host: str, pids: dict[str, int]) -> list[str]:
     pid = pids.get(host, 6000) + (crash.gpu or 0)
     if crash.kind is Kind.GPU_DEAD:
         cause = [
@@ -225,7 +261,7 @@ def _crash_lines(crash: fabric.Crash, nodes: list[fabric.Node], pids: dict[str, 
             f"{host}: Test CUDA failure common.cu:1279 'unspecified launch failure'",
         ]
     else:
-        peer = next((n.name for n in nodes if n.name != host), host)
+        peer = next((h for h in hosts if h != host), host)
         cause = [
             f"{host}:{pid}:{pid + 90} [0] NCCL WARN NET/IB : Got completion from peer {peer} with status=12 "
             "opcode=0 len=0 vendor err 129 (Recv)",

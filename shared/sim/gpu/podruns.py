@@ -1,11 +1,18 @@
 """What a bound pod's containers do on a simulated node, in virtual time.
 
-After the kubelet admits a pod (:mod:`shared.sim.gpu.kubelet`): ContainerCreating, Running after
-``podStartSeconds`` (later while the node reboots), then its workload (:mod:`shared.sim.gpu.workloads`)
-ends it with an exit code and a log. An ``Always`` pod whose container is not a known workload
-binary keeps running; one whose container ends is restarted after the kubelet's back-off. The
-pods of one Indexed Job running a group workload are one run (:class:`GroupRun`): it starts when
-every index is Running, all members end together, and a member killed aborts the others.
+After the kubelet admits a pod (:mod:`shared.sim.gpu.kubelet`): ContainerCreating (until every
+ConfigMap and Secret it mounts exists, :mod:`.podfiles`), Running after ``podStartSeconds``
+(later while the node reboots), then its workload (:mod:`shared.sim.gpu.workloads`) ends it with
+an exit code and a log. An ``Always`` pod whose container is not a known workload binary keeps
+running, as does an sshd (an MPI worker) whatever its restart policy; one whose container ends
+is restarted after the kubelet's back-off.
+
+An mpirun launcher runs over the hosts of its hostfile (:mod:`.launcher`); while it runs, the
+death of a worker pod it reached fails it. The pods of one Indexed Job running ``train-bench``
+are one torchrun rendezvous (:class:`GroupRun`): it starts when every index is Running, all
+members end together, and a member killed aborts the others. So are, for now, the pods of an
+Indexed Job running an NCCL test without a hostfile (:meth:`PodRunner._legacy_nccl_group`), the
+shape the certification engine rendered before it ran launchers.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from shared.sim.apiserver import apierrors, jobs, store
 from shared.sim.apiserver.vclock import Timer
-from shared.sim.gpu import podstatus, stages, workloads
+from shared.sim.gpu import clusterdns, launcher, podfiles, podstatus, stages, workloads
 
 if TYPE_CHECKING:
     from shared.sim.server import SimServer
@@ -33,6 +40,16 @@ class GroupRun:
     members: dict[int, tuple[PodKey, str, str]] = field(default_factory=dict)  # index -> (key, uid, node)
     timer: Timer | None = None
     done: set[str] = field(default_factory=set)
+
+
+@dataclass
+class LaunchRun:
+    """A running mpirun launcher and the worker pods its daemons run in."""
+
+    key: PodKey
+    timer: Timer
+    host: str
+    workers: dict[str, str]  # worker pod uid -> its hostname
 
 
 def addresses(objects: store.Store, node: str, uid: str) -> tuple[str, str]:
@@ -61,9 +78,15 @@ class PodRunner:
         self.other_seconds = stages.workloads().otherSeconds
         self.runs: dict[str, GroupRun] = {}
         """Job uid -> the group run its pods make."""
+        self.launches: dict[str, LaunchRun] = {}
+        """Launcher pod uid -> its running mpirun."""
+        self.mount_waits: dict[str, float] = {}
+        """Pod uid -> the back-off before the kubelet retries mounting its volumes."""
 
     def clear(self) -> None:
         self.runs = {}
+        self.launches = {}
+        self.mount_waits = {}
 
     def forget_job(self, uid: str) -> None:
         """The Job ``uid`` is gone: so is its group run (its pods end as they are deleted)."""
@@ -107,30 +130,92 @@ class PodRunner:
         if hw is not None and hw.rebooting:
             self.sim.vclock.call_later(stages.workloads().podStartSeconds, lambda: self._run(key, uid, node))
             return
+        missing = podfiles.missing(self.sim.store, pod)
+        if missing is not None:
+            self._mount_later(pod, key, uid, node, missing)
+            return
+        self.mount_waits.pop(uid, None)
         host, ip = addresses(self.sim.store, node, uid)
         if not self.write_pod_status(key, uid, podstatus.running(pod, host_ip=host, pod_ip=ip, now=self.sim.api.now())):
             return
         self._start_workload(pod, key, uid, node)
+
+    def _mount_later(self, pod: dict[str, Any], key: PodKey, uid: str, node: str, missing: tuple[str, str]) -> None:
+        """A volume's ConfigMap or Secret is missing: the kubelet records FailedMount and retries,
+        backing off from ``podStartSeconds`` to 2m2s as its volume manager does."""
+        volume, reason = missing
+        self.sim.controllers.recorder.event(
+            pod,
+            type="Warning",
+            reason="FailedMount",
+            message=f'MountVolume.SetUp failed for volume "{volume}" : {reason}',
+            component="kubelet",
+        )
+        delay = self.mount_waits.get(uid, stages.workloads().podStartSeconds)
+        self.mount_waits[uid] = min(delay * 2, 122.0)
+        self.sim.vclock.call_later(delay, lambda: self._run(key, uid, node))
 
     def _start_workload(self, pod: dict[str, Any], key: PodKey, uid: str, node: str) -> None:
         """Run the container's workload; its end is a timer (:meth:`finish`)."""
         hw = self.sim.fabric.node(node)
         containers = (pod.get("spec") or {}).get("containers") or [{}]
         workload = workloads.classify(containers[0])
+        if workload.kind is workloads.Kind.SSHD:
+            return  # an MPI worker serves ssh until its pod is stopped
         if workload.kind is workloads.Kind.OTHER and _restart_policy(pod) == "Always":
             return  # a long-running service: it stays Running
         owner = next((r for r in pod["metadata"].get("ownerReferences") or [] if r.get("kind") == "Job"), None)
         index = jobs.index_of(pod)
-        if workload.group and owner is not None and index is not None and hw is not None:
+        if owner is not None and index is not None and hw is not None and self._grouped(owner, key[0], workload):
             self._join_run(owner, index, key, uid, node, workload)
             return
-        if workload.group and hw is not None:
-            result = workloads.run_group(self.sim.fabric, [node], workload, now=self.sim.vclock.time())
-        elif hw is not None or workload.kind in (workloads.Kind.SLEEP, workloads.Kind.OTHER):
-            result = workloads.run_single(self.sim.fabric, node, workload, other_seconds=self.other_seconds)
-        else:
-            result = workloads.Result(f"{workload.binary}: no NVIDIA GPU found on this node\n", 1.0, 1)
+        if workload.kind is workloads.Kind.NCCL and (workload.launch is not None or workload.problem):
+            self._launch(pod, key, uid, node, workload)
+            return
+        result = self._single(pod, node, workload)
         self.sim.vclock.call_later(result.seconds, lambda: self.finish(key, uid, result.exit_code, result.log))
+
+    def _single(self, pod: dict[str, Any], node: str, workload: workloads.Workload) -> workloads.Result:
+        """A workload that runs in its own container only: dcgmi, an NCCL test run directly, sleep…"""
+        hw = self.sim.fabric.node(node)
+        if workload.kind is workloads.Kind.DCGM:
+            host = workloads.dcgm_host(list(workload.argv))
+            if host is not None and not clusterdns.service_exists(self.sim.store, pod, host):
+                return workloads.dcgm_unreachable(host)
+        if workload.group and hw is not None:
+            return workloads.run_group(self.sim.fabric, [node], workload, now=self.sim.vclock.time())
+        if hw is not None or workload.kind in (workloads.Kind.SLEEP, workloads.Kind.OTHER):
+            return workloads.run_single(self.sim.fabric, node, workload, other_seconds=self.other_seconds)
+        return workloads.Result(f"{workload.binary}: no NVIDIA GPU found on this node\n", 1.0, 1)
+
+    def _launch(self, pod: dict[str, Any], key: PodKey, uid: str, node: str, workload: workloads.Workload) -> None:
+        """Start mpirun: it runs over its hosts until its timer ends it, or a worker dies."""
+        outcome = launcher.run(self.sim.store, self.sim.fabric, pod, node, workload)
+        result = outcome.result
+
+        def done() -> None:
+            self.launches.pop(uid, None)
+            self.finish(key, uid, result.exit_code, result.log)
+
+        timer = self.sim.vclock.call_later(result.seconds, done)
+        if outcome.workers:
+            self.launches[uid] = LaunchRun(key, timer, launcher.hostname(pod), dict(outcome.workers))
+
+    def _grouped(self, owner: dict[str, Any], namespace: str, workload: workloads.Workload) -> bool:
+        """Whether this pod of an Indexed Job runs as one member of a group with its Job's others."""
+        return workload.kind is workloads.Kind.TRAINING or self._legacy_nccl_group(owner, namespace, workload)
+
+    def _legacy_nccl_group(self, owner: dict[str, Any], namespace: str, workload: workloads.Workload) -> bool:
+        """LEGACY: an NCCL test without a hostfile in an Indexed Job of several pods runs as one
+        group over their nodes, the shape certification rendered before launchers. Delete this
+        method and its one call in :meth:`_grouped` when nothing renders it any more: each
+        such pod then runs alone on its node, as on a real cluster."""
+        if workload.kind is not workloads.Kind.NCCL or workload.has_hosts:
+            return False
+        job = self.sim.store.get(("batch", "jobs"), namespace, str(owner.get("name", "")))
+        if job is None or job.uid != owner.get("uid"):
+            return False
+        return int((job.object().get("spec") or {}).get("completions", 1)) > 1
 
     def finish(
         self, key: PodKey, uid: str, exit_code: int, log: str, *, reason: str | None = None, message: str | None = None
@@ -196,6 +281,15 @@ class PodRunner:
         run.timer = self.sim.vclock.call_later(result.seconds, finish)
 
     def abort_member(self, uid: str) -> None:
+        """The pod ``uid`` is gone or killed: the runs it was part of fail (or, for a launcher, end)."""
+        gone = self.launches.pop(uid, None)
+        if gone is not None:
+            gone.timer.cancel()
+        for launcher_uid, launch in list(self.launches.items()):
+            if uid in launch.workers:
+                launch.timer.cancel()
+                self.launches.pop(launcher_uid, None)
+                self.finish(launch.key, launcher_uid, 1, launcher.lost_daemon(launch.host, launch.workers[uid]))
         for job_uid, run in list(self.runs.items()):
             if any(m[1] == uid for m in run.members.values()):
                 if run.timer is not None:

@@ -1,6 +1,7 @@
 """Simulated hardware and lifecycles as data: GPU node profiles and the kubelet's stages.
 
 ``profiles/<name>.yaml`` describe a node type (GPU product and count, NICs, nominal bandwidths);
+``<service>/<name>`` is the same node type as a managed service registers it (:mod:`.providers`);
 ``stages/workloads.yaml``, ``stages/faults.yaml`` and ``stages/repair.yaml`` hold the virtual
 durations and factors the kubelet, the fabric model and the repair controller use. Each file is
 parsed once into a strict pydantic model, so a typo in a YAML key fails at load with its path.
@@ -15,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from shared import yamlio
+from shared.sim.gpu import providers
 
 
 class _Strict(BaseModel):
@@ -59,6 +61,11 @@ class Profile(_Strict):
     nic: NicSpec
     bandwidth: Bandwidth
     capacity: dict[str, str]
+    provider: providers.Provider | None = Field(default=None, description="The service the node runs on.")
+
+    @property
+    def machine(self) -> providers.Machine | None:
+        return self.provider.machine(self.name) if self.provider is not None else None
 
 
 # ------------------------------------------------------------------ stages
@@ -100,9 +107,19 @@ class TrainingStage(_Strict):
     models: dict[str, TrainingModel]
 
 
+class Mpi(_Strict):
+    resolveFailSeconds: float = Field(description="mpirun start to its exit when ssh cannot resolve a host.")
+    connectAttemptSeconds: float = Field(description="Per ssh ConnectionAttempts try against a closed port.")
+    allGpuImages: list[str] = Field(
+        description="Image prefixes whose environment sets NVIDIA_VISIBLE_DEVICES=all: a container of "
+        "one that requests no GPU still sees every GPU of its node (the NVIDIA runtime honours it)."
+    )
+
+
 class Workloads(_Strict):
     podStartSeconds: float
     otherSeconds: float
+    mpi: Mpi
     nccl: NcclStage
     dcgm: DcgmStage
     training: TrainingStage
@@ -150,7 +167,13 @@ def profile_names() -> list[str]:
 
 @functools.cache
 def profile(name: str) -> Profile:
-    """The profile called ``name``; ValueError lists the known ones."""
+    """The profile called ``name`` (``h100``), or as service ``eks`` runs it (``eks/h100``);
+    ValueError lists the known ones."""
+    service, _, base = name.rpartition("/")
+    if service:
+        provider = providers.load(service)
+        provider.machine(base)
+        return profile(base).model_copy(update={"provider": provider})
     if name not in profile_names():
         raise ValueError(f"unknown GPU profile {name!r}; known: {', '.join(profile_names())}")
     return Profile.model_validate(_read("profiles", f"{name}.yaml"))

@@ -2,17 +2,20 @@
 
 Covers: helmfile.yaml valid against SchemaStore's helmfile schema; one repository per chart (OCI
 without scheme and ``oci: true``); needs naming existing releases as namespace/name; values files
-that exist and hold the plan's values; manifests deployed as a release of their own after the chart.
+that exist and hold the plan's values; manifests deployed as a release of their own after the chart;
+a Kustomize component refused before anything is written.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from shared import yamlio
+import pytest
+
+from shared import errors, yamlio
 from shared.bundle import plan as plan_mod
 from shared.bundle.request import BundleRequest
-from tests.bundle import schemas
+from tests.bundle import bundles, schemas
 
 
 def test_helmfile_validates_against_schemastore(seed_bundles: dict[str, Path], team_shared: Path) -> None:
@@ -44,3 +47,21 @@ def test_manifests_are_a_release_of_their_own_after_the_chart(seed_bundles: dict
     assert extra["needs"] == ["gpu-operator/gpu-operator"]
     assert (root / extra["chart"] / "dcgm-exporter.yaml").is_file()
     assert "skyhook/skyhook-customizations" in releases["gpu-operator"]["needs"]
+
+
+def test_a_kustomize_component_is_refused(tmp_path: Path) -> None:
+    recipe = bundles.write_document(
+        tmp_path / "r.yaml",
+        {
+            "kind": "RecipeResult",
+            "apiVersion": "aicr.run/v1alpha2",
+            "metadata": {"version": "0.1.0"},
+            "componentRefs": [
+                {"name": "kz", "type": "Kustomize", "source": "https://github.com/x/y", "path": "deploy", "tag": "v1"}
+            ],
+            "deploymentOrder": ["kz"],
+        },
+    )
+    with pytest.raises(errors.InvalidInput, match="'kz' is a Kustomize component, which the helmfile deployer"):
+        bundles.make_bundle(recipe, tmp_path / "out", "helmfile")
+    assert not (tmp_path / "out").exists()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from typing import Protocol
 
 from shared.sim.apiserver import api as api_mod
 from shared.sim.apiserver import apierrors, readviews, scheduler, store, vclock
@@ -35,6 +36,14 @@ _WORKLOADS: dict[tuple[str, str], str] = {
     ("apps", "statefulsets"): "statefulsets",
 }
 _ORDER = ("gc", "deployments", "replicasets", "daemonsets", "statefulsets", "nodes", "events")
+
+
+class Reconciler(Protocol):
+    """An operator's controller (JobSet, TrainJob, MPIJob …), registered with :meth:`Manager.register`."""
+
+    def reconcile(self, key: kit.Key) -> None: ...
+
+    def reset(self) -> None: ...
 
 
 class Manager:
@@ -69,6 +78,16 @@ class Manager:
         self._gc: set[tuple[tuple[str, str], kit.Key]] = set()
         self._owners: dict[str, tuple[str, kit.Key]] = {}  # workload uid -> (plural, key)
         self._daemonsets: set[kit.Key] = set()
+        self._kinds: dict[tuple[str, str], str] = {}  # an operator's group/resource -> its controller's name
+        self._reconcilers: dict[str, Reconciler] = {}
+
+    def register(self, name: str, gr: tuple[str, str], reconciler: Reconciler) -> None:
+        """Run ``reconciler`` for each object of ``gr`` that changes, and again whenever one of the
+        objects it controls (by ownerReference) changes; after the built-in controllers, in
+        registration order."""
+        self._kinds[gr] = name
+        self._reconcilers[name] = reconciler
+        self._dirty.setdefault(name, set())
 
     def register_views(self, views: readviews.Views) -> None:
         node_view, lease_view = self.heartbeats.views()
@@ -86,6 +105,8 @@ class Manager:
         self.daemonsets.reset()
         self.heartbeats.reset()
         self.ttl.reset()
+        for reconciler in self._reconcilers.values():
+            reconciler.reset()
 
     def requeue(self, controller: str, key: kit.Key) -> None:
         self._dirty.setdefault(controller, set()).add(key)
@@ -93,7 +114,7 @@ class Manager:
     # -------------------------------------------------------------- events in
     def handle(self, gr: tuple[str, str], kind: str, entry: store.Entry, previous: store.Entry | None) -> None:
         key = (entry.namespace, entry.name)
-        plural = _WORKLOADS.get(gr)
+        plural = _WORKLOADS.get(gr) or self._kinds.get(gr)
         if plural is not None:
             self._workload_event(plural, kind, entry)
         elif gr == ("", "nodes"):
@@ -142,7 +163,7 @@ class Manager:
     def relist(self) -> None:
         """Look at everything again (after a restart or a compacted history)."""
         s = self.ctx.store
-        for gr, plural in _WORKLOADS.items():
+        for gr, plural in (*_WORKLOADS.items(), *self._kinds.items()):
             for entry in list(s.scan(gr, None)):
                 self._owners[entry.uid] = (plural, (entry.namespace, entry.name))
                 self._dirty[plural].add((entry.namespace, entry.name))
@@ -163,7 +184,7 @@ class Manager:
         gc, self._gc = self._gc, set()
         for gr, key in sorted(gc):
             self._run("gc", gr, key)
-        for name in _ORDER[1:]:
+        for name in (*_ORDER[1:], *self._reconcilers):
             keys, self._dirty[name] = self._dirty[name], set()
             for key in sorted(keys):
                 self._run(name, None, key)
@@ -181,6 +202,8 @@ class Manager:
             self.heartbeats.check(key[1])
         elif name == "events":
             self.ttl.expire(key)
+        elif name in self._reconcilers:
+            self._reconcilers[name].reconcile(key)
 
     def _run(self, name: str, gr: tuple[str, str] | None, key: kit.Key) -> None:
         try:

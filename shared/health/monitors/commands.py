@@ -1,0 +1,27 @@
+"""The ``nvsentinel monitor`` commands behind their flags: run a monitor and show its events.
+
+``nvsentinel/monitor.py`` declares the flags, builds the request and calls one function here per
+kind of monitor, with the output format it has already checked (so a bad ``-o`` is refused before
+anything is read or published). The events go through ``shared.output.Stream``: NDJSON as they are
+found with ``-o json``, a table or document at the end otherwise, with the columns ``report``
+declares. Reading, memory and publishing stay with the monitors (``syslog``, ``agent``).
+"""
+
+from __future__ import annotations
+
+from shared import output
+from shared.health.monitors import agent, report, syslog
+
+
+def xid(request: syslog.XidRequest, *, fmt: output.Format, cluster: agent.Connection) -> None:
+    """``monitor xid``: the Xid events of a kernel log read once, followed, or of the journal."""
+    stream = output.Stream(fmt, record=report.record)
+    syslog.run(request, cluster=cluster, emit=stream.add)
+    stream.close(columns=report.xid_columns(follow=request.follow))
+
+
+def poll(kind: agent.Kind, request: agent.PollRequest, *, fmt: output.Format, cluster: agent.Connection) -> None:
+    """``monitor dcgm|nic|csp``: the events of each poll, as they change."""
+    stream = output.Stream(fmt, record=report.record)
+    agent.run(kind, request, cluster=cluster, emit=stream.add)
+    stream.close(columns=report.EVENT_COLUMNS)
