@@ -26,7 +26,7 @@ import shutil
 import stat
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -95,11 +95,16 @@ def _read_fd(fd: int, *, where: str, limit: int) -> bytes:
         raise errors.InvalidInput("is a directory, expected a file", where=where)
     if stat.S_ISREG(status.st_mode) and status.st_size > limit:
         raise errors.InvalidInput(_too_large(limit, size=status.st_size), where=where)
+    return _read_limited(lambda size: os.read(fd, size), where=where, limit=limit)
+
+
+def _read_limited(read: Callable[[int], bytes], *, where: str, limit: int) -> bytes:
+    """Everything ``read`` gives, in chunks, refused once it passes ``limit`` (so a pipe cannot grow past it)."""
     chunks: list[bytes] = []
     left = limit + 1
     while left > 0:
         try:
-            chunk = os.read(fd, min(left, _CHUNK))
+            chunk = read(min(left, _CHUNK))
         except OSError as exc:
             raise errors.InvalidInput(f"cannot read: {exc.strerror or exc}", where=where) from None
         if not chunk:
@@ -123,21 +128,7 @@ def read_bytes(path: Path) -> bytes:
 
 def read_stream(stream: BinaryIO, *, where: str) -> bytes:
     """All of a binary stream (stdin, a pipe, an HTTP response), refused past ``max_input_bytes()``."""
-    limit = max_input_bytes()
-    chunks: list[bytes] = []
-    left = limit + 1
-    while left > 0:
-        try:
-            chunk = stream.read(min(left, _CHUNK))
-        except OSError as exc:
-            raise errors.InvalidInput(f"cannot read: {exc.strerror or exc}", where=where) from None
-        if not chunk:
-            break
-        chunks.append(chunk)
-        left -= len(chunk)
-    if left <= 0:
-        raise errors.InvalidInput(_too_large(limit), where=where)
-    return b"".join(chunks)
+    return _read_limited(stream.read, where=where, limit=max_input_bytes())
 
 
 def decode(data: bytes, *, where: str) -> str:

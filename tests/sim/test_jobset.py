@@ -287,10 +287,15 @@ def test_the_crd_refuses_depends_on_with_in_order_startup(cluster: SimServer, ap
 
 def test_replicated_jobs_cannot_change_while_the_jobset_runs(cluster: SimServer, api_client: Any) -> None:
     _create(api_client, _jobset("js", {"name": "w", "template": _template(["sleep", "600"])}))
-    current = _read(api_client, "js")
-    current["spec"]["replicatedJobs"][0]["replicas"] = 2
-    with pytest.raises(ApiException) as caught:
-        k8s.CustomObjectsApi(api_client).replace_namespaced_custom_object(GROUP, VERSION, NS, PLURAL, "js", current)
+    # The controller writes the JobSet's status meanwhile; a real server checks resourceVersion before
+    # admission (registry/store.go Update), so a stale read gets 409 first: read again, as clients do.
+    for _ in range(20):
+        current = _read(api_client, "js")
+        current["spec"]["replicatedJobs"][0]["replicas"] = 2
+        with pytest.raises(ApiException) as caught:
+            k8s.CustomObjectsApi(api_client).replace_namespaced_custom_object(GROUP, VERSION, NS, PLURAL, "js", current)
+        if caught.value.status != 409:
+            break
     assert caught.value.status == 403 and "spec.replicatedJobs: Invalid value" in caught.value.body
     assert "field is immutable" in caught.value.body
 
