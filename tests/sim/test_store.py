@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from shared.sim.apiserver import api, resources, store
+from shared.sim.apiserver import api, patchtypes, resources, store
 from shared.sim.apiserver.apierrors import ApiError
 
 
@@ -41,7 +41,7 @@ def test_each_write_takes_the_next_resource_version_and_emits_one_event(world: a
     cms = _row(world, "configmaps")
     start = world.store.resource_version
     made = world.create(cms, "default", _cm("a", x="1"))
-    changed = world.patch(cms, "default", "a", api.MERGE, {"data": {"x": "2"}})
+    changed = world.patch(cms, "default", "a", patchtypes.MERGE, {"data": {"x": "2"}})
     world.delete(cms, "default", "a")
     events = world.store.events_after(start)
     assert [e.type for e in events] == ["ADDED", "MODIFIED", "DELETED"]

@@ -14,7 +14,7 @@ import random
 import uuid
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 from shared.sim.apiserver import (
     admission,
@@ -24,39 +24,24 @@ from shared.sim.apiserver import (
     managedfields,
     paging,
     patches,
+    patchtypes,
     readviews,
     resources,
     selectors,
     store,
+    webhooks,
     writerules,
 )
-from shared.sim.apiserver.apierrors import ApiError
 
-MERGE = "application/merge-patch+json"
-STRATEGIC = "application/strategic-merge-patch+json"
-JSON_PATCH = "application/json-patch+json"
-APPLY = "application/apply-patch+yaml"
-PATCH_TYPES = (JSON_PATCH, MERGE, STRATEGIC, APPLY)
 _PATCHERS: dict[str, Callable[[dict[str, Any], Any], Any]] = {
-    JSON_PATCH: patches.json_patch,
-    MERGE: patches.merge_patch,
-    STRATEGIC: patches.strategic_merge,
+    patchtypes.JSON_PATCH: patches.json_patch,
+    patchtypes.MERGE: patches.merge_patch,
+    patchtypes.STRATEGIC: patches.strategic_merge,
 }
 
 
 def rfc3339(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-class Webhook(Protocol):
-    """An admission webhook an operator registers (``Api.webhooks``), called on create and update of
-    the main resource, never of a subresource: ``mutate`` after decoding (MutatingAdmissionWebhook),
-    ``validate`` after the object passed its schema (ValidatingAdmissionWebhook). Either raises an
-    :class:`ApiError` to deny the request; ``old`` is None on create."""
-
-    def mutate(self, r: resources.Resource, obj: dict[str, Any], old: dict[str, Any] | None) -> None: ...
-
-    def validate(self, r: resources.Resource, obj: dict[str, Any], old: dict[str, Any] | None) -> None: ...
 
 
 class Api:
@@ -73,7 +58,7 @@ class Api:
         self.clock = clock
         self.rng = rng
         self.collector = collector.Collector(objects=objects, table=table, now=self.now)
-        self.webhooks: list[Webhook] = []
+        self.webhooks: list[webhooks.Webhook] = []
 
     def now(self) -> str:
         return rfc3339(self.clock())
@@ -259,15 +244,15 @@ class Api:
         options: admission.WriteOptions | None = None,
     ) -> dict[str, Any]:
         options = options or admission.WriteOptions()
-        _check_patch_type(r, content_type, field_manager)
+        patchtypes.check(r, content_type, field_manager)
         with self.store.lock:
             found = self.store.get(r.group_resource, (ns or "") if r.namespaced else "", name)
             if found is None:
-                if content_type == APPLY and sub is None:
+                if content_type == patchtypes.APPLY and sub is None:
                     return self.create(r, ns, body, dry_run=dry_run, options=options, operation="apply")
                 raise apierrors.not_found(r.plural, r.group, name)
             current = found.object()
-            if content_type == APPLY and isinstance(body, dict):
+            if content_type == patchtypes.APPLY and isinstance(body, dict):
                 admission.decode(r, body, options=options, operation="apply")
             patched = writerules.patched(
                 r,
@@ -279,14 +264,14 @@ class Api:
                 manager=options.manager or field_manager or "",
                 now=self.now(),
             )
-            if content_type != APPLY:
+            if content_type != patchtypes.APPLY:
                 admission.decode(r, patched, options=options, operation="patch", patched=True)
             if patched["metadata"].get("resourceVersion") != str(found.rv):
                 raise apierrors.conflict(r.plural, r.group, name)
             if patched["metadata"].get("name") != name:
                 raise apierrors.bad_request(f"the name of the object does not match the name on the URL ({name})")
             return self._commit(
-                r, current, patched, sub=sub, dry_run=dry_run, options=options, applied=content_type == APPLY
+                r, current, patched, sub=sub, dry_run=dry_run, options=options, applied=content_type == patchtypes.APPLY
             )
 
     def _commit(
@@ -389,22 +374,3 @@ class Api:
         with self.store.lock:
             found = self.list(r, ns, label_selector=label_selector, field_selector=field_selector)
             return [self.delete(r, e.namespace or None, e.name, options, dry_run=dry_run) for e in found.items]
-
-
-def _check_patch_type(r: resources.Resource, content_type: str, field_manager: str | None) -> None:
-    if content_type not in PATCH_TYPES:
-        raise ApiError(
-            415,
-            "UnsupportedMediaType",
-            f"the body of the request was in an unknown format - "
-            f"accepted media types include: {', '.join(PATCH_TYPES)}",
-        )
-    if content_type == STRATEGIC and not r.strategic:
-        raise ApiError(
-            415,
-            "UnsupportedMediaType",
-            "the body of the request was in an unknown format - "
-            f"accepted media types include: {JSON_PATCH}, {MERGE}, {APPLY}",
-        )
-    if content_type == APPLY and not field_manager:
-        raise apierrors.bad_request("PATCH: fieldManager must be set for apply")

@@ -12,8 +12,7 @@ import logging
 from datetime import datetime
 from typing import Any
 
-from shared.sim.apiserver import api as api_mod
-from shared.sim.apiserver import apierrors, jobs
+from shared.sim.apiserver import apierrors, jobs, patchtypes
 from shared.sim.apiserver.host import JobHost
 
 logger = logging.getLogger(__name__)
@@ -85,7 +84,7 @@ class JobController:
                 job_r,
                 key[0],
                 key[1],
-                api_mod.JSON_PATCH,
+                patchtypes.JSON_PATCH,
                 [{"op": "add", "path": "/status", "value": status}],
                 sub="status",
             )

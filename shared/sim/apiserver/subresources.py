@@ -15,7 +15,7 @@ from datetime import timedelta
 from typing import Any
 
 from shared.sim.apiserver import api as api_mod
-from shared.sim.apiserver import apierrors, patches, podlogs, resources, selectors
+from shared.sim.apiserver import apierrors, patches, patchtypes, podlogs, resources, selectors
 from shared.sim.apiserver.apierrors import ApiError
 from shared.sim.apiserver.identities import Identities
 
@@ -206,7 +206,7 @@ def change_scale(
         try:
             scale = (
                 patches.json_patch(current, body)
-                if patch_type == api_mod.JSON_PATCH
+                if patch_type == patchtypes.JSON_PATCH
                 else patches.merge_patch(current, body)
             )
         except patches.PatchError as exc:

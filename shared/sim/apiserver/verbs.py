@@ -17,12 +17,12 @@ from typing import Any
 
 from shared.sim.apiserver import (
     admission,
-    api,
     apierrors,
     bodies,
     identities,
     listwatch,
     managedfields,
+    patchtypes,
     queryparams,
     resources,
     reviews,
@@ -111,7 +111,7 @@ class Verbs(Exchange):
     def _patch(self, call: Call) -> None:
         r, route = call.resource, call.route
         content_type = (self.headers.get("Content-Type") or "").split(";")[0].strip()
-        operation: admission.Operation = "apply" if content_type == api.APPLY else "patch"
+        operation: admission.Operation = "apply" if content_type == patchtypes.APPLY else "patch"
         options = self._options(call.query, operation)
         body = self._patch_body(content_type, call.raw, options)
         patched = self.sim.api.patch(
@@ -192,13 +192,13 @@ class Verbs(Exchange):
         return body, options
 
     def _patch_body(self, content_type: str, raw: bytes, options: admission.WriteOptions) -> Any:
-        if content_type == api.APPLY:
+        if content_type == patchtypes.APPLY:
             try:
                 body, options.duplicates = bodies.parse_json(raw)
                 return body
             except json.JSONDecodeError:
                 return bodies.parse_yaml(raw)
-        if content_type in api.PATCH_TYPES and content_type != api.JSON_PATCH and raw.strip():
+        if content_type in patchtypes.PATCH_TYPES and content_type != patchtypes.JSON_PATCH and raw.strip():
             try:
                 body, options.duplicates = bodies.parse_json(raw)
             except json.JSONDecodeError as exc:

@@ -16,8 +16,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from shared.sim.apiserver import api as api_mod
-from shared.sim.apiserver import apierrors
+from shared.sim.apiserver import apierrors, patchtypes
 from shared.sim.apiserver.apierrors import ApiError
 from shared.sim.gpu import faultspec, gpunodes, helmseed
 
@@ -112,7 +111,7 @@ def upgrade_driver(sim: SimServer, version: str, only: list[str] | None) -> dict
     for name in names:
         hw = sim.fabric.nodes[name]
         hw.driver = version
-        sim.api.patch(nodes_r, None, name, api_mod.MERGE, {"metadata": {"labels": gpunodes.driver_labels(version)}})
+        sim.api.patch(nodes_r, None, name, patchtypes.MERGE, {"metadata": {"labels": gpunodes.driver_labels(version)}})
         sim.noderoot.driver_loaded(hw)
     images = _roll_driver_daemonsets(sim, version)
     return {"version": version, "nodes": names, "images": images}
@@ -143,7 +142,7 @@ def _roll_driver_daemonsets(sim: SimServer, version: str) -> list[str]:
                 ds_r,
                 entry.namespace,
                 entry.name,
-                api_mod.STRATEGIC,
+                patchtypes.STRATEGIC,
                 {"spec": {"template": {"spec": {"containers": patch}}}},
             )
         except apierrors.ApiError:

@@ -26,8 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from shared import yamlio
 from shared.recipe import models
-from shared.sim.apiserver import api as api_mod
-from shared.sim.apiserver import apierrors
+from shared.sim.apiserver import apierrors, patchtypes
 from shared.sim.gpu import seeder
 
 if TYPE_CHECKING:
@@ -261,7 +260,7 @@ def seed(sim: SimServer, recipe: dict[str, Any], *, breaks: dict[str, str], kern
         status = found.object().get("status") or {}
         status.setdefault("nodeInfo", {})["kernelVersion"] = version
         try:
-            sim.api.patch(into.r("", "nodes"), None, node, api_mod.MERGE, {"status": status}, sub="status")
+            sim.api.patch(into.r("", "nodes"), None, node, patchtypes.MERGE, {"status": status}, sub="status")
         except apierrors.ApiError as exc:
             raise ValueError(f"--kernel {node}: {exc}") from None
     return {"releases": installed, "kernels": kernels}
@@ -270,6 +269,6 @@ def seed(sim: SimServer, recipe: dict[str, Any], *, breaks: dict[str, str], kern
 def set_pod_images(sim: SimServer, pods: Any, ns: str, name: str, containers: list[dict[str, str]]) -> None:
     """A DaemonSet rollout, simplified: the pods get the new images in place."""
     try:
-        sim.api.patch(pods, ns, name, api_mod.STRATEGIC, {"spec": {"containers": containers}})
+        sim.api.patch(pods, ns, name, patchtypes.STRATEGIC, {"spec": {"containers": containers}})
     except apierrors.ApiError:
         return

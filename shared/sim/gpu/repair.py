@@ -18,8 +18,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from shared.sim.apiserver import api as api_mod
-from shared.sim.apiserver import apierrors, store
+from shared.sim.apiserver import apierrors, patchtypes, store
 from shared.sim.gpu import gpunodes, stages
 
 if TYPE_CHECKING:
@@ -120,7 +119,7 @@ class Janitor:
         kept = [c for c in status.get("conditions") or [] if c.get("type") not in {c["type"] for c in conditions}]
         status["conditions"] = kept + [{**c, "lastTransitionTime": now} for c in conditions]
         try:
-            self.sim.api.patch(r, None, name, api_mod.MERGE, {"status": status}, sub="status")
+            self.sim.api.patch(r, None, name, patchtypes.MERGE, {"status": status}, sub="status")
         except apierrors.ApiError as exc:
             logger.debug("%s %s status not written: %s", plural, name, exc)
 

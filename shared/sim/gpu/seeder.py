@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING, Any
 
-from shared.sim.apiserver import api as api_mod
+from shared.sim.apiserver import patchtypes
 from shared.sim.gpu import podruns, podstatus
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ class Seeder:
             self.r(group, plural),
             ns,
             name,
-            api_mod.JSON_PATCH,
+            patchtypes.JSON_PATCH,
             [{"op": "add", "path": "/status", "value": status}],
             sub="status",
         )

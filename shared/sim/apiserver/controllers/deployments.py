@@ -35,8 +35,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from shared.sim.apiserver import api as api_mod
-from shared.sim.apiserver import apierrors
+from shared.sim.apiserver import apierrors, patchtypes
 from shared.sim.apiserver.controllers import deploymentstatus, hashes, kit
 from shared.sim.apiserver.controllers.deploymentrules import (
     COMPONENT,
@@ -288,7 +287,7 @@ class DeploymentController:
                 self.ctx.resource("apps", PLURAL),
                 d["metadata"]["namespace"],
                 d["metadata"]["name"],
-                api_mod.MERGE,
+                patchtypes.MERGE,
                 {"metadata": {"annotations": {REVISION: revision}}},
             )
         except apierrors.ApiError:
@@ -308,7 +307,7 @@ class DeploymentController:
                 self.ctx.resource("apps", "replicasets"),
                 rs.obj["metadata"]["namespace"],
                 rs.name,
-                api_mod.MERGE,
+                patchtypes.MERGE,
                 {"metadata": {"annotations": {DESIRED: desired, MAX: most}}, "spec": {"replicas": count}},
             )
         except apierrors.ApiError:

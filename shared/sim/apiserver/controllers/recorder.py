@@ -17,7 +17,7 @@ import logging
 from typing import Any
 
 from shared.sim.apiserver import api as api_mod
-from shared.sim.apiserver import apierrors, vclock
+from shared.sim.apiserver import apierrors, patchtypes, vclock
 from shared.sim.apiserver.controllers import kit
 
 logger = logging.getLogger(__name__)
@@ -59,7 +59,7 @@ class Recorder:
                     events,
                     ns,
                     name,
-                    api_mod.MERGE,
+                    patchtypes.MERGE,
                     {"count": count + 1, "lastTimestamp": now},
                 )
                 self._seen[key] = (ns, name, count + 1)
