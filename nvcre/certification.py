@@ -43,7 +43,15 @@ def run(
     wait: Annotated[
         bool, typer.Option("--wait", help="Run it here to its end; exit 0 pass, 1 fail, 5 timeout.")
     ] = False,
-    timeout: Annotated[str | None, typer.Option("--timeout", help="With --wait: e.g. 2h.", show_default=False)] = None,
+    timeout: Annotated[
+        str | None,
+        typer.Option(
+            "--timeout",
+            help="With --wait: e.g. 2h (cluster time). On a timeout the run stays in the cluster; "
+            "--resume NAME continues it.",
+            show_default=False,
+        ),
+    ] = None,
     strategy: Strategy = None,
     namespace: opt.Namespace = "default",
     fmt: opt.Output = "table",
@@ -74,9 +82,19 @@ def run(
         return 0
     _emit(result.cert, chosen)
     if result.timed_out:
-        out.error_line(f"error: certification {result.cert.name} did not complete within {timeout}")
+        out.error_line(timed_out_line(result.cert.name, namespace, timeout or ""))
         return 5
     return 0 if result.cert.status.phase == "Succeeded" else 1
+
+
+def timed_out_line(name: str, namespace: str, timeout: str) -> str:
+    """What a ``--timeout`` leaves behind and how to go on: the run is not cancelled."""
+    ns = "" if namespace == "default" else f" -n {namespace}"
+    return (
+        f"error: certification {name} did not complete within {timeout}; it stays in the cluster with its Jobs: "
+        f"continue it with `nvcrectl certification run --resume {name}{ns}` (or let `nvcrectl controller` take it "
+        f"over), or remove it with `nvcrectl certification delete {name}{ns}`"
+    )
 
 
 def _emit(cert: Any, chosen: out.Format) -> None:
@@ -167,17 +185,39 @@ def render_cmd(
             "MPI operator).",
         ),
     ] = "job",
+    backend: Annotated[
+        str | None,
+        typer.Option(
+            "--backend",
+            help="trainjob (Kubeflow Trainer v2), mpijob (MPI Operator) or job (single-node tests only); "
+            "auto: what the cluster serves.",
+            show_default=False,
+        ),
+    ] = None,
+    platform: Annotated[
+        str | None,
+        typer.Option(
+            "--platform",
+            help="aws|gcp|azure|oci|togetherai|nscale|onprem|…, or none for generic; default: detected from the nodes.",
+            show_default=False,
+        ),
+    ] = None,
     fmt: opt.RenderOutput = "table",
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
 ) -> None:
     """The plan without running: groups, Jobs, and what isolating one faulty node would cost."""
     from shared.certify import report, service
+    from shared.certify.workloads import plan
     from shared.kube.client import LazyClient
 
     chosen = out.parse_format(fmt, allowed=opt.TABLE_FORMATS, flag="--output")
     with LazyClient(kubeconfig=kubeconfig, context=context) as api:
-        plans = service.render_plan(api, cert_file=cert_file, strategy=strategy, variant=variant)
+        if backend is None and platform is None:
+            plans = service.render_plan(api, cert_file=cert_file, strategy=strategy, variant=variant)
+        else:
+            auto = None if backend in (None, "auto") else backend
+            plans = plan.render_plan(api, cert_file=cert_file, strategy=strategy, backend=auto, platform=platform)
     out.emit(report.jobs(plans), chosen, table=out.Table(plans, PLAN_COLUMNS))
 
 

@@ -1,4 +1,8 @@
-"""``nvcrectl results parse``: read a pasted nccl-tests, dcgmi diag or training log."""
+"""``nvcrectl results parse``: read a pasted nccl-tests, dcgmi diag or training log.
+
+``-o table`` lists the verdict, each measurement and each error; ``-o wide`` adds what each row
+means (a measurement's unit and source, as the threshold keys name them).
+"""
 
 from __future__ import annotations
 
@@ -10,8 +14,23 @@ import typer
 from shared import cli_options
 from shared import output as out
 
-COLUMNS = (out.Column("field", lambda row: row[0]), out.Column("value", lambda row: row[1]))
-FORMATS = (out.Format.JSON, out.Format.YAML, out.Format.TABLE)
+
+def _meaning(row: tuple[str, str]) -> str:
+    """What a row is: a metric's unit and source (the threshold key registry), the verdict, an error."""
+    from shared.certify import thresholds
+
+    field = row[0]
+    if field in thresholds.KEYS:
+        return f"threshold key; {thresholds.KEYS[field]}"
+    return {"verdict": "the log's own verdict, before any threshold", "error": "what the log reports"}.get(field, "")
+
+
+COLUMNS = (
+    out.Column("field", lambda row: row[0]),
+    out.Column("value", lambda row: row[1]),
+    out.Column("meaning", _meaning, wide=True),
+)
+FORMATS = (out.Format.JSON, out.Format.YAML, out.Format.TABLE, out.Format.WIDE)
 Output = Annotated[str, cli_options.output_format(*FORMATS)]
 
 

@@ -25,12 +25,12 @@ def run(
 ) -> int:
     """Create the WorkloadRun and (with --wait) run it to its verdict, holding its Lease; without
     --wait, nvcrectl controller runs it."""
-    from shared.certify import render, workload
+    from shared.certify import render, resource, workload
     from shared.kube.client import LazyClient
 
-    loaded = workload.load_file(file)  # invalid input before the cluster
+    loaded = _load(file)  # invalid input before the cluster
     seconds = render.seconds(timeout) if timeout else None
-    with LazyClient(kubeconfig=kubeconfig, context=context) as api:
+    with LazyClient(kubeconfig=kubeconfig, context=context) as api, resource.crd_required(workload.RESOURCE):
         workload.create(api(), loaded, namespace)
         if not wait:
             out.write_data(f"workloadrun.nvcre.nvidia.com/{loaded.name} created\n")
@@ -40,7 +40,12 @@ def run(
         )
     _emit(done, out.Format.TABLE)
     if timed_out:
-        out.error_line(f"error: workloadrun {loaded.name} did not complete within {timeout}")
+        ns = "" if namespace == "default" else f" -n {namespace}"
+        out.error_line(
+            f"error: workloadrun {loaded.name} did not complete within {timeout}; it stays in the cluster with its "
+            f"Job: `nvcrectl controller` finishes it, `nvcrectl workloadrun report {loaded.name}{ns}` shows it, "
+            f"`nvcrectl workloadrun cancel {loaded.name}{ns}` stops it"
+        )
         return 5
     return 0 if done.status.phase == "Succeeded" else 1
 
@@ -75,11 +80,11 @@ def status(
 
 def _fetch(name: str, namespace: str, fmt: str, kubeconfig: Path | None, context: str | None) -> tuple[Any, Any]:
     """The run and the chosen format; the format is checked before the cluster is asked."""
-    from shared.certify import workload
+    from shared.certify import resource, workload
     from shared.kube.client import LazyClient
 
     chosen = out.parse_format(fmt, allowed=opt.RUN_FORMATS, flag="--output")
-    with LazyClient(kubeconfig=kubeconfig, context=context) as api:
+    with LazyClient(kubeconfig=kubeconfig, context=context) as api, resource.crd_required(workload.RESOURCE):
         return workload.get(api(), namespace, name), chosen
 
 
@@ -90,12 +95,24 @@ def cancel(
     context: opt.Context = None,
 ) -> None:
     """Delete the run's Job; the run is recorded as Failed (cancelled)."""
-    from shared.certify import workload
+    from shared.certify import resource, workload
     from shared.kube.client import LazyClient
 
-    with LazyClient(kubeconfig=kubeconfig, context=context) as api:
+    with LazyClient(kubeconfig=kubeconfig, context=context) as api, resource.crd_required(workload.RESOURCE):
         found = workload.cancel(api(), namespace, name)
     out.write_data(f"workloadrun.nvcre.nvidia.com/{name} {found.status.phase}: {found.status.message}\n")
+
+
+def _load(file: Path) -> Any:
+    """The WorkloadRun in ``file``; a regex that does not compile is invalid input naming the field."""
+    import re
+
+    from shared.certify import models, workload
+
+    try:
+        return workload.load_file(file)
+    except re.error as exc:  # raised by the model's own check of spec.metric.regex
+        raise models.regex_error(exc, field="spec.metric.regex", where=str(file)) from None
 
 
 def _emit(found: Any, chosen: out.Format) -> None:

@@ -98,7 +98,9 @@ def _read_fd(fd: int, *, where: str, limit: int) -> bytes:
     return _read_limited(lambda size: os.read(fd, size), where=where, limit=limit)
 
 
-def _read_limited(read: Callable[[int], bytes], *, where: str, limit: int) -> bytes:
+def _read_limited(
+    read: Callable[[int], bytes], *, where: str, limit: int, failure: type[errors.ToolError] = errors.InvalidInput
+) -> bytes:
     """Everything ``read`` gives, in chunks, refused once it passes ``limit`` (so a pipe cannot grow past it)."""
     chunks: list[bytes] = []
     left = limit + 1
@@ -106,7 +108,7 @@ def _read_limited(read: Callable[[int], bytes], *, where: str, limit: int) -> by
         try:
             chunk = read(min(left, _CHUNK))
         except OSError as exc:
-            raise errors.InvalidInput(f"cannot read: {exc.strerror or exc}", where=where) from None
+            raise failure(f"cannot read: {exc.strerror or exc}", where=where) from None
         if not chunk:
             break
         chunks.append(chunk)
@@ -126,9 +128,14 @@ def read_bytes(path: Path) -> bytes:
         os.close(fd)
 
 
-def read_stream(stream: BinaryIO, *, where: str) -> bytes:
-    """All of a binary stream (stdin, a pipe, an HTTP response), refused past ``max_input_bytes()``."""
-    return _read_limited(stream.read, where=where, limit=max_input_bytes())
+def read_stream(stream: BinaryIO, *, where: str, network: bool = False) -> bytes:
+    """All of a binary stream (stdin, a pipe, an HTTP response), refused past ``max_input_bytes()``.
+
+    ``network``: the stream is a response body, so a read that fails (a timeout, a reset) is the
+    service being unavailable (exit 6), not bad input.
+    """
+    failure = errors.Unavailable if network else errors.InvalidInput
+    return _read_limited(stream.read, where=where, limit=max_input_bytes(), failure=failure)
 
 
 def decode(data: bytes, *, where: str) -> str:

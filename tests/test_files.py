@@ -401,3 +401,23 @@ def test_open_binary_refuses_a_directory_and_opens_a_log(tmp_path: Path) -> None
         assert handle.read() == b"line\n"
     with pytest.raises(errors.InvalidInput, match="is a directory"):
         files.open_binary(tmp_path)
+
+
+class _Broken(io.RawIOBase):
+    """A response body whose read times out half-way."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def read(self, size: int = -1) -> bytes:
+        self.calls += 1
+        if self.calls > 1:
+            raise TimeoutError("timed out")
+        return b"{"
+
+
+def test_a_failed_read_of_a_network_body_is_unavailable_not_bad_input() -> None:
+    with pytest.raises(errors.Unavailable, match="timed out"):
+        files.read_stream(_Broken(), where="http://metadata/x", network=True)  # type: ignore[arg-type]
+    with pytest.raises(errors.InvalidInput, match="timed out"):
+        files.read_stream(_Broken(), where="-")  # type: ignore[arg-type]

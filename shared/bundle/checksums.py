@@ -8,7 +8,6 @@ at once, so one run tells the whole story.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Iterable
@@ -16,7 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from shared import errors
+from shared import errors, files
 from shared.bundle import paths
 
 FILE_NAME = "checksums.txt"
@@ -24,7 +23,7 @@ _LINE = re.compile(r"^([0-9a-f]{64})  (.+)$")
 
 
 def digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    return files.sha256(path)
 
 
 def render(entries: Iterable[tuple[str, str]]) -> str:
@@ -109,7 +108,7 @@ def verify(root: Path) -> Verification:
     listing = root / FILE_NAME
     if not listing.is_file():
         raise errors.InvalidInput(f"not a bundle: {FILE_NAME} is missing", where=str(root))
-    listed = parse(listing.read_text(encoding="utf-8"), where=str(listing))
+    listed = parse(files.read_text(listing), where=str(listing))
     present = set(bundle_files(root)) - {FILE_NAME}
     result = Verification(directory=str(root), checked=len(listed))
     for rel, expected in sorted(listed.items()):

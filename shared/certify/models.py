@@ -11,10 +11,12 @@ must resume from it after its runner dies. The envelope (apiVersion, kind, metad
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 
 from pydantic import Field
 
+from shared import errors
 from shared.kube import customresource
 from shared.kube.customresource import CustomResource, Fields
 
@@ -22,6 +24,22 @@ GROUP = "nvcre.nvidia.com"
 VERSION = "v1alpha1"
 API_VERSION = f"{GROUP}/{VERSION}"
 KIND = "Certification"
+
+
+def regex_error(exc: re.error, *, field: str, where: str | None = None) -> errors.InvalidInput:
+    """A regex that does not compile, as invalid input naming the field, the pattern and the position."""
+    return errors.InvalidInput(f"{field}: invalid regular expression {exc.pattern!r}: {exc}", where=where)
+
+
+def check_regex(pattern: str, *, field: str) -> str:
+    """``pattern`` when it compiles; otherwise a ValueError a pydantic validator reports as the field's
+    error (a bare ``re.error`` would escape validation as an internal error)."""
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(regex_error(exc, field=field).message) from None
+    return pattern
+
 
 Phase = customresource.Phase
 """``status.phase``: the phases every resource of ours that runs to a verdict shares."""

@@ -8,6 +8,8 @@ is invalid input before anything runs.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ from pydantic import ValidationError
 from shared import errors
 from shared.certify import catalog, models, thresholds
 from shared.kube import crds, jobs, rest
+from shared.kube import errors as kube_errors
 from shared.kube.api import KubeApi
 
 RESOURCE = crds.Resource.of(
@@ -33,14 +36,50 @@ RESOURCE = crds.Resource.of(
 )
 
 
+class CrdMissing(kube_errors.UnservedResource):
+    """The cluster does not serve one of our kinds: its CRD is not installed (a ``NotFound``, exit 3)."""
+
+
+def missing_crd_message(definition: crds.Resource) -> str:
+    return f"the CRD {definition.name} is not installed in this cluster; install it with: nvcrectl crds install"
+
+
+@contextlib.contextmanager
+def crd_required(definition: crds.Resource) -> Iterator[None]:
+    """Inside, a 404 for the type itself (not an object) becomes one line naming the CRD and the fix."""
+    try:
+        yield
+    except CrdMissing:
+        raise
+    except kube_errors.UnservedResource:
+        raise CrdMissing(missing_crd_message(definition)) from None
+
+
 def validate(cert: models.Certification, *, where: str) -> None:
-    """Every category exists in the catalog and every threshold compiles (InvalidInput otherwise)."""
+    """Every category exists in the catalog and every threshold compiles and binds something
+    (InvalidInput otherwise).
+
+    A category's own threshold must name a metric that category measures. A global one binds the
+    categories that measure its key (``runner``), so it must name a metric at least one category
+    of the spec measures that has no map of its own; otherwise it would bind nothing, silently.
+    """
     entries = catalog.load()
     thresholds.compile_all(cert.spec.thresholds, where=f"{where}: spec.thresholds")
+    inheriting: list[catalog.Entry] = []
     for i, category in enumerate(cert.spec.categories):
-        entries.find(category.domain, category.variant, where=f"{where}: spec.categories[{i}]")
-        thresholds.compile_all(
-            cert.spec.options_for(category).thresholds, where=f"{where}: spec.categories[{i}].options.thresholds"
+        entry = entries.find(category.domain, category.variant, where=f"{where}: spec.categories[{i}]")
+        own = category.options.thresholds if category.options is not None else None
+        if own is None:
+            inheriting.append(entry)
+            continue
+        at = f"{where}: spec.categories[{i}].options.thresholds"
+        thresholds.compile_all(own, where=at)
+        thresholds.require_measured(own, measures=entry.metrics, category=f"category {entry.key}", where=at)
+    if cert.spec.thresholds and inheriting:
+        measured = {metric for entry in inheriting for metric in entry.metrics}
+        names = ("category " if len(inheriting) == 1 else "categories ") + ", ".join(e.key for e in inheriting)
+        thresholds.require_measured(
+            cert.spec.thresholds, measures=sorted(measured), category=names, where=f"{where}: spec.thresholds"
         )
 
 
@@ -67,29 +106,34 @@ def load_file(path: Path) -> models.Certification:
 
 def get(api: KubeApi, namespace: str, name: str) -> tuple[models.Certification, dict[str, Any]]:
     """The parsed object and its raw metadata (resourceVersion, uid)."""
-    raw = rest.get(api, RESOURCE.path(namespace, name), what=RESOURCE.what(name, namespace))
+    with crd_required(RESOURCE):
+        raw = rest.get(api, RESOURCE.path(namespace, name), what=RESOURCE.what(name, namespace))
     return models.Certification.model_validate(raw), raw["metadata"]
 
 
 def list_all(api: KubeApi, namespace: str | None) -> list[models.Certification]:
-    items = rest.list_items(api, RESOURCE.path(namespace))
+    with crd_required(RESOURCE):
+        items = rest.list_items(api, RESOURCE.path(namespace))
     return [models.Certification.model_validate(i) for i in items]
 
 
 def create(api: KubeApi, cert: models.Certification, namespace: str) -> dict[str, Any]:
     body = cert.creation_document(namespace)
-    return rest.create(api, RESOURCE.path(namespace), body, what=RESOURCE.what(cert.name, namespace))
+    with crd_required(RESOURCE):
+        return rest.create(api, RESOURCE.path(namespace), body, what=RESOURCE.what(cert.name, namespace))
 
 
 def write_status(
     api: KubeApi, namespace: str, name: str, status: models.CertificationStatus, metadata: dict[str, Any]
 ) -> dict[str, Any]:
     """PUT the status with the resourceVersion read (409 when someone wrote since)."""
-    return RESOURCE.write_status(
-        api, name=name, namespace=namespace, resource_version=metadata["resourceVersion"], status=status
-    )
+    with crd_required(RESOURCE):
+        return RESOURCE.write_status(
+            api, name=name, namespace=namespace, resource_version=metadata["resourceVersion"], status=status
+        )
 
 
 def delete(api: KubeApi, namespace: str, name: str) -> bool:
     """Delete the object; its Jobs go with it (owner references, background propagation)."""
-    return jobs.delete(api, RESOURCE.path(namespace, name), what=RESOURCE.what(name, namespace))
+    with crd_required(RESOURCE):
+        return jobs.delete(api, RESOURCE.path(namespace, name), what=RESOURCE.what(name, namespace))

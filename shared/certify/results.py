@@ -40,6 +40,8 @@ def parse(kind: catalog.Parser, text: str) -> BaseModel:
 
 
 def measurements(result: BaseModel) -> dict[str, float]:
+    if getattr(result, "verdict", None) == "error":
+        return {}  # a sweep that crashed measured nothing; its partial rows are no bandwidth figure
     values: dict[str, float | None] = {}
     if isinstance(result, nccl_log.NcclResult):
         values = {"busBandwidthGBps": result.peak_busbw_gbps, "algBandwidthGBps": result.peak_algbw_gbps}

@@ -323,22 +323,38 @@ def _collect(
     group.message, group.hardwareNodes = outcome.message, outcome.hardware_nodes
 
 
+def _failed_node(
+    node: str, groups: list[models.GroupRun], limits: thresholds.Thresholds, verdict: iso.Verdict
+) -> models.FailedNode:
+    """The blamed node with the evidence that names it: the figure shown is that node's own measurement.
+
+    Of the failed groups the node was in, the ones the isolation verdict cites for it (``evidence``)
+    come first; a value is shown only from one of those that broke a threshold, never from a group
+    where another member may have been the cause.
+    """
+    failing = sorted((g for g in groups if not g.passed and node in g.nodes), key=lambda g: len(g.nodes))
+    named = {tuple(g) for g in verdict.evidence.get(node, ())}
+    own = [g for g in failing if tuple(g.nodes) in named]
+    hardware = next((g for g in failing if node in g.hardwareNodes), None)
+    evidence = hardware or next(iter(own), None) or (failing[0] if failing else None)
+    reason = evidence.reason if evidence and evidence.reason else models.FailureReason.WORKLOAD
+    value = None
+    for group in own:
+        violation = limits.check(group.measurements) if group.reason is models.FailureReason.THRESHOLD else None
+        if violation:
+            value = violation.value
+            break
+    message = evidence.message if evidence and evidence.message else verdict.faulty[node]
+    return models.FailedNode(name=node, reason=reason, message=message, value=value)
+
+
 def _close(cs: models.CategoryStatus, limits: thresholds.Thresholds, verdict: iso.Verdict, *, now: str) -> str:
     first = cs.rounds[0].groups
     for key in sorted({k for g in first for k in g.measurements}):
         cs.measurements[key] = min(g.measurements[key] for g in first if key in g.measurements)
     all_groups = [g for r in cs.rounds for g in r.groups]
     for node in sorted(verdict.faulty):
-        failing = sorted((g for g in all_groups if not g.passed and node in g.nodes), key=lambda g: len(g.nodes))
-        hardware = next((g for g in failing if node in g.hardwareNodes), None)
-        evidence = hardware or (failing[0] if failing else None)
-        reason = evidence.reason if evidence and evidence.reason else models.FailureReason.WORKLOAD
-        value = None
-        if reason is models.FailureReason.THRESHOLD and evidence is not None:
-            violation = limits.check(evidence.measurements)
-            value = violation.value if violation else None
-        message = evidence.message if evidence and evidence.message else verdict.faulty[node]
-        cs.failedNodes.append(models.FailedNode(name=node, reason=reason, message=message, value=value))
+        cs.failedNodes.append(_failed_node(node, all_groups, limits, verdict))
     for side_a, side_b in verdict.infrastructure:
         cs.infrastructureFaults.append(
             models.InfrastructureFault(

@@ -199,12 +199,10 @@ def results_file(path: Path, data: Any) -> None:
 
 def parse_results(kind: str, path: Path) -> Any:
     """Parse a pasted log; InvalidInput when the file is unreadable or empty."""
+    from shared import files
     from shared.certify import results
 
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise errors.NotFound(f"cannot read {path}: {exc.strerror}") from None
+    text = files.read_text(path)
     if not text.strip():
         raise errors.InvalidInput("empty file", where=str(path))
     try:

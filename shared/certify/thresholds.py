@@ -7,7 +7,7 @@ Evaluation follows upstream: keys in sorted order, the first violation gives the
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,6 +55,23 @@ class Thresholds:
                     key, value, f"Threshold {key!r} violated: measured {value:.4f}, expression: {program.expression}"
                 )
         return None
+
+
+def require_measured(
+    thresholds: Mapping[str, str] | None, *, measures: Sequence[str], category: str, where: str
+) -> None:
+    """InvalidInput when a key is one ``category`` never measures (a DCGM diagnostic has no bandwidth).
+
+    Upstream would wait ``measurementTimeout`` after the workload and then fail the category with
+    ``MeasurementTimeout`` (research/nvcre.md §4); the outcome is certain before the run, so it is
+    refused before anything is created.
+    """
+    unmeasured = sorted(set(thresholds or ()) - set(measures))
+    if unmeasured:
+        offered = ", ".join(measures) if measures else "nothing (pass/fail only)"
+        raise errors.InvalidInput(
+            f"threshold key(s) {unmeasured} not measured by {category}; measured: {offered}", where=where
+        )
 
 
 def compile_all(thresholds: Mapping[str, str] | None, *, where: str) -> Thresholds:

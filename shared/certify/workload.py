@@ -42,7 +42,7 @@ class MetricRule(Fields):
         if (self.regex is None) == (self.jsonPath is None):
             raise ValueError("give exactly one of regex and jsonPath")
         if self.regex is not None:
-            re.compile(self.regex)
+            models.check_regex(self.regex, field="spec.metric.regex")
         if self.jsonPath is not None and not _steps(self.jsonPath):
             raise ValueError(f"bad jsonPath {self.jsonPath!r} (e.g. $.results[0].busbw)")
         return self

@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema, field_serializer, field_validator
 
-from shared import errors
+from shared import errors, files
 
 
 class RecommendedAction(IntEnum):
@@ -320,8 +320,8 @@ def parse_text(text: str, *, source: str = "-") -> list[HealthEvent]:
     if not stripped:
         return []
     try:
-        whole = json.loads(stripped)
-    except json.JSONDecodeError:
+        whole = files.loads_json(stripped, source=source)
+    except files.NotJson:
         whole = None
     else:
         if isinstance(whole, dict) and isinstance(whole.get("items"), list):
@@ -336,9 +336,9 @@ def parse_text(text: str, *, source: str = "-") -> list[HealthEvent]:
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise errors.InvalidInput(f"not JSON: {exc.msg}", where=f"{source}:{number}") from None
+            item = files.loads_json(line, source=f"{source}:{number}")
+        except files.NotJson as exc:
+            raise errors.InvalidInput(exc.message, where=f"{source}:{number}") from None
         events.append(parse(_unwrap(item), where=f"{source}:{number}"))
     return events
 

@@ -10,13 +10,11 @@ there too.
 
 from __future__ import annotations
 
-import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from shared import clock, errors, nodes
+from shared import clock, files, nodes
 from shared.health import event as hevent
 
 if TYPE_CHECKING:
@@ -38,15 +36,8 @@ def _client(cluster: Cluster) -> LazyClient:
 
 
 def read_events(source: str) -> list[hevent.HealthEvent]:
-    text = sys.stdin.read() if source == "-" else _read(Path(source))
+    text = files.read_stdin(where="-") if source == "-" else files.read_text(Path(source))
     return hevent.parse_text(text, source=source)
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise errors.NotFound("file not found", where=str(path)) from None
 
 
 def publish(cluster: Cluster, source: str) -> dict[str, Any]:
@@ -95,7 +86,7 @@ def replay(cfg: config.Config, events_file: str, nodes_file: Path | None) -> dic
 
     node_objects = None
     if nodes_file is not None:
-        data = json.loads(_read(nodes_file))
+        data = files.load_json(nodes_file)
         node_objects = data.get("items", []) if isinstance(data, dict) else data
     return hreplay.run(cfg, read_events(events_file), node_objects=node_objects).document()
 

@@ -1,12 +1,12 @@
 """API failures → the project's error classes, in one function.
 
 Callers branch on our classes, never on HTTP statuses: 401/403 are ``Unauthorized``, 404
-``NotFound``, 400/413/415/422 and an existing name are ``InvalidInput``, 429, 5xx and broken
-connections are ``Unavailable``, client-side timeouts are ``Timeout``. Three situations a
-controller retries get their own subclasses (``Conflict``, ``Throttled``, ``ServerError``,
-``ConnectionFailed``); if one escapes the retry helper it still has the right exit status,
-because it *is* an ``Unavailable``. An error that already has a class is returned unchanged,
-never wrapped again.
+``NotFound`` (``UnservedResource`` when the type itself is not served), 400/413/415/422 and an
+existing name are ``InvalidInput``, 429, 5xx and broken connections are ``Unavailable``,
+client-side timeouts are ``Timeout``. Three situations a controller retries get their own
+subclasses (``Conflict``, ``Throttled``, ``ServerError``, ``ConnectionFailed``); if one escapes the
+retry helper it still has the right exit status, because it *is* an ``Unavailable``. An error that
+already has a class is returned unchanged, never wrapped again.
 """
 
 from __future__ import annotations
@@ -47,6 +47,18 @@ class Expired(errors.Unavailable):
 
 class AlreadyExists(errors.InvalidInput):
     """409 AlreadyExists: a create for a name that is taken."""
+
+
+class UnservedResource(errors.NotFound):
+    """404 for the resource type itself, not one object: the server serves no such type (its CRD
+    is not installed, or its API group is off). Callers that know which CRD it is say so
+    (``shared.certify.resource.crd_required``); it stays a ``NotFound`` (exit 3) either way."""
+
+
+UNSERVED_MESSAGE = "the server could not find the requested resource"
+"""The message of a 404 for a path no handler serves (apimachinery ``pkg/api/errors/errors.go``,
+``NewGenericServerResponse`` for 404; what the aggregator's NotFound handler answers for a group or
+resource that is not registered). A missing object's 404 names the object instead."""
 
 
 RETRYABLE: tuple[type[errors.ToolError], ...] = (Conflict, Throttled, ServerError, ConnectionFailed)
@@ -100,6 +112,8 @@ def from_status(
         return Throttled(message, where=where, retry_after=retry_after)
     if status >= 500:
         return ServerError(f"server error {status}: {message}", where=where, status=status)
+    if status == 404 and message.startswith(UNSERVED_MESSAGE):
+        return UnservedResource(message, where=where)
     kind = _BY_STATUS.get(status)
     if kind is None:
         return errors.Internal(f"unexpected API status {status}: {message}", where=where)

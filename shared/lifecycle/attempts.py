@@ -6,7 +6,9 @@ A running attempt fails on a deleted node (NodeDeleted), a readiness violation
 skipped, and a group whose remaining nodes no longer meet a test's batch minimum fails (or drops
 the test, by its ``batchFailurePolicy``). Pending groups start up to ``maxConcurrentGroups``, never
 two on one node, none after a failure. A decided attempt's object is deleted after the status
-recording the verdict is written (``delete_decided``).
+recording the verdict is written (``delete_decided``); what it measured is kept first
+(``evidence``). A provider whose CRD is not installed fails the request (reason
+``ProviderNotInstalled``) instead of leaving it without a phase, retried forever.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import logging
 import re
 
 from shared import errors, nodes
+from shared.kube import errors as kube_errors
 from shared.lifecycle import models, providers
 from shared.lifecycle.stepcontext import (
     Context,
@@ -28,6 +31,9 @@ from shared.lifecycle.stepcontext import (
 )
 
 logger = logging.getLogger(__name__)
+
+PROVIDER_MISSING = "ProviderNotInstalled"
+"""The Failed condition's reason when a group's provider kind is not served (its CRD is missing)."""
 
 
 def _attempt_name(request: str, index: int, attempt: int) -> str:
@@ -100,6 +106,7 @@ def running(ctx: Context, vr: models.ValidationRequest, status: models.Status, n
             continue
         reason, failed, message = verdict
         attempt = group.attempts[-1]
+        attempt.evidence = _keep_evidence(ctx, provider, attempt.objectName, vr.name)
         attempt.phase = Phase.SUCCEEDED if reason is None else Phase.FAILED
         attempt.failureReason, attempt.failedNodes, attempt.endTime = reason, sorted(failed), now
         attempt.message = message or None
@@ -145,6 +152,19 @@ def running(ctx: Context, vr: models.ValidationRequest, status: models.Status, n
     )
 
 
+def _keep_evidence(ctx: Context, provider: providers.Provider, name: str, request: str) -> str | None:
+    """The decided attempt's measurements saved before its object is deleted (None when gone or kept
+    by no kind). A refusal (no RBAC for ConfigMaps there) is logged and costs the evidence, not the
+    verdict: a request must not hang on its record."""
+    try:
+        return provider.keep_evidence(ctx.api, name, request=request)
+    except errors.NotFound:
+        return None
+    except errors.Unauthorized as exc:
+        logger.warning("evidence of %s not kept: %s", name, exc.line(), extra={"subject": request})
+        return None
+
+
 def _drop_deleted(ctx: Context, group: models.TestGroup, status: models.Status, gone: list[str]) -> Phase | None:
     """Skip deleted nodes of ``group``; the phase that decides the group then (set on it), else None."""
     group.nodes = [n for n in group.nodes if n not in gone]
@@ -181,10 +201,15 @@ def _start(
             continue
         name = _attempt_name(vr.name, index, len(group.attempts) + 1)
         provider = providers.for_group(ctx.cfg, group.provider)
-        provider.start(
-            ctx.api,
-            providers.Attempt(name=name, request=vr.name, group=group, nodes=[found[n] or {} for n in group.nodes]),
-        )
+        try:
+            provider.start(
+                ctx.api,
+                providers.Attempt(name=name, request=vr.name, group=group, nodes=[found[n] or {} for n in group.nodes]),
+            )
+        except kube_errors.UnservedResource as exc:  # its CRD is not installed: no attempt can ever start
+            message = f"provider {group.provider!r} cannot run: {exc.message}"
+            finish(status, Phase.FAILED, message, now, reason=PROVIDER_MISSING)
+            return
         group.attempts.append(models.Attempt(objectName=name, startTime=now))
         group.phase = Phase.RUNNING
         busy |= set(group.nodes)

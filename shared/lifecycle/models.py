@@ -58,6 +58,9 @@ class Attempt(Fields):
     message: str | None = None
     startTime: str | None = None
     endTime: str | None = None
+    evidence: str | None = Field(
+        default=None, description="ConfigMap (provider's namespace) keeping what the attempt measured."
+    )
 
 
 class TestGroup(Fields):

@@ -3,7 +3,9 @@
 A provider object is named per request, group and attempt, created before the status records the
 attempt (AlreadyExists on a replay is adoption, not a second run), read only through its
 conditions (upstream's contract, research/nvsentinel.md §7.4) and always deleted once the attempt
-is decided. Two kinds, chosen by ``providers.<name>.kind`` through ``KINDS``:
+is decided, after what it measured is kept (``keep_evidence``, ``evidence``). A provider whose CRD
+the cluster does not serve raises ``shared.certify.resource.CrdMissing`` from ``start``. Two kinds,
+chosen by ``providers.<name>.kind`` through ``KINDS``:
 
 - ``Certification`` (nvcre.nvidia.com/v1alpha1): one Certification over the group's nodes with one
   category per test; the certification engine runs it (in ``nvsentinel run`` or ``nvcrectl
@@ -57,6 +59,10 @@ class Provider(Protocol):
         """None while the attempt runs; NotFound when its object is gone."""
 
     def delete(self, api: KubeApi, name: str) -> None: ...
+
+    def keep_evidence(self, api: KubeApi, name: str, *, request: str) -> str | None:
+        """Save what the decided attempt measured before ``delete``; the ConfigMap's name, or None
+        when this kind keeps none. NotFound when the object is gone."""
 
 
 def _conditions(obj: dict[str, Any]) -> list[dict[str, Any]]:
@@ -127,6 +133,13 @@ class CertificationProvider:
 
         resource.delete(api, self.spec.namespace, name)
 
+    def keep_evidence(self, api: KubeApi, name: str, *, request: str) -> str | None:
+        from shared.certify import resource
+        from shared.lifecycle import evidence
+
+        cert, _ = resource.get(api, self.spec.namespace, name)
+        return evidence.keep(api, cert, namespace=self.spec.namespace, request=request, request_label=REQUEST_LABEL)
+
 
 class JobProvider:
     def __init__(self, name: str, spec: settings.Provider, cfg: settings.Configuration) -> None:
@@ -184,6 +197,9 @@ class JobProvider:
 
     def delete(self, api: KubeApi, name: str) -> None:
         jobs.delete(api, self._path(name), what=f"job {name}")
+
+    def keep_evidence(self, api: KubeApi, name: str, *, request: str) -> None:
+        return None
 
 
 KINDS: dict[str, type[CertificationProvider] | type[JobProvider]] = {

@@ -61,14 +61,15 @@ def tests_of(ctx: Context, vr: models.ValidationRequest) -> list[str]:
     return settings.resolve_tests(ctx.cfg, vr.spec.tests, where=f"validationrequest {vr.name}: spec.tests")
 
 
-def finish(status: models.Status, phase: Phase, message: str, now: str) -> None:
-    """End the request with its verdict: phase, completion time, message and both conditions."""
+def finish(status: models.Status, phase: Phase, message: str, now: str, *, reason: str | None = None) -> None:
+    """End the request with its verdict: phase, completion time, message and both conditions (the
+    true one's reason ``reason``, by default ``Validation<phase>``)."""
     status.phase, status.completionTime, status.message = phase, now, message
     status.conditions = [
         models.Condition(
             type=t,
             status="True" if t == phase.value else "False",
-            reason="Validation" + phase.value if t == phase.value else "",
+            reason=(reason or "Validation" + phase.value) if t == phase.value else "",
             message=message if t == phase.value else "",
             lastTransitionTime=now,
         )

@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from shared import cachedir, errors, yamlio
+from shared import cachedir, errors, files, yamlio
 from shared.recipe import models
 
 logger = logging.getLogger(__name__)
@@ -115,7 +115,7 @@ def _digest(entries: list[tuple[str, Path]]) -> str:
     for rel, path in entries:
         digest.update(rel.encode())
         digest.update(b"\0")
-        digest.update(path.read_bytes())
+        digest.update(files.sha256(path).encode())
         digest.update(b"\0")
     return digest.hexdigest()
 
@@ -141,8 +141,6 @@ def _store_cache(cache_file: Path, parsed: dict[str, Any]) -> None:
     except (TypeError, ValueError):
         return  # a value JSON cannot hold (a YAML timestamp); parse the YAML each time instead
     try:
-        from shared import files
-
         cache_file.parent.mkdir(parents=True, exist_ok=True)
         files.atomic_write_text(cache_file, text)
     except (OSError, errors.ToolError):
@@ -178,8 +176,8 @@ def _check_fields(doc: BaseModel, api_version: str, where: str) -> None:
 def _located(where: str, field_path: str) -> str:
     """``file:line field`` when the line can be found."""
     try:
-        line = yamlio.line_of(Path(where).read_text(encoding="utf-8"), field_path)
-    except OSError:
+        line = yamlio.line_of(yamlio.read_text(Path(where)), field_path)
+    except errors.InvalidInput:
         line = None
     return f"{where}:{line} {field_path}" if line else f"{where} {field_path}"
 

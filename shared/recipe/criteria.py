@@ -149,5 +149,5 @@ def _parse_located(data: dict[str, Any], path: Path, prefix: str) -> Criteria:
         field = (exc.where or "").split(" ")[-1]
         unknown = exc.message.split("'")[1] if exc.message.startswith("unknown criteria field") else None
         key = f"{prefix}{unknown or field}"
-        line = yamlio.line_of(path.read_text(encoding="utf-8"), key)
+        line = yamlio.line_of(yamlio.read_text(path), key)
         raise errors.InvalidInput(exc.message, where=f"{path}:{line} {key}" if line else f"{path} {key}") from None

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from shared import cachedir, files
+from shared import cachedir, errors, files
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +42,8 @@ def _hash_tree(digest: hashlib._Hash, root: Path, *, suffixes: tuple[str, ...] |
 
 def key(*, request: dict[str, object], fmt: str, catalogs: list[Path], inputs: list[Path]) -> str | None:
     """The memo key, or None when an input cannot be read (the slow path then reports why)."""
+    if not all(path.is_file() for path in inputs):
+        return None  # a FIFO or process substitution would be used up here and read empty later
     package = Path(__file__).resolve().parent.parent.parent
     digest = hashlib.sha256()
     try:
@@ -55,8 +57,8 @@ def key(*, request: dict[str, object], fmt: str, catalogs: list[Path], inputs: l
             digest.update(b"catalog\0")
             _hash_tree(digest, root)
         for path in inputs:
-            digest.update(b"input\0" + path.read_bytes())
-    except OSError:
+            digest.update(b"input\0" + files.read_bytes(path))
+    except (OSError, errors.InvalidInput):
         return None
     digest.update(repr(sorted(request.items())).encode() + fmt.encode())
     return digest.hexdigest()

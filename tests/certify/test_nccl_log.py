@@ -135,3 +135,12 @@ def test_generated_tables_parse_back_to_the_printed_numbers(
     wrong = any(w for *_, w in rows) if new else False
     assert result.verdict == ("fail" if wrong else "pass")
     assert result.peak_busbw_gbps == max(b for _, _, _, b, _ in rows)
+
+
+def test_a_sweep_that_crashed_half_way_reports_no_bandwidth() -> None:
+    from shared.certify import results
+
+    crashed = nccl_log.parse(_TABLE.split("# Out of")[0] + "host-b: Test NCCL failure common.cu:1279 'exited'\n")
+    assert crashed.verdict == "error" and crashed.peak_busbw_gbps == 20.0  # the rows before the crash
+    assert results.measurements(crashed) == {}
+    assert results.measurements(nccl_log.parse(_TABLE))["busBandwidthGBps"] == 20.0

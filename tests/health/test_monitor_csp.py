@@ -125,7 +125,11 @@ def test_cancelled_or_vanished_maintenance_recovers_and_an_old_completed_one_is_
 
 def test_a_bad_endpoint_is_a_clear_error(endpoint: Endpoint, tmp_path: Path) -> None:
     endpoint.body = b"<html>no</html>"
-    with pytest.raises(errors.InvalidInput, match="did not return JSON"):
+    with pytest.raises(errors.InvalidInput, match="not JSON: Expecting value at column 1") as refused:
+        csp.once(endpoint.url, "n1", memory.Memory(), NOW)
+    assert refused.value.where == f"{endpoint.url}:1"
+    endpoint.body = b'{"events": []}\xff'
+    with pytest.raises(errors.InvalidInput, match="not UTF-8 text: byte 0xff at offset 14"):
         csp.once(endpoint.url, "n1", memory.Memory(), NOW)
     endpoint.body, endpoint.status = {"events": []}, 503
     with pytest.raises(errors.Unavailable, match="HTTP 503"):

@@ -215,7 +215,7 @@ def test_a_dry_run_leaves_the_state_file_alone(run_cli: Any, tmp_path: Path) -> 
 def test_cli_refuses_a_missing_node_a_missing_file_and_for_without_interval(run_cli: Any, tmp_path: Path) -> None:
     assert run_cli("nvsentinel", "monitor", "dcgm", "--file", str(tmp_path / "x.json"), "--dry-run").code != 0
     missing = run_cli("nvsentinel", "monitor", "dcgm", "--file", str(tmp_path / "x.json"), "--node", "n", "--dry-run")
-    assert missing.code != 0 and "x.json" in missing.stderr
+    assert (missing.code, missing.stderr) == (2, f"error: {tmp_path / 'x.json'}: file does not exist\n")
     looped = run_cli("nvsentinel", "monitor", "nic", "--node-root", str(tmp_path), "--for", "1s", "--dry-run")
     assert looped.code != 0 and "--for needs --interval" in looped.stderr
 

@@ -1,9 +1,9 @@
 """One mapping from API failures to the project's error classes.
 
 Covers: every status family (401/403, 404, 409 conflict vs already-exists, 410, 429 with
-Retry-After, 400/413/415/422, 5xx, 0) with real ``ApiException`` objects; urllib3 timeouts and
-connection failures; ToolErrors pass through unchanged; messages come from the Status body and
-never carry a token.
+Retry-After, 400/413/415/422, 5xx, 0) with real ``ApiException`` objects; a 404 for an unserved
+type vs a missing object; urllib3 timeouts and connection failures; ToolErrors pass through
+unchanged; messages come from the Status body and never carry a token.
 """
 
 from __future__ import annotations
@@ -90,3 +90,15 @@ def test_an_error_that_already_has_a_class_is_not_wrapped_again() -> None:
 def test_messages_never_carry_a_bearer_token() -> None:
     mapped = kube_errors.from_exception(_api_exception(401, "Unauthorized", "bad Authorization: Bearer abc.def"))
     assert "abc.def" not in mapped.line()
+
+
+def test_a_404_for_the_type_itself_is_unserved_but_a_missing_object_is_plain_not_found() -> None:
+    """apimachinery ``pkg/api/errors/errors.go`` (NewGenericServerResponse, 404): an unregistered
+    group or resource answers "the server could not find the requested resource"; a missing
+    object names itself (``certifications.nvcre.nvidia.com "x" not found``)."""
+    unserved = kube_errors.from_exception(_api_exception(404, "NotFound", kube_errors.UNSERVED_MESSAGE))
+    missing = kube_errors.from_exception(
+        _api_exception(404, "NotFound", 'certifications.nvcre.nvidia.com "x" not found')
+    )
+    assert isinstance(unserved, kube_errors.UnservedResource) and unserved.exit_code == 3
+    assert type(missing) is errors.NotFound

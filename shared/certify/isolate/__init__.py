@@ -5,7 +5,8 @@ they are unit-tested, property-tested and benchmarked without a cluster:
 
 - ``model``: the data a strategy sees and returns;
 - ``halving``: upstream NVCRE's diagnose algorithm (the baseline);
-- ``adaptive``: our default — reference pairs, topology-aware screening, link probing, flaky mode;
+- ``adaptive``: our default, in two modes over one reference pool — ``hard`` (reading ``hardview``)
+  and ``flaky`` (reading ``flakyview``), with ``screening``, ``references`` and ``linkprobes``;
 - ``trial``: a fault oracle and a loop that drives a strategy to its verdict (tests, bench, render).
 
 ``STRATEGIES`` is the one table from name to function.

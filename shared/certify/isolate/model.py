@@ -64,6 +64,9 @@ class Verdict:
     infrastructure: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
     healthy: frozenset[str] = frozenset()
     message: str = ""
+    evidence: dict[str, tuple[tuple[str, ...], ...]] = field(default_factory=dict)
+    """Faulty node -> the failed tests (groups as run) that name it: it failed beside references
+    there, so their measurement is the node's own (a report shows it beside the node)."""
 
 
 Decision = Plan | Verdict
@@ -76,10 +79,14 @@ class Strategy(Protocol):
 
 
 def chunks(names: Sequence[str], size: int) -> list[tuple[str, ...]]:
-    """Near-equal consecutive chunks of at most ``size`` (no lone remainder node)."""
+    """Near-equal consecutive chunks of at most ``size``; for ``size`` of two or more no chunk is a
+    lone node (a remainder joins the chunks before it, which may then hold ``size + 1``): a group
+    test on one node runs over NVLink only and says nothing about the network."""
     if not names:
         return []
     count = -(-len(names) // max(size, 1))
+    if size >= 2 and count > 1 and len(names) // count < 2:
+        count -= 1
     base, extra = divmod(len(names), count)
     out, start = [], 0
     for i in range(count):

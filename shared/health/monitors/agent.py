@@ -8,7 +8,6 @@ caller's thread: no threads to leak, and ``--for`` bounds it in tests.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable
@@ -19,7 +18,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from shared import clock, errors
+from shared import clock, errors, files
 from shared.health import event as hevent
 from shared.health.monitors import csp, dcgm, memory, nic
 
@@ -82,12 +81,7 @@ def targets(*, node: str | None, path: Path | None, node_root: Path | None, rela
 
 
 def read_dcgm(target: Target, now: datetime) -> list[hevent.HealthEvent]:
-    try:
-        doc = json.loads(target.path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise errors.NotFound("file not found", where=str(target.path)) from None
-    except json.JSONDecodeError as exc:
-        raise errors.InvalidInput(f"not JSON: {exc.msg}", where=f"{target.path}:{exc.lineno}") from None
+    doc = files.load_json(target.path)
     try:
         return dcgm.events(doc, node=target.node, now=now)
     except errors.InvalidInput as exc:

@@ -28,7 +28,6 @@ quarantined for people to look at, as upstream.
 
 from __future__ import annotations
 
-import json
 import logging
 import urllib.error
 import urllib.request
@@ -36,7 +35,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from shared import errors
+from shared import errors, files
 from shared.health import event as hevent
 from shared.health.monitors import memory
 
@@ -61,16 +60,13 @@ def fetch(url: str, *, timeout: float = 10.0) -> Any:
     request = urllib.request.Request(url, headers={"Accept": "application/json", "Metadata-Flavor": "Google"})
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
-            body = response.read()
+            body = files.read_stream(response, where=url, network=True)
     except urllib.error.HTTPError as exc:
         raise errors.Unavailable(f"maintenance endpoint answered HTTP {exc.code}", where=url) from None
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
         raise errors.Unavailable(f"maintenance endpoint unreachable: {reason}", where=url) from None
-    try:
-        return json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise errors.InvalidInput(f"maintenance endpoint did not return JSON: {exc}", where=url) from None
+    return files.loads_json(files.decode(body, where=url), source=url)
 
 
 def _time(value: Any, field: str) -> datetime | None:

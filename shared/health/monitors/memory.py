@@ -37,10 +37,9 @@ class Memory:
         self.reported: dict[str, dict[str, Any]] = {}
         self.counters: dict[str, dict[str, int]] = {}
         if path is not None and path.exists():
-            try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, json.JSONDecodeError) as exc:
-                raise errors.InvalidInput(f"unreadable monitor state: {exc}", where=str(path)) from None
+            data = files.load_json(path)
+            if not isinstance(data, dict):
+                raise errors.InvalidInput("monitor state must be a JSON object", where=str(path))
             self.reported = dict(data.get("reported", {}))
             self.counters = {k: {c: int(v) for c, v in d.items()} for k, d in data.get("counters", {}).items()}
 

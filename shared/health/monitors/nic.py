@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from shared import errors, files
 from shared.health import event as hevent
 from shared.health.monitors import memory
 
@@ -64,8 +65,8 @@ class Port:
 def _value(path: Path) -> str:
     """``4: ACTIVE`` → ``ACTIVE``; a missing file reads as empty."""
     try:
-        text = path.read_text(encoding="utf-8").strip()
-    except OSError:
+        text = files.read_text(path).strip()
+    except errors.InvalidInput:
         return ""
     return text.split(":", 1)[1].strip() if ":" in text else text
 
@@ -77,8 +78,8 @@ def read_ports(sysfs: Path) -> list[Port]:
         counters: dict[str, int] = {}
         for counter in sorted((folder / "counters").glob("*")):
             try:
-                counters[counter.name] = int(counter.read_text(encoding="utf-8").split()[0])
-            except (OSError, ValueError, IndexError):
+                counters[counter.name] = int(files.read_text(counter).split()[0])
+            except (errors.InvalidInput, ValueError, IndexError):
                 continue
         ports.append(
             Port(

@@ -11,7 +11,6 @@ each batch to the caller's ``emit`` as it is found. How the events are printed i
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -19,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from shared import clock, durations, errors
+from shared import clock, durations, errors, files
 from shared.health import event as hevent
 from shared.health.monitors import agent
 
@@ -51,8 +50,8 @@ def run(
 ) -> list[hevent.HealthEvent]:
     """Read, publish and ``emit`` the Xid events ``request`` asks for; all of them, in order.
 
-    InvalidInput for flags that do not go together (named by the flag), NotFound for a missing
-    file or node root. ``cluster`` is used only to publish.
+    InvalidInput for flags that do not go together (named by the flag) and for a file that cannot
+    be read (missing, a directory, too large, not UTF-8). ``cluster`` is used only to publish.
     """
     if request.input_format not in INPUT_FORMATS:
         raise errors.InvalidInput(
@@ -82,20 +81,14 @@ def _log_events(request: XidRequest) -> list[hevent.HealthEvent]:
     boot, now = _boot(request), clock.WALL.now()
     sources: list[tuple[str, str]] = []
     if request.node_root is not None:
-        sources = [(log.parent.name, _read(log)) for log in sorted(request.node_root.glob("*/kern.log"))]
+        sources = [(log.parent.name, files.read_text(log)) for log in sorted(request.node_root.glob("*/kern.log"))]
     else:
         if not request.node:
             raise errors.InvalidInput("--node is required with --file", where="--node")
         file = request.file
-        sources = [(request.node, sys.stdin.read() if file in (None, "-") else _read(Path(str(file))))]
+        text = files.read_stdin(where="-") if file in (None, "-") else files.read_text(Path(str(file)))
+        sources = [(request.node, text)]
     return [e for name, text in sources for e in xid.events_from_text(text, node=name, now=now, boot_time=boot)]
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise errors.NotFound("file not found", where=str(path)) from None
 
 
 def _journal_events(request: XidRequest) -> list[hevent.HealthEvent]:
@@ -111,15 +104,9 @@ def _journal_events(request: XidRequest) -> list[hevent.HealthEvent]:
     if request.node_root is not None:
         raise errors.InvalidInput("--journal reads --file or stdin, not --node-root", where="--node-root")
     if request.file == "-":
-        stream = sys.stdin
-        data = stream.buffer.read() if hasattr(stream, "buffer") else stream.read().encode("utf-8")
-        source = "<stdin>"
+        data, source = files.read_stdin_bytes(), files.STDIN
     elif request.file is not None:
-        try:
-            data = Path(request.file).read_bytes()
-        except FileNotFoundError:
-            raise errors.NotFound("file not found", where=request.file) from None
-        source = request.file
+        data, source = files.read_bytes(Path(request.file)), request.file
     else:
         data, source = journal.read_host(), "journalctl"
     fmt: Any = None if request.input_format == "text" else request.input_format

@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO
 
-from shared import errors
+from shared import errors, files
 from shared.health import event as hevent
 from shared.health import xid
 from shared.health.monitors import agent
@@ -53,7 +53,7 @@ class Tail:
             if self.partial and not self.partial.endswith(b"\n"):
                 self.partial += b"\n"  # a line cut by rotation still ends there
         if self.handle is None:
-            self.handle = open(self.path, "rb")  # noqa: SIM115 - kept open across reads
+            self.handle = files.open_binary(self.path)
             self.inode = status.st_ino
         elif status.st_size < self.handle.tell():
             self.handle.seek(0)  # truncated: read it again from the start
@@ -109,7 +109,7 @@ def follow_xid(
             raise errors.InvalidInput("--node is required with --file", where="--node")
         path = Path(str(file))
         if not path.exists():
-            raise errors.NotFound("file not found", where=str(path))
+            raise errors.InvalidInput("file does not exist", where=str(path))
         logs = [(node, path)]
     followers = [XidFollower(name, path, boot_time=boot_time, now=start) for name, path in logs]
     publish = agent.publisher(cluster, dry_run)

@@ -35,7 +35,7 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
-from shared.sim.apiserver import apierrors, scheduler, store, subresources
+from shared.sim.apiserver import apierrors, podrequests, scheduler, store, subresources
 from shared.sim.gpu import podruns, podstatus
 
 if TYPE_CHECKING:
@@ -69,9 +69,10 @@ class Kubelet:
     def _clear(self) -> None:
         self._rv = self.sim.store.resource_version
         self.nodes: dict[str, scheduler.NodeView] = {}
-        self.used: dict[str, int] = {}
-        self.load: dict[str, int] = {}  # node -> pods bound there and not finished
-        self.pod_gpus: dict[str, tuple[str, int]] = {}
+        self.used: dict[str, dict[str, int]] = {}
+        """node -> resource -> what its bound, unfinished pods request (:mod:`.podrequests` units)."""
+        self.placed: dict[str, scheduler.Placed] = {}
+        """uid -> a pod bound to a node and not finished, as the scheduler's cache holds it."""
         self.keys: dict[str, PodKey] = {}
         self.pending: dict[PodKey, str] = {}
         self.started: set[str] = set()
@@ -227,19 +228,24 @@ class Kubelet:
                     self.pending[key] = entry.uid
             else:
                 self.pending.pop(key, None)
-                if entry.uid not in self.pod_gpus:
-                    self.pod_gpus[entry.uid] = (node, scheduler.gpu_request(pod))
-                    self.used[node] = self.used.get(node, 0) + self.pod_gpus[entry.uid][1]
-                    self.load[node] = self.load.get(node, 0) + 1
+                if entry.uid not in self.placed:
+                    self._hold(scheduler.placed_of(pod, node))
                 if entry.uid not in self.started and phase == "Pending" and key not in self.static:
                     self.started.add(entry.uid)
                     self._admit(pod, node)
 
+    def _hold(self, placed: scheduler.Placed) -> None:
+        self.placed[placed.uid] = placed
+        used = self.used.setdefault(placed.node, {})
+        for name, value in placed.requests.items():
+            used[name] = used.get(name, 0) + value
+
     def _release(self, uid: str) -> None:
-        held = self.pod_gpus.pop(uid, None)
+        held = self.placed.pop(uid, None)
         if held is not None:
-            self.used[held[0]] = max(0, self.used.get(held[0], 0) - held[1])
-            self.load[held[0]] = max(0, self.load.get(held[0], 0) - 1)
+            used = self.used.get(held.node, {})
+            for name, value in held.requests.items():
+                used[name] = max(0, used.get(name, 0) - value)
             self.retry_all = True
 
     # ------------------------------------------------------------ writes
@@ -248,23 +254,39 @@ class Kubelet:
 
     # ------------------------------------------------------------ pod lifecycle
     def _admit(self, pod: dict[str, Any], node: str) -> None:
+        """The kubelet's resource admission (``pkg/kubelet/lifecycle/predicate.go``): the pod's requests
+        against the node's allocatable less its other admitted pods', the first shortfall failing the pod
+        ``OutOf<resource>``. An extended resource the node does not list at all is dropped first
+        (``removeMissingExtendedResources``), so such a pod is admitted, as on a real node."""
         key, uid = (pod["metadata"]["namespace"], pod["metadata"]["name"]), pod["metadata"]["uid"]
         now = self.sim.api.now()
         view = self.nodes.get(node)
-        want = scheduler.gpu_request(pod)
-        if view is not None and want and self.used.get(node, 0) > view.gpus:
-            self.runner.write_pod_status(
-                key,
-                uid,
-                podstatus.rejected(
-                    pod,
-                    reason=f"OutOf{scheduler.GPU}",
-                    now=now,
-                    message=f"Pod was rejected: Node didn't have enough resource: {scheduler.GPU}, requested: {want}, "
-                    f"used: {self.used.get(node, 0) - want}, capacity: {view.gpus}",
-                ),
-            )
-            return
+        if view is not None:
+            own = self.placed.get(uid)
+            want = {
+                name: value
+                for name, value in (own.requests if own is not None else podrequests.pod_requests(pod)).items()
+                if not podrequests.is_extended(name) or name in view.allocatable
+            }
+            used = self.used.get(node, {})
+            others = {name: used.get(name, 0) - (value if own is not None else 0) for name, value in want.items()}
+            free = {name: view.allocatable.get(name, 0) - others[name] for name in want}
+            short = podrequests.shortfalls(want, free)
+            if short:
+                name = short[0][0]
+                capacity = view.allocatable.get(name, 0)
+                self.runner.write_pod_status(
+                    key,
+                    uid,
+                    podstatus.rejected(
+                        pod,
+                        reason=f"OutOf{name}",
+                        now=now,
+                        message=f"Pod was rejected: Node didn't have enough resource: {name}, requested: "
+                        f"{want[name]}, used: {others[name]}, capacity: {capacity}",
+                    ),
+                )
+                return
         self.runner.create(pod, node, now=now)
 
     def is_down(self, node: str) -> bool:
@@ -288,8 +310,8 @@ class Kubelet:
     def node_down(self, node: str) -> None:
         """A reboot kills every running pod on ``node`` (and the group runs they belong to)."""
         self.sim.controllers.heartbeats.stop(node)
-        for uid, (where, _) in list(self.pod_gpus.items()):
-            if where != node:
+        for uid, held in list(self.placed.items()):
+            if held.node != node:
                 continue
             key = self.keys.get(uid)
             if key is None or key in self.static:
@@ -318,7 +340,7 @@ class Kubelet:
                 self.pending.pop(key, None)
                 continue
             self.started.add(uid or "")  # marks "tried once"; retried on the next change
-            decision = scheduler.place(pod, self.nodes, self.used, len(self.nodes), load=self.load)
+            decision = scheduler.place(pod, self.nodes, self.placed.values())
             if decision.node is not None:
                 try:
                     subresources.bind(
@@ -328,10 +350,7 @@ class Kubelet:
                     continue
                 self.started.discard(uid or "")
                 self.pending.pop(key, None)
-                gpus = scheduler.gpu_request(pod)
-                self.pod_gpus[uid or ""] = (decision.node, gpus)
-                self.used[decision.node] = self.used.get(decision.node, 0) + gpus
-                self.load[decision.node] = self.load.get(decision.node, 0) + 1
+                self._hold(scheduler.placed_of(pod, decision.node))
                 continue
             current: dict[str, Any] = next(
                 (c for c in (pod.get("status") or {}).get("conditions") or [] if c.get("type") == "PodScheduled"), {}
@@ -339,6 +358,14 @@ class Kubelet:
             if current.get("message") != decision.message:
                 self.runner.write_pod_status(
                     key, uid or "", podstatus.unschedulable(pod, message=decision.message, now=self.sim.api.now())
+                )
+                # kube-scheduler's FailedScheduling Event, with the condition's message, once per new verdict.
+                self.sim.controllers.recorder.event(
+                    pod,
+                    type="Warning",
+                    reason="FailedScheduling",
+                    message=decision.message,
+                    component="default-scheduler",
                 )
 
     def _reconcile_jobs(self) -> None:

@@ -2,7 +2,8 @@
 
 Covers: a fresh bundle passes (exit 0, the count of files); a changed, a deleted and an added file
 are all named in one run (exit 1); a folder that is not a bundle or does not exist exits 2 with one
-line; a missing argument is a usage error (exit 2).
+line; a missing argument is a usage error (exit 2); a checksums.txt that is not UTF-8 text or holds
+binary data exits 2 with one line naming it.
 """
 
 from __future__ import annotations
@@ -63,3 +64,18 @@ def test_a_missing_directory_argument_is_a_usage_error(run_cli) -> None:  # type
     result = run_cli("aicr", "verify")
     assert result.code == 2
     assert result.stderr.startswith("error: Missing argument 'DIRECTORY'")
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"\xff\xfe garbage\n", "not UTF-8 text: byte 0xff at offset 0 (line 1)"),
+        (b"a" * 64 + b"  x\n\0\0\0", "binary data: NUL byte at offset 68 (line 2)"),
+    ],
+    ids=["not-utf8", "binary"],
+)
+def test_a_garbage_checksums_file_exits_2_naming_it(run_cli, bundle_dir: Path, content: bytes, message: str) -> None:  # type: ignore[no-untyped-def]
+    listing = bundle_dir / "checksums.txt"
+    listing.write_bytes(content)
+    result = run_cli("aicr", "verify", str(bundle_dir))
+    assert (result.code, result.stdout, result.stderr) == (2, "", f"error: {listing}: {message}\n")
