@@ -38,13 +38,11 @@ class JobSetController:
         return self.ctx.api.table.by_group_resource(*GR)
 
     def reconcile(self, key: kit.Key) -> None:
-        r = self._resource()
-        entry = self.ctx.store.get(GR, *key)
-        if r is None or entry is None:
+        found = self.ctx.live(GR, key)
+        if found is None:
             return
+        r, entry = found
         js = entry.object()
-        if js["metadata"].get("deletionTimestamp"):
-            return
         jobs = [e.object() for e in self.ctx.owned(entry.uid, _JOBS)]
         children = rules.Children.of(js, [j for j in jobs if (kit.controller_of(j) or {}).get("uid") == entry.uid])
         for job in children.previous:

@@ -68,13 +68,11 @@ class MPIJobController:
         """Nothing cached between syncs."""
 
     def reconcile(self, key: kit.Key) -> None:
-        r = self.ctx.api.table.by_group_resource(*GR)
-        entry = self.ctx.store.get(GR, *key)
-        if r is None or entry is None:
+        found = self.ctx.live(GR, key)
+        if found is None:
             return
+        r, entry = found
         stored = entry.object()
-        if stored["metadata"].get("deletionTimestamp"):
-            return
         job = mpispec.defaulted(stored)
         errors = mpispec.validation_errors(job)
         if errors:

@@ -59,12 +59,12 @@ class TrainJobController:
         """Nothing cached between syncs."""
 
     def reconcile(self, key: kit.Key) -> None:
-        r = self.ctx.api.table.by_group_resource(*GR)
-        entry = self.ctx.store.get(GR, *key)
-        if r is None or entry is None:
+        found = self.ctx.live(GR, key)
+        if found is None:
             return
+        r, entry = found
         tj = entry.object()
-        if tj["metadata"].get("deletionTimestamp") or _is_true(tj, "Complete") or _is_true(tj, "Failed"):
+        if _is_true(tj, "Complete") or _is_true(tj, "Failed"):
             return
         if (tj.get("spec") or {}).get("managedBy", trainercrd.CONTROLLER) != trainercrd.CONTROLLER:
             return

@@ -273,6 +273,15 @@ class Context:
     def store(self) -> Store:
         return self.api.store
 
+    def live(self, gr: tuple[str, str], key: Key) -> tuple[resources.Resource, Entry] | None:
+        """The resource and stored entry a reconcile works on; None when the kind is not served (its
+        CRD is not installed), the object is gone, or it is being deleted (garbage collection owns it)."""
+        r = self.api.table.by_group_resource(*gr)
+        entry = self.store.get(gr, *key)
+        if r is None or entry is None or entry.object()["metadata"].get("deletionTimestamp"):
+            return None
+        return r, entry
+
     def resource(self, group: str, plural: str) -> resources.Resource:
         found = self.api.table.by_group_resource(group, plural)
         assert found is not None, (group, plural)
