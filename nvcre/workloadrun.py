@@ -28,7 +28,7 @@ def run(
     from shared.certify import render, resource, workload
     from shared.kube.client import LazyClient
 
-    loaded = _load(file)  # invalid input before the cluster
+    loaded = workload.load_file(file)  # invalid input before the cluster
     seconds = render.seconds(timeout) if timeout else None
     with LazyClient(kubeconfig=kubeconfig, context=context) as api, resource.crd_required(workload.RESOURCE):
         workload.create(api(), loaded, namespace)
@@ -101,18 +101,6 @@ def cancel(
     with LazyClient(kubeconfig=kubeconfig, context=context) as api, resource.crd_required(workload.RESOURCE):
         found = workload.cancel(api(), namespace, name)
     out.write_data(f"workloadrun.nvcre.nvidia.com/{name} {found.status.phase}: {found.status.message}\n")
-
-
-def _load(file: Path) -> Any:
-    """The WorkloadRun in ``file``; a regex that does not compile is invalid input naming the field."""
-    import re
-
-    from shared.certify import models, workload
-
-    try:
-        return workload.load_file(file)
-    except re.error as exc:  # raised by the model's own check of spec.metric.regex
-        raise models.regex_error(exc, field="spec.metric.regex", where=str(file)) from None
 
 
 def _emit(found: Any, chosen: out.Format) -> None:

@@ -20,13 +20,18 @@ lifecycle-manager:
 """
 
 
-def make(api: Any, tmp_path: Path, extra: str = FAST, *, name: str = "values.yaml") -> lifecycle.Controller:
+def make(
+    api: Any, tmp_path: Path, extra: str = FAST, *, name: str = "values.yaml", certification_crds: bool = True
+) -> lifecycle.Controller:
+    """A lifecycle controller over ``extra`` values; ``certification_crds=False`` leaves out
+    ``nvcrectl crds install``, as on a cluster where nvcrectl was never set up."""
     path = tmp_path / name
     path.write_text(extra)
     cfg = whole.load(path, enforce=True)
     resource.install(api)
     vresource.install(api)
-    cservice.install_crds(lambda: api)
+    if certification_crds:
+        cservice.install_crds(lambda: api)
     controller.ensure_namespace(api, "nvsentinel")
     return lifecycle.Controller(
         api,

@@ -12,40 +12,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from shared import clock
-from shared.health import controller as health_controller
-from shared.health import resource as health_resource
 from shared.kube import rest
-from shared.lifecycle import controller as lifecycle
 from shared.lifecycle import evidence, models, providers
 from shared.lifecycle import resource as vresource
-from shared.operate import config as whole
 from tests.lifecycle import kit
 
 Phase = models.Phase
 
 
-def _without_certification_crd(api: Any, tmp_path: Path) -> lifecycle.Controller:
-    """``kit.make`` with the shipped defaults, minus ``nvcrectl crds install``."""
-    path = tmp_path / "values.yaml"
-    path.write_text("")
-    cfg = whole.load(path, enforce=True)
-    health_resource.install(api)
-    vresource.install(api)
-    health_controller.ensure_namespace(api, "nvsentinel")
-    return lifecycle.Controller(
-        api,
-        cfg.lifecycle,
-        namespace="nvsentinel",
-        clk=clock.for_api_client(api, max_age=0),
-        label_prefix=cfg.health.fq.labelPrefix,
-        source=str(path),
-    )
-
-
 def test_a_request_whose_provider_crd_is_missing_fails_saying_so(gpu_sim: Any, api_client: Any, tmp_path: Path) -> None:
     names = gpu_sim.add_gpu_nodes(2)
-    ctl = _without_certification_crd(api_client, tmp_path)
+    ctl = kit.make(api_client, tmp_path, "", certification_crds=False)
     vresource.create(api_client, "vr-nocrd", names, ["dcgm-diag"], source="test")
     vr = kit.drive(gpu_sim, ctl, "vr-nocrd", passes=5)
     assert vr.status.phase is Phase.FAILED
