@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -145,6 +146,11 @@ def test_the_endpoint_serves_metrics_over_loopback_and_stops() -> None:
         assert _get(f"http://127.0.0.1:{port}/nope")[0] == 404
     finally:
         server.stop()
+    # A request's handler thread may still be closing its socket after the client read the answer:
+    # wait for the condition (every thread the server started has ended), not for one instant.
+    deadline = time.monotonic() + 30
+    while [t for t in threading.enumerate() if t not in before and t.is_alive()] and time.monotonic() < deadline:
+        time.sleep(0.02)
     assert [t for t in threading.enumerate() if t not in before and t.is_alive()] == []
     with pytest.raises(OSError):
         urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2)
