@@ -283,6 +283,7 @@ def _model_run(scenario: Scenario, seed: int) -> Outcome:
 def _cluster(server: Any, scenario: Scenario, seed: int) -> Iterator[Any]:
     """The server reset to a GPU cluster of the scenario, in paused virtual time; an API client."""
     from shared.kube import client
+    from shared.sim import operators
     from shared.sim.gpu import fabric
 
     server.reset()
@@ -290,6 +291,7 @@ def _cluster(server: Any, scenario: Scenario, seed: int) -> Iterator[Any]:
     with tempfile.TemporaryDirectory(prefix="bench-isolation-") as folder:
         server.noderoot.root = Path(folder) / "nodes"
         server.repair.install_crds()
+        server.operators.install(operators.DEFAULT)  # groups run as TrainJobs, as on a cluster with Trainer
         server.kubelet.start()
         try:
             server.add_gpu_nodes(len(scenario.nodes), racks=scenario.racks)

@@ -440,6 +440,12 @@ def install_and_validate() -> None:
     run("aicr", "snapshot", *KC, "-o", "cm://default/golden")
 
 
+RENDER_SUMMARY = (
+    r"^    kind: |^      name: hand-over|^        numNodes: |numProcPerNode: |^            - name: (node|launcher)$|"
+    r"^              dependsOn:|^                  - name: (node|launcher)$|podAntiAffinity:"
+)
+"""The lines of ``render -o yaml`` that show the shape: kinds, names, node counts, the two replicated jobs."""
+
 CERTIFICATION = """apiVersion: nvcre.nvidia.com/v1alpha1
 kind: Certification
 metadata:
@@ -462,6 +468,23 @@ def certify() -> None:
     Path("certification.yaml").write_text(CERTIFICATION.format(name="hand-over"), encoding="utf-8")
     run("python", "-m", "shared.sim", "inject", *KC, "node-005:nic[3]=0.4")
     run("cat", "certification.yaml")
+    note("the recipe installed Kubeflow Trainer; setup check says what each test needs and what it runs as")
+    run("nvcrectl", "setup", "check", *KC, "-c", "communication/nccl-all-reduce")
+    note(
+        "each group is a TrainJob: a launcher without GPUs runs mpirun over one sshd worker per node "
+        "(8 ranks each), through the hostfile Trainer writes"
+    )
+    run(
+        "nvcrectl",
+        "certification",
+        "render",
+        "--cert-file",
+        "certification.yaml",
+        *KC,
+        "-o",
+        "yaml",
+        grep=RENDER_SUMMARY,
+    )
     run(
         "nvcrectl",
         "certification",
@@ -473,6 +496,19 @@ def certify() -> None:
         "--timeout",
         "2h",
         expect=1,
+    )
+    note("every round's groups ran as TrainJobs; the scheduler placed round 1's launcher and its 8 workers:")
+    kubectl(*KC, "get", "trainjobs", show_lines=4)
+    kubectl(
+        *KC,
+        "get",
+        "events",
+        "--field-selector",
+        "reason=Scheduled,involvedObject.kind=Pod",
+        "--sort-by=.firstTimestamp",
+        "-o",
+        "custom-columns=POD:.involvedObject.name,MESSAGE:.message",
+        show_lines=10,
     )
     step("10. Report: the run is recorded in the Certification object; the report is also JSON for CI")
     run("nvcrectl", "certification", "list", *KC)

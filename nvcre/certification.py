@@ -16,6 +16,25 @@ Strategy = Annotated[
     typer.Option("--strategy", help="Isolation strategy: adaptive (default) or halving.", show_default=False),
 ]
 
+Backend = Annotated[
+    str | None,
+    typer.Option(
+        "--backend",
+        help="trainjob (Kubeflow Trainer v2), mpijob (MPI Operator) or job (batch/v1, single-node tests only); "
+        "default (auto): what the cluster serves.",
+        show_default=False,
+    ),
+]
+Platform = Annotated[
+    str | None,
+    typer.Option(
+        "--platform",
+        help="Platform overrides: aws|gcp|azure|oci|togetherai|nscale|onprem|…, or none for the generic shape; "
+        "default: detected from the target nodes.",
+        show_default=False,
+    ),
+]
+
 LIST_COLUMNS = (
     out.Column("namespace", lambda c: c.namespace),
     out.Column("name", lambda c: c.name),
@@ -53,12 +72,23 @@ def run(
         ),
     ] = None,
     strategy: Strategy = None,
+    backend: Backend = None,
+    platform: Platform = None,
     namespace: opt.Namespace = "default",
     fmt: opt.Output = "table",
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
 ) -> int:
-    """Create the Certification and (with --wait) run it, holding a Lease named after it."""
+    """Create the Certification and (with --wait) run it, holding a Lease named after it.
+
+    --backend and --platform are written into the new object (spec.backend, spec.platform).
+
+    Examples:
+
+      nvcrectl certification run -f cert.yaml --wait --timeout 2h
+
+      nvcrectl certification run --resume cert-h100
+    """
     from shared.certify import live, render, service
     from shared.kube.client import LazyClient
 
@@ -74,6 +104,8 @@ def run(
             wait=wait or resume is not None,
             timeout=seconds,
             strategy=strategy,
+            backend=None if backend == "auto" else backend,
+            platform=platform,
             on_progress=display.note,
             on_status=display.status,
         )
@@ -91,7 +123,7 @@ def timed_out_line(name: str, namespace: str, timeout: str) -> str:
     """What a ``--timeout`` leaves behind and how to go on: the run is not cancelled."""
     ns = "" if namespace == "default" else f" -n {namespace}"
     return (
-        f"error: certification {name} did not complete within {timeout}; it stays in the cluster with its Jobs: "
+        f"error: certification {name} did not complete within {timeout}; it stays in the cluster with its workloads: "
         f"continue it with `nvcrectl certification run --resume {name}{ns}` (or let `nvcrectl controller` take it "
         f"over), or remove it with `nvcrectl certification delete {name}{ns}`"
     )
@@ -176,48 +208,30 @@ def delete_cmd(
 def render_cmd(
     cert_file: Annotated[Path, typer.Option("--cert-file", "-f", help="Certification YAML.")],
     strategy: Strategy = None,
-    variant: Annotated[
-        str,
-        typer.Option(
-            "--variant",
-            help="job (batch/v1 Jobs, what run creates) or "
-            "mpi (kubeflow.org/v2beta1 MPIJobs for real clusters with the "
-            "MPI operator).",
-        ),
-    ] = "job",
-    backend: Annotated[
-        str | None,
-        typer.Option(
-            "--backend",
-            help="trainjob (Kubeflow Trainer v2), mpijob (MPI Operator) or job (single-node tests only); "
-            "auto: what the cluster serves.",
-            show_default=False,
-        ),
-    ] = None,
-    platform: Annotated[
-        str | None,
-        typer.Option(
-            "--platform",
-            help="aws|gcp|azure|oci|togetherai|nscale|onprem|…, or none for generic; default: detected from the nodes.",
-            show_default=False,
-        ),
-    ] = None,
+    backend: Backend = None,
+    platform: Platform = None,
     fmt: opt.RenderOutput = "table",
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
 ) -> None:
-    """The plan without running: groups, Jobs, and what isolating one faulty node would cost."""
-    from shared.certify import report, service
+    """The plan without running: groups, the first round's workloads as run creates them on this
+    cluster (TrainJobs, MPIJobs or Jobs, with the platform's overrides), and what isolating one
+    faulty node would cost.
+
+    Examples:
+
+      nvcrectl certification render -f cert.yaml
+
+      nvcrectl certification render -f cert.yaml -o yaml --backend mpijob --platform none
+    """
+    from shared.certify import report
     from shared.certify.workloads import plan
     from shared.kube.client import LazyClient
 
     chosen = out.parse_format(fmt, allowed=opt.TABLE_FORMATS, flag="--output")
     with LazyClient(kubeconfig=kubeconfig, context=context) as api:
-        if backend is None and platform is None:
-            plans = service.render_plan(api, cert_file=cert_file, strategy=strategy, variant=variant)
-        else:
-            auto = None if backend in (None, "auto") else backend
-            plans = plan.render_plan(api, cert_file=cert_file, strategy=strategy, backend=auto, platform=platform)
+        auto = None if backend in (None, "auto") else backend
+        plans = plan.render_plan(api, cert_file=cert_file, strategy=strategy, backend=auto, platform=platform)
     out.emit(report.jobs(plans), chosen, table=out.Table(plans, PLAN_COLUMNS))
 
 

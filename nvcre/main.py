@@ -15,9 +15,9 @@ PROGRAM = cli.Program(
 
 
 def build_app() -> typer.Typer:
-    from nvcre import catalog, certification, controller, crds, manifests, results, workloadrun
+    from nvcre import catalog, certification, controller, crds, manifests, results, setup, workloadrun
 
-    return PROGRAM.app(crds, catalog, certification, results, controller, workloadrun, manifests)
+    return PROGRAM.app(crds, catalog, certification, results, controller, workloadrun, manifests, setup)
 
 
 def run() -> None:

@@ -254,9 +254,17 @@ def sim_identity(sim: SimServer, tmp_path: Path) -> Callable[[str, str], Path]:
 
 @pytest.fixture()
 def gpu_sim(sim: SimServer, tmp_path: Path) -> Iterator[SimServer]:
+    """A GPU cluster as certification meets one: the workload operators (Trainer, JobSet, MPI
+    Operator) and the GPU Operator's DCGM Service installed, the kubelet running in virtual time.
+    Tests of a cluster without them delete their CRDs."""
+    from shared.sim import operators
+    from shared.sim.gpu import helmseed
+
     sim.vclock.set_speed(0)
     sim.noderoot.root = tmp_path / "nodes"
     sim.repair.install_crds()
+    sim.operators.install(operators.DEFAULT)
+    helmseed.dcgm_service(sim)
     sim.kubelet.start()
     try:
         yield sim

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
+from typing import Literal
 
 from pydantic import Field
 
@@ -110,6 +111,16 @@ class CertificationSpec(CategoryOptions):
     target: TargetSpec = Field(default_factory=TargetSpec)
     categories: list[Category] = Field(min_length=1, max_length=64)
     strategy: str | None = Field(default=None, description="Isolation strategy (our addition); default adaptive.")
+    backend: Literal["trainjob", "mpijob", "job"] | None = Field(
+        default=None,
+        description="How groups run (our addition): trainjob (Kubeflow Trainer v2), mpijob (MPI Operator) or "
+        "job (batch/v1, single-node tests only); default: what the cluster serves.",
+    )
+    platform: str | None = Field(
+        default=None,
+        description="Platform overrides applied (our addition): aws, gcp, azure, oci, ... or none; "
+        "default: detected from the target nodes.",
+    )
 
     def options_for(self, category: Category) -> CategoryOptions:
         """The effective options of one category: its own where set, else the global ones."""
@@ -129,7 +140,7 @@ class FailureReason(StrEnum):
 
 
 class GroupRun(Fields):
-    """One test of one group: one batch/v1 Job."""
+    """One test of one group: one workload (TrainJob, MPIJob or batch/v1 Job) named ``job``."""
 
     name: str
     nodes: list[str]
@@ -170,6 +181,7 @@ class CategoryStatus(Fields):
     variant: str
     status: Phase = Phase.PENDING
     strategy: str | None = None
+    backend: str | None = Field(default=None, description="The workload backend the run chose for this category.")
     startTime: str | None = None
     completionTime: str | None = None
     runtimeSeconds: float | None = None
@@ -201,6 +213,10 @@ class CertificationStatus(Fields):
     leftOut: list[str] = Field(
         default_factory=list, description="Cordoned nodes the target matched but the run left out."
     )
+    platform: str | None = Field(
+        default=None, description="The platform whose overrides apply (detected or spec.platform), and its GPU."
+    )
+    gpu: str | None = Field(default=None, description="The GPU architecture of the target nodes (h100, gb200, ...).")
 
 
 class Certification(CustomResource[CertificationSpec, CertificationStatus]):

@@ -1,18 +1,18 @@
-"""From a Certification to concrete work: target nodes, the first round's groups, and Jobs.
+"""From a Certification to concrete work: target nodes, the first round's groups, and the base shapes.
 
-Jobs follow the workload contract of docs/formats.md exactly: an Indexed batch/v1 Job per group,
-completions = parallelism = group size, each pod pinned by required node affinity on
-``kubernetes.io/hostname`` (a nodeSelector for one node), all of the node's GPUs, the run's
-validation-gate taints tolerated, ``restartPolicy: Never`` and ``backoffLimit: 0`` (a failed run
-is a result, not something to retry), ``activeDeadlineSeconds`` = timeoutPerJob. Each way of running a
-group is a ``Renderer`` of a ``Group`` (``RENDERERS``: the Job, or an MPIJob), so another workload
-kind is one more function. Target nodes match as the API server matches labels
+The base shape of a group (``job``) is an Indexed batch/v1 Job: completions = parallelism = group
+size, each pod pinned by required node affinity on ``kubernetes.io/hostname`` (a nodeSelector for
+one node), all of the node's GPUs, the run's validation-gate taints tolerated, ``restartPolicy:
+Never`` and ``backoffLimit: 0`` (a failed run is a result, not something to retry),
+``activeDeadlineSeconds`` = timeoutPerJob. It runs as it is only for single-node tests and
+WorkloadRuns; the backends (``shared.certify.workloads``) take the command, image, resources and
+tolerations from it for TrainJobs and MPIJobs. Target nodes match as the API server matches labels
 (``shared.kube.labelselector``). Pure functions of plain data: no API calls here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -165,10 +165,6 @@ class Group:
     nodes: list[TargetNode]
 
 
-Renderer = Callable[[Group], dict[str, Any]]
-"""A way to run a group's test: the one object to create for it."""
-
-
 def job(group: Group) -> dict[str, Any]:
     """The Job of one group (docs/formats.md)."""
     cert, entry, options, nodes = group.cert, group.entry, group.options, group.nodes
@@ -225,17 +221,21 @@ def job(group: Group) -> dict[str, Any]:
 
 MPI_API_VERSION = "kubeflow.org/v2beta1"
 GROUP_LABEL = "nvcre.nvidia.com/group"
+MPI_ROLE = "training.kubeflow.org/job-role"
+"""The MPI Operator's role label (launcher, worker): the workers' anti-affinity selects workers only;
+selecting the launcher too would keep it off every node a worker holds (the rule is symmetric)."""
 
 
 def mpijob(group: Group) -> dict[str, Any]:
     """The group as a kubeflow.org/v2beta1 MPIJob: for real clusters with the MPI operator, where
     mpirun reaches the workers over its own ssh instead of one pod per node running the test.
 
-    Rendered only (``certification render --variant mpi``): the runner drives batch/v1 Jobs. The
-    launcher runs the catalog's command (``mpirun … <test>``) with no GPU; one worker per node of
-    the group (required node affinity on the group's hostnames plus anti-affinity between the
-    workers) holds the GPUs and runs sshd; ``slotsPerWorker`` is the GPUs per node, so mpirun
-    starts one rank per GPU. A category whose command is not an mpirun (DCGM, training) keeps its Job.
+    The base of the ``mpijob`` backend (``shared.certify.workloads.backends``), which sets the
+    platform's image, mpirun command and worker resources on it. The launcher runs the catalog's
+    command (``mpirun … <test>``) with no GPU; one worker per node of the group (required node
+    affinity on the group's hostnames plus anti-affinity between the workers) holds the GPUs and
+    runs sshd; ``slotsPerWorker`` is the GPUs per node, so mpirun starts one rank per GPU. A
+    category whose command is not an mpirun (DCGM, training) keeps its Job.
     """
     base = job(group)
     command = base["spec"]["template"]["spec"]["containers"][0]["command"]
@@ -266,7 +266,10 @@ def mpijob(group: Group) -> dict[str, Any]:
             "nodeAffinity": jobs.node_affinity(names),
             "podAntiAffinity": {
                 "requiredDuringSchedulingIgnoredDuringExecution": [
-                    {"labelSelector": {"matchLabels": {GROUP_LABEL: group.name}}, "topologyKey": HOSTNAME}
+                    {
+                        "labelSelector": {"matchLabels": {GROUP_LABEL: group.name, MPI_ROLE: "worker"}},
+                        "topologyKey": HOSTNAME,
+                    }
                 ]
             },
         },
@@ -298,9 +301,3 @@ def mpijob(group: Group) -> dict[str, Any]:
             },
         },
     }
-
-
-RENDERERS: dict[str, Renderer] = {"job": job, "mpi": mpijob}
-"""How a group is rendered (``--variant``): ``job`` (the batch/v1 Job contract the runner and the
-simulated cluster use) or ``mpi`` (an MPIJob for real clusters running the Kubeflow MPI operator)."""
-VARIANTS = tuple(RENDERERS)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from shared.certify import models
 
 if TYPE_CHECKING:
-    from shared.certify import service
+    from shared.certify.workloads import plan
 
 
 def data(cert: models.Certification) -> dict[str, Any]:
@@ -24,6 +24,8 @@ def data(cert: models.Certification) -> dict[str, Any]:
         "startTime": status.startTime,
         "completionTime": status.completionTime,
         "leftOut": status.leftOut,
+        "platform": status.platform,
+        "gpu": status.gpu,
         "categories": [c.model_dump(mode="json", exclude_none=True) for c in status.categoryStatuses],
     }
 
@@ -43,6 +45,8 @@ def text(cert: models.Certification, *, wide: bool = False) -> str:
     ]
     if status.leftOut:
         lines.append(f"Left out (cordoned): {', '.join(status.leftOut)}")
+    if status.platform and wide:
+        lines.append(f"Platform: {status.platform} ({status.gpu or 'unknown'})")
     rows = [
         [
             f"{c.domain}/{c.variant}",
@@ -54,13 +58,11 @@ def text(cert: models.Certification, *, wide: bool = False) -> str:
             len(c.rounds),
             len(c.failedNodes) + len(c.infrastructureFaults),
         ]
+        + ([c.backend or "-"] if wide else [])
         for c in status.categoryStatuses
     ]
-    lines.append(
-        output.render_table(
-            ["category", "status", "runtime", "nodes", "busbw GB/s", "goodput", "rounds", "faults"], rows
-        ).rstrip()
-    )
+    headers = ["category", "status", "runtime", "nodes", "busbw GB/s", "goodput", "rounds", "faults"]
+    lines.append(output.render_table(headers + (["backend"] if wide else []), rows).rstrip())
     for c in status.categoryStatuses:
         if c.failedNodes:
             lines.append(f"\n{c.domain}/{c.variant}: failed nodes")
@@ -95,7 +97,8 @@ def text(cert: models.Certification, *, wide: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def jobs(plans: Sequence[service.PlannedCategory]) -> list[dict[str, Any]]:
-    """What ``render -o yaml|json`` prints: every category's first-round Jobs (or MPIJobs), in order,
+def jobs(plans: Sequence[plan.PlannedCategory]) -> list[dict[str, Any]]:
+    """What ``render -o yaml|json`` prints: every category's first-round objects (TrainJobs and their
+    runtimes, MPIJobs, Jobs), in order,
     exactly as ``run`` would create them, so the output can be reviewed or applied."""
-    return [job for plan in plans for job in plan.jobs]
+    return [job for planned in plans for job in planned.jobs]

@@ -8,6 +8,7 @@ a GPU failing ``dcgmi diag``), which is hardware evidence no isolation is needed
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,13 +63,34 @@ def summary(result: BaseModel) -> list[tuple[str, str]]:
     return rows + [("error", str(e)) for e in data.get("errors", [])]
 
 
-def evaluate(kind: catalog.Parser, log: str, *, job_failed: bool, nodes: list[str], thresholds: Thresholds) -> Outcome:
+def cuda_failure_hosts(log: str) -> list[str]:
+    """The hosts a log's ``<host>: Test CUDA failure`` lines name, in order."""
+    return [m[1] for line in log.splitlines() if (m := _CUDA_HOST.match(line))]
+
+
+def blamed_hosts(log: str, nodes: list[str], hosts: Mapping[str, str] | None = None) -> list[str]:
+    """The nodes a log's CUDA failures name. NCCL prints the pod's hostname (maybe qualified by
+    its subdomain); ``hosts`` maps hostnames to nodes, and a bare node name counts as itself."""
+    known = hosts or {}
+    found = {known.get(host.split(".")[0], host) for host in cuda_failure_hosts(log)}
+    return sorted(found & set(nodes))
+
+
+def evaluate(
+    kind: catalog.Parser,
+    log: str,
+    *,
+    job_failed: bool,
+    nodes: list[str],
+    thresholds: Thresholds,
+    hosts: Mapping[str, str] | None = None,
+) -> Outcome:
     """The group's result: the log's verdict first, then the thresholds (only on a clean run)."""
     result = parse(kind, log)
     measured = measurements(result)
     verdict = getattr(result, "verdict", "error")
     errs: list[str] = list(getattr(result, "errors", []))
-    hardware = sorted({m[1] for line in log.splitlines() if (m := _CUDA_HOST.match(line)) and m[1] in nodes})
+    hardware = blamed_hosts(log, nodes, hosts)
     if isinstance(result, dcgm_diag.DcgmResult) and verdict == "fail":
         hardware = list(nodes)
         errs = [f"dcgmi diag failed: {', '.join(result.failed_tests)}", *errs]
@@ -78,5 +100,17 @@ def evaluate(kind: catalog.Parser, log: str, *, job_failed: bool, nodes: list[st
         return Outcome(False, reason, message, measured, hardware)
     violation = thresholds.check(measured) if thresholds else None
     if violation is not None:
-        return Outcome(False, models.FailureReason.THRESHOLD, violation.message, measured)
+        return Outcome(
+            False, models.FailureReason.THRESHOLD, violation.message + _over_sockets(result, nodes), measured
+        )
     return Outcome(True, measurements=measured)
+
+
+def _over_sockets(result: BaseModel, nodes: list[str]) -> str:
+    """Why a multi-node run is slow when NCCL says so: it crossed nodes over TCP sockets."""
+    if isinstance(result, nccl_log.NcclResult) and len(nodes) > 1 and result.network == "Socket":
+        return (
+            "; NCCL crossed nodes over TCP sockets (Using network Socket): the platform's RDMA/EFA settings "
+            "did not reach the ranks (see `nvcrectl certification render` and its --platform)"
+        )
+    return ""

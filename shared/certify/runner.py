@@ -23,10 +23,10 @@ from typing import Any
 from shared import errors
 from shared.certify import catalog, isolate, models, render, resource, results, thresholds
 from shared.certify.isolate import model as iso
+from shared.certify.workloads import backends, launch, platforms
 from shared.clock import Clock
-from shared.kube import errors as kube_errors
 from shared.kube import events as kube_events
-from shared.kube import jobs, rest
+from shared.kube import rest
 from shared.kube.api import KubeApi
 
 logger = logging.getLogger(__name__)
@@ -153,9 +153,10 @@ def _advance(
     nodes = {n.name: n for n in render.describe(rest.list_items(api, rest.core_path("nodes")))}
     if not status.categoryStatuses:
         return _initialise(api, cert, status, now=now, strategy=strategy)
+    where = platforms.resolve(status.platform or platforms.NONE, status.gpu or "unknown")
     for index, cs in enumerate(status.categoryStatuses):
         if not _terminal(cs.status):
-            return _category_step(api, cert, metadata, index, cs, nodes, now=now)
+            return _category_step(api, cert, metadata, index, cs, nodes, where, now=now)
     failed = [c for c in status.categoryStatuses if c.status is Phase.FAILED]
     status.phase = Phase.FAILED if failed else Phase.SUCCEEDED
     status.completionTime = now
@@ -192,11 +193,30 @@ def _initialise(
         status.message = "no node matches spec.target" + skipped
         _condition(status, "Failed", "WaitingForNodes", status.message, now)
         return status.message
+    try:
+        picked = [n for n in every_node if n["metadata"]["name"] in {t.name for t in targets}]
+        where = platforms.choose(picked, cert.spec.platform)
+        served = launch.served(api)
+        entries = catalog.load()
+        chosen_backends = [
+            backends.pick(
+                entries.find(c.domain, c.variant), served, cert.spec.backend, compute_domain=where.compute_domain
+            )
+            for c in cert.spec.categories
+        ]
+    except (errors.InvalidInput, backends.BackendMissing) as exc:
+        reason = "ValidationFailed" if isinstance(exc, errors.InvalidInput) else "WorkloadBackendMissing"
+        status.phase, status.message, status.completionTime = Phase.FAILED, exc.message, now
+        _condition(status, "Failed", reason, exc.message, now)
+        return exc.message
     status.phase = Phase.RUNNING
     status.leftOut = cordoned
+    status.platform, status.gpu = where.name, where.gpu
     status.categoryStatuses = [
-        models.CategoryStatus(domain=c.domain, variant=c.variant, strategy=chosen, nodes=[t.name for t in targets])
-        for c in cert.spec.categories
+        models.CategoryStatus(
+            domain=c.domain, variant=c.variant, strategy=chosen, backend=b, nodes=[t.name for t in targets]
+        )
+        for c, b in zip(cert.spec.categories, chosen_backends, strict=True)
     ]
     status.message = f"{len(targets)} node(s), {len(cert.spec.categories)} categor(y/ies){skipped}"
     _condition(status, "InProgress", "Running", status.message, now)
@@ -217,6 +237,7 @@ def _category_step(
     index: int,
     cs: models.CategoryStatus,
     nodes: dict[str, render.TargetNode],
+    where: platforms.Platform,
     *,
     now: str,
 ) -> str:
@@ -228,6 +249,10 @@ def _category_step(
         {k: v for k, v in (options.thresholds or {}).items() if k in entry.metrics}, where=f"spec.categories[{index}]"
     )
     targets = [nodes[n] for n in cs.nodes if n in nodes]
+    if cs.backend is None:  # a status written before backends: its groups ran as Indexed Jobs
+        cs.status, cs.completionTime = Phase.FAILED, now
+        cs.message = "started by an earlier nvcrectl (one Job per group, no launcher): run it again"
+        return f"{cs.domain}/{cs.variant}: {cs.message}"
     if not cs.rounds:
         cs.status, cs.startTime = Phase.RUNNING, now
         if options.testScale is models.TestScale.DIAGNOSE and entry.scope is catalog.Scope.GROUP:
@@ -243,24 +268,20 @@ def _category_step(
         return f"{cs.domain}/{cs.variant}: round 1 planned ({len(groups)} group(s))"
     current = cs.rounds[-1]
     running = sum(1 for g in current.groups if g.phase is Phase.RUNNING)
+    backend = backends.BACKENDS[cs.backend]
     for group in current.groups:
+        work = render.Group(
+            cert=cert,
+            uid=metadata.get("uid"),
+            entry=entry,
+            options=options,
+            name=group.job,
+            nodes=[nodes[n] for n in group.nodes if n in nodes],
+        )
         if group.phase is Phase.RUNNING:
-            _collect(api, cert, entry, limits, group, now=now)
+            _collect(api, cert, entry, limits, group, backend.watch(work), now=now)
         elif group.phase is Phase.PENDING and (not options.maxConcurrent or running < options.maxConcurrent):
-            document = render.job(
-                render.Group(
-                    cert=cert,
-                    uid=metadata.get("uid"),
-                    entry=entry,
-                    options=options,
-                    name=group.job,
-                    nodes=[nodes[n] for n in group.nodes],
-                )
-            )
-            try:
-                rest.create(api, rest.group_path("batch", "v1", "jobs", cert.namespace), document, what=group.job)
-            except kube_errors.AlreadyExists:
-                logger.info("adopting existing job %s", group.job, extra={"subject": cert.name})
+            launch.create(api, backend.render(work, where), namespace=cert.namespace)
             group.phase, group.startTime = Phase.RUNNING, now
             running += 1
     if any(not _terminal(g.phase) for g in current.groups):
@@ -301,25 +322,25 @@ def _collect(
     entry: catalog.Entry,
     limits: thresholds.Thresholds,
     group: models.GroupRun,
+    watch: backends.Watch,
     *,
     now: str,
 ) -> None:
-    path = rest.group_path("batch", "v1", "jobs", cert.namespace, group.job)
     try:
-        found = rest.get(api, path, what=group.job)
+        end = launch.ended(api, watch, cert.namespace)
     except errors.NotFound:
         group.phase, group.passed, group.endTime = Phase.FAILED, False, now
-        group.reason, group.message = models.FailureReason.WORKLOAD, "the job was deleted before it finished"
+        group.reason = models.FailureReason.WORKLOAD
+        group.message = f"the {watch.kind} was deleted before it finished"
         return
-    state = jobs.status_of(found)
-    if state is None:
+    if end is None:
         return
-    log = jobs.first_pod_log(api, cert.namespace, group.job)
-    outcome = results.evaluate(entry.parser, log, job_failed=state == "Failed", nodes=group.nodes, thresholds=limits)
-    deadline = any(c.get("reason") == "DeadlineExceeded" for c in (found.get("status") or {}).get("conditions") or [])
+    outcome = results.evaluate(
+        entry.parser, end.log, job_failed=end.failed, nodes=group.nodes, thresholds=limits, hosts=end.hosts
+    )
     group.phase = Phase.SUCCEEDED if outcome.passed else Phase.FAILED
     group.passed, group.endTime, group.measurements = outcome.passed, now, outcome.measurements
-    group.reason = models.FailureReason.TIMEOUT if deadline and not outcome.passed else outcome.reason
+    group.reason = models.FailureReason.TIMEOUT if end.deadline and not outcome.passed else outcome.reason
     group.message, group.hardwareNodes = outcome.message, outcome.hardware_nodes
 
 

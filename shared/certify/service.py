@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from shared import errors
-from shared.certify import catalog, isolate, leasing, models, render, resource, runner
+from shared.certify import catalog, isolate, leasing, models, resource, runner
 from shared.kube.api import ApiFactory, KubeApi
 
 logger = logging.getLogger(__name__)
@@ -46,20 +46,24 @@ def run(
     wait: bool,
     timeout: float | None,
     strategy: str | None,
+    backend: str | None = None,
+    platform: str | None = None,
     on_progress: Callable[[str], None] | None = None,
     on_status: Callable[[models.Certification], None] | None = None,
 ) -> RunResult:
-    """Create the Certification (or resume one); with ``wait`` run it here to its end."""
-    if strategy is not None and strategy not in isolate.STRATEGIES:
-        raise errors.InvalidInput(
-            f"unknown strategy {strategy!r}; known: {', '.join(isolate.STRATEGIES)}", where="--strategy"
-        )
+    """Create the Certification (or resume one); with ``wait`` run it here to its end.
+    ``strategy``, ``backend`` and ``platform`` go into a new object's spec."""
+    _check_run_flags(strategy=strategy, backend=backend, platform=platform, new=cert_file is not None)
     loaded = resource.load_file(cert_file) if cert_file is not None else None  # invalid input before the cluster
     client = api()
     if loaded is not None:
         cert = loaded
         if strategy is not None:
             cert.spec.strategy = strategy
+        if backend is not None:
+            cert.spec = cert.spec.model_copy(update={"backend": backend})  # one of BACKENDS, checked above
+        if platform is not None:
+            cert.spec.platform = platform
         resource.create(client, cert, namespace)
         name = cert.name
     elif resume:
@@ -70,6 +74,25 @@ def run(
         cert, _ = resource.get(client, namespace, name)
         return RunResult(cert, timed_out=False, waited=False)
     return drive(client, namespace=namespace, name=name, timeout=timeout, on_progress=on_progress, on_status=on_status)
+
+
+def _check_run_flags(*, strategy: str | None, backend: str | None, platform: str | None, new: bool) -> None:
+    """InvalidInput for a flag value no run takes, before anything is read or created."""
+    from shared.certify.workloads import backends, platforms
+
+    if strategy is not None and strategy not in isolate.STRATEGIES:
+        raise errors.InvalidInput(
+            f"unknown strategy {strategy!r}; known: {', '.join(isolate.STRATEGIES)}", where="--strategy"
+        )
+    if backend is not None and backend not in backends.BACKENDS:
+        raise errors.InvalidInput(
+            f"unknown backend {backend!r}; known: auto, {', '.join(backends.BACKENDS)}", where="--backend"
+        )
+    known = (*platforms.PLATFORMS, platforms.NONE)
+    if platform is not None and platform not in known:
+        raise errors.InvalidInput(f"unknown platform {platform!r}; known: {', '.join(known)}", where="--platform")
+    if (backend or platform) and not new:
+        raise errors.InvalidInput("--backend and --platform apply to a new run (with --cert-file)")
 
 
 def drive(
@@ -128,67 +151,6 @@ def delete(api: ApiFactory, *, namespace: str, name: str) -> None:
 
 def catalog_entries() -> list[catalog.Entry]:
     return catalog.load().entries
-
-
-@dataclass(frozen=True)
-class PlannedCategory:
-    category: str
-    strategy: str
-    nodes: int
-    groups: list[list[str]]
-    jobs: list[dict[str, Any]]
-    estimated_rounds_if_one_fault: int
-    estimated_node_minutes: float
-
-
-def render_plan(
-    api: ApiFactory, *, cert_file: Path, strategy: str | None, variant: str = "job"
-) -> list[PlannedCategory]:
-    """The first round of every category as Jobs (``variant`` mpi: MPIJobs for real clusters with
-    the MPI operator), plus what isolating one faulty node would cost."""
-    from shared.certify.isolate import model as iso_model
-    from shared.certify.isolate import trial
-    from shared.kube import rest
-
-    if variant not in render.VARIANTS:
-        raise errors.InvalidInput(
-            f"unknown variant {variant!r}; known: {', '.join(render.VARIANTS)}", where="--variant"
-        )
-    cert = resource.load_file(cert_file)
-    nodes = render.target_nodes(rest.list_items(api(), rest.core_path("nodes")), cert.spec.target)
-    if not nodes:
-        raise errors.NotFound("no node matches spec.target")
-    chosen = strategy or cert.spec.strategy or isolate.DEFAULT
-    plans = []
-    for i, category in enumerate(cert.spec.categories):
-        entry = catalog.load().find(category.domain, category.variant)
-        options = cert.spec.options_for(category)
-        groups = render.first_round(entry, options, nodes)
-        by_name = {n.name: n for n in nodes}
-        make = render.RENDERERS[variant]
-        docs = [
-            make(
-                render.Group(
-                    cert=cert,
-                    uid=None,
-                    entry=entry,
-                    options=options,
-                    name=render.job_name(cert.name, i, 1, j),
-                    nodes=[by_name[n] for n in g],
-                )
-            )
-            for j, g in enumerate(groups)
-        ]
-        rounds, minutes = 1, iso_model.node_minutes(groups)
-        if entry.scope is catalog.Scope.GROUP and len(nodes) > 1:
-            topo = render.topology(nodes)
-            done = trial.run(
-                isolate.STRATEGIES[chosen], topo, trial.Oracle(hard=frozenset({nodes[-1].name})), first=groups
-            )
-            rounds = len(done.history)
-            minutes = iso_model.node_minutes([t.nodes for r in done.history for t in r.tests])
-        plans.append(PlannedCategory(category.key, chosen, len(nodes), groups, docs, rounds, minutes))
-    return plans
 
 
 def results_file(path: Path, data: Any) -> None:

@@ -4,8 +4,8 @@ Covers: an NCCL group becomes one MPIJob whose launcher runs the catalog's mpiru
 GPUs and whose workers — one per node of the group, pinned by required node affinity on the
 group's hostnames and kept apart by anti-affinity — hold the GPUs and run sshd, with one slot per
 GPU, the run's deadline and the gate taints tolerated; a DCGM category (no mpirun) keeps its Job;
-``certification render --variant mpi -o yaml`` on the simulated cluster prints MPIJobs, and an
-unknown variant exits 2.
+``certification render -o yaml`` on a simulated cluster that serves the MPI Operator but not
+Trainer prints MPIJobs for NCCL tests and Jobs for single-node ones, and an unknown backend exits 2.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 
 from shared import yamlio
 from shared.certify import catalog, models, render
+from shared.kube import rest
 from shared.sim import SimServer
 
 NODES = [render.TargetNode(f"node-{i:03d}", 8, "rack-0", "") for i in range(4)]
@@ -75,7 +76,11 @@ def test_an_nccl_group_is_one_mpijob_with_a_launcher_and_one_pinned_worker_per_n
     ]
     (apart,) = pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert apart["topologyKey"] == "kubernetes.io/hostname"
-    assert apart["labelSelector"]["matchLabels"].items() <= worker["template"]["metadata"]["labels"].items()
+    selects = apart["labelSelector"]["matchLabels"].items()
+    role = "training.kubeflow.org/job-role"  # set by the MPI Operator on the pods it creates
+    assert selects <= {**worker["template"]["metadata"]["labels"], role: "worker"}.items()
+    launcher_labels = doc["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["metadata"]["labels"]
+    assert not selects <= {**launcher_labels, role: "launcher"}.items()  # the launcher may share a worker's node
     for template in (launcher["template"], worker["template"]):
         assert template["spec"]["tolerations"] == [
             {"key": "nvidia.com/validation", "operator": "Exists", "effect": "NoSchedule"}
@@ -87,10 +92,12 @@ def test_a_category_without_mpirun_keeps_its_batch_job() -> None:
     assert (doc["apiVersion"], doc["kind"]) == ("batch/v1", "Job")
 
 
-def test_render_variant_mpi_prints_mpijobs_on_the_simulated_cluster(
-    run_cli: Any, gpu_sim: SimServer, sim_kubeconfig: Path, tmp_path: Path
+def test_render_on_a_cluster_with_only_the_mpi_operator_prints_mpijobs(
+    run_cli: Any, gpu_sim: SimServer, sim_kubeconfig: Path, tmp_path: Path, api_client: Any
 ) -> None:
     gpu_sim.add_gpu_nodes(4, racks=1)
+    for crd in ("trainjobs.trainer.kubeflow.org", "jobsets.jobset.x-k8s.io"):
+        rest.delete(api_client, rest.group_path("apiextensions.k8s.io", "v1", "customresourcedefinitions", name=crd))
     cert = tmp_path / "rack.yaml"
     cert.write_text(
         "apiVersion: nvcre.nvidia.com/v1alpha1\nkind: Certification\nmetadata: {name: rack-7}\n"
@@ -99,9 +106,9 @@ def test_render_variant_mpi_prints_mpijobs_on_the_simulated_cluster(
         encoding="utf-8",
     )
     kube = ("--kubeconfig", str(sim_kubeconfig))
-    shown = run_cli("nvcrectl", "certification", "render", "-f", str(cert), "--variant", "mpi", "-o", "yaml", *kube)
+    shown = run_cli("nvcrectl", "certification", "render", "-f", str(cert), "-o", "yaml", *kube)
     assert shown.code == 0, shown.stderr
     kinds = [d["kind"] for d in yamlio.loads(shown.stdout)]
     assert kinds == ["MPIJob"] + ["Job"] * 4
-    bad = run_cli("nvcrectl", "certification", "render", "-f", str(cert), "--variant", "slurm", *kube)
-    assert bad.code == 2 and "unknown variant 'slurm'; known: job, mpi" in bad.stderr
+    bad = run_cli("nvcrectl", "certification", "render", "-f", str(cert), "--backend", "slurm", *kube)
+    assert bad.code == 2 and "unknown backend 'slurm'; known: trainjob, mpijob, job" in bad.stderr

@@ -4,7 +4,7 @@ Covers: every sample in reference/samples/nccl gives the values its EXPECTED.md 
 (average busbw, largest size and its out-of-place busbw, failure, ranks); MPI prefixes,
 kubectl timestamps and NCCL noise are ignored; a crash before any row, a crash half-way and a
 log cut before its summary are errors; generated tables in both layouts parse back to the
-numbers that were printed (property test).
+numbers that were printed (property test); the network NCCL chose (``Using network …``) is read.
 """
 
 from __future__ import annotations
@@ -144,3 +144,11 @@ def test_a_sweep_that_crashed_half_way_reports_no_bandwidth() -> None:
     assert crashed.verdict == "error" and crashed.peak_busbw_gbps == 20.0  # the rows before the crash
     assert results.measurements(crashed) == {}
     assert results.measurements(nccl_log.parse(_TABLE))["busBandwidthGBps"] == 20.0
+
+
+def test_the_network_nccl_chose_is_read_off_its_info_lines() -> None:
+    """With NCCL_DEBUG=INFO, NCCL names the network plugin it crosses nodes with; Socket is plain TCP."""
+    info = "node-0:41:77 [0] NCCL INFO Using network Socket\n# nccl-tests header\n"
+    assert nccl_log.parse(info).network == "Socket"
+    assert nccl_log.parse("host:1:2 [0] NCCL INFO Using network AWS Libfabric\n").network == "AWS Libfabric"
+    assert nccl_log.parse("# no info lines\n").network is None

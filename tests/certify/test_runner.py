@@ -110,10 +110,12 @@ def test_a_runner_killed_after_its_kth_write_resumes_to_the_same_verdict_without
     category = cert.status.categoryStatuses[0]
     assert [(f.name, f.reason.value) for f in category.failedNodes] == [("node-006", "ThresholdViolation")]
     groups = [g.job for r in category.rounds for g in r.groups]
-    jobs = rest.list_items(api_client, rest.group_path("batch", "v1", "jobs", "default"))
-    assert sorted(j["metadata"]["name"] for j in jobs) == sorted(groups)
-    pods = rest.list_items(api_client, rest.core_path("pods", "default"))
-    assert len(pods) == sum(len(g.nodes) for r in category.rounds for g in r.groups)
+    trainjobs = rest.list_items(api_client, rest.group_path("trainer.kubeflow.org", "v1alpha1", "trainjobs", "default"))
+    assert sorted(j["metadata"]["name"] for j in trainjobs) == sorted(groups)
+    launchers = rest.list_items(
+        api_client, rest.core_path("pods", "default"), label_selector="jobset.sigs.k8s.io/replicatedjob-name=launcher"
+    )
+    assert sorted(p["metadata"]["labels"]["jobset.sigs.k8s.io/jobset-name"] for p in launchers) == sorted(groups)
 
 
 def test_of_two_runners_only_the_lease_holder_steps_the_run(gpu_sim: SimServer, api_client: Any) -> None:
@@ -129,3 +131,27 @@ def test_of_two_runners_only_the_lease_holder_steps_the_run(gpu_sim: SimServer, 
     gpu_sim.advance(61)
     ticker.refresh()  # the holder stopped renewing for 61 virtual seconds: its lease has expired
     assert leases.try_acquire(api_client, "default", "contended", identity="runner-b", duration=60, now=ticker.now)
+
+
+def test_a_run_an_earlier_release_started_is_closed_and_asks_to_be_run_again(
+    gpu_sim: SimServer, api_client: Any
+) -> None:
+    from shared.certify import models, resource
+
+    _faulty(gpu_sim, 4)
+    kit.create(api_client, kit.certification("old"))
+    cert, metadata = resource.get(api_client, "default", "old")
+    started = models.CertificationStatus.model_validate(
+        {
+            "phase": "Running",
+            "categoryStatuses": [
+                {"domain": "communication", "variant": "nccl-all-reduce", "status": "Running", "nodes": ["node-000"]}
+            ],
+        }
+    )
+    resource.write_status(api_client, "default", "old", started, metadata)
+    cert = kit.drive(gpu_sim, api_client, "old")
+    category = cert.status.categoryStatuses[0]
+    assert cert.status.phase == "Failed" and category.status == "Failed"
+    assert category.message is not None and "run it again" in category.message
+    assert rest.list_items(api_client, rest.group_path("batch", "v1", "jobs", "default")) == []

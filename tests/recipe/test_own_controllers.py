@@ -2,13 +2,14 @@
 
 Covers: both components resolve to the dsx-cluster-tools chart in every kind of recipe; each release
 switches on only its half and the CRDs are installed by exactly one release, which is deployed
-first; nvsentinel starts in monitor mode; the asserted workloads are the chart's workload names
-(one DaemonSet per monitor the values enable); the asserted CRDs are exactly those that
-`nvcrectl crds install` and `nvsentinel crds install` create; Kubeflow Trainer is only in kubeflow
-recipes; every key our values files set, and every value path the placement flags write, exists in
-the chart's own values.yaml, and the chart's name and version are the registry's pin; rendering the
-chart with each component's values gives exactly the asserted workloads, pods the asserts select,
-the asserted CRDs from the nvcre release only, and no object in both releases.
+first; nvsentinel starts in monitor mode; the asserted workloads are the chart's workload names (one
+DaemonSet per monitor the values enable); the asserted CRDs are exactly those that `nvcrectl crds
+install` and `nvsentinel crds install` create; every recipe carries Kubeflow Trainer, deployed
+before the certification engine that runs its tests as TrainJobs; every key our values files set,
+and every value path the placement flags write, exists in the chart's own values.yaml, and the
+chart's name and version are the registry's pin; rendering the chart with each component's values
+gives exactly the asserted workloads, pods the asserts select, the asserted CRDs from the nvcre
+release only, and no object in both releases.
 """
 
 from __future__ import annotations
@@ -114,11 +115,13 @@ def test_the_asserted_crds_are_the_ones_the_programs_install(embedded: catalog.C
 
 
 @pytest.mark.parametrize("criteria", CRITERIA, ids=IDS)
-def test_kubeflow_trainer_comes_only_with_the_kubeflow_platform(
+def test_every_recipe_carries_kubeflow_trainer_before_the_certification_engine(
     embedded: catalog.Catalog, criteria: dict[str, str]
 ) -> None:
     recipe = _resolve(embedded, criteria)
-    assert (recipe.component("kubeflow-trainer") is not None) == (criteria.get("platform") == "kubeflow")
+    assert recipe.component("kubeflow-trainer") is not None
+    order = recipe.deploymentOrder
+    assert order.index("kubeflow-trainer") < order.index("nvcre")
 
 
 def test_our_values_set_only_keys_the_chart_has(embedded: catalog.Catalog) -> None:

@@ -1,4 +1,4 @@
-"""The fabric model as workloads see it, through real Jobs and our parsers.
+"""The fabric model as workloads see it, through real workloads (MPIJobs across nodes, Jobs) and our parsers.
 
 Covers: over random fault sets and groups, the busbw a Job reports equals the model's formula
 (computed here independently from the profile); a link fault slows only groups spanning both
@@ -59,7 +59,7 @@ def test_a_groups_reported_busbw_equals_the_models(gpu_sim: SimServer, api_clien
     specs += [f"{a}/{b}:link={v}" for (a, b), v in links.items()]
     gpu_sim.fabric.inject(fabric.parse_all(specs))
     name = f"p-{len(gpu_sim.store.keys(('batch', 'jobs')))}"
-    _, log = jobkit.run(gpu_sim, api_client, jobkit.allreduce(name, group), seconds=300)
+    _, log = jobkit.run_mpijob(gpu_sim, api_client, jobkit.mpijob(name, group), seconds=300)
     result = nccl_log.parse(log)
     assert result.verdict == "pass"
     assert result.largest_busbw_gbps == pytest.approx(_oracle(gpu_sim, group, nics, links, hot), abs=0.006)
@@ -71,7 +71,7 @@ def test_a_link_fault_slows_only_groups_spanning_both_racks(gpu_sim: SimServer, 
     network = H100.bandwidth.networkBusGBps
     measured = {}
     for label, group in {"within": names[0:2], "across": names[1:3], "other": names[2:5]}.items():
-        _, log = jobkit.run(gpu_sim, api_client, jobkit.allreduce(label, group))
+        _, log = jobkit.run_mpijob(gpu_sim, api_client, jobkit.mpijob(label, group))
         measured[label] = nccl_log.parse(log).largest_busbw_gbps
     assert measured == {"within": network, "across": pytest.approx(network * 0.3), "other": network}
 
@@ -86,7 +86,7 @@ def test_thermal_throttling_degrades_bandwidth_and_step_time(gpu_sim: SimServer,
     assert before.verdict == after.verdict == "pass"
     assert after.avg_step_time_s is not None and before.avg_step_time_s is not None
     assert after.avg_step_time_s > before.avg_step_time_s / stages.faults().thermal.computeFactor * 0.99
-    _, log = jobkit.run(gpu_sim, api_client, jobkit.allreduce("hot-ar", names[2:]))
+    _, log = jobkit.run_mpijob(gpu_sim, api_client, jobkit.mpijob("hot-ar", names[2:]))
     assert nccl_log.parse(log).largest_busbw_gbps == pytest.approx(
         H100.bandwidth.networkBusGBps * stages.faults().thermal.bandwidthFactor
     )
@@ -95,9 +95,9 @@ def test_thermal_throttling_degrades_bandwidth_and_step_time(gpu_sim: SimServer,
 def test_a_loopback_run_goes_through_the_nics_of_its_one_node(gpu_sim: SimServer, api_client: Any) -> None:
     names = gpu_sim.add_gpu_nodes(1)
     gpu_sim.fabric.inject(fabric.parse_all([f"{names[0]}:nic[3]=0.5"]))
-    _, nvlink = jobkit.run(gpu_sim, api_client, jobkit.allreduce("nvl", names))
-    _, loop = jobkit.run(
-        gpu_sim, api_client, jobkit.allreduce("loop", names, env={"NCCL_P2P_DISABLE": "1", "NCCL_SHM_DISABLE": "1"})
+    _, nvlink = jobkit.run_mpijob(gpu_sim, api_client, jobkit.mpijob("nvl", names))
+    _, loop = jobkit.run_mpijob(
+        gpu_sim, api_client, jobkit.mpijob("loop", names, env={"NCCL_P2P_DISABLE": "1", "NCCL_SHM_DISABLE": "1"})
     )
     assert nccl_log.parse(nvlink).largest_busbw_gbps == H100.bandwidth.nvlinkBusGBps
     assert nccl_log.parse(loop).largest_busbw_gbps == H100.bandwidth.networkBusGBps * 0.5
@@ -106,8 +106,8 @@ def test_a_loopback_run_goes_through_the_nics_of_its_one_node(gpu_sim: SimServer
 def test_gb200_racks_are_nvlink_domains(gpu_sim: SimServer, api_client: Any) -> None:
     names = gpu_sim.add_gpu_nodes(4, racks=2, gpu="gb200")
     gb200 = stages.profile("gb200")
-    _, inside = jobkit.run(gpu_sim, api_client, jobkit.allreduce("in", names[:2], gpus=4))
-    _, across = jobkit.run(gpu_sim, api_client, jobkit.allreduce("out", names[1:3], gpus=4))
+    _, inside = jobkit.run_mpijob(gpu_sim, api_client, jobkit.mpijob("in", names[:2], gpus=4))
+    _, across = jobkit.run_mpijob(gpu_sim, api_client, jobkit.mpijob("out", names[1:3], gpus=4))
     assert nccl_log.parse(inside).largest_busbw_gbps == gb200.bandwidth.nvlinkBusGBps
     assert nccl_log.parse(across).largest_busbw_gbps == gb200.bandwidth.networkBusGBps
     assert nccl_log.parse(inside).ranks == 8
@@ -118,7 +118,7 @@ def test_every_collective_log_parses_with_its_share_of_the_bandwidth(
     gpu_sim: SimServer, api_client: Any, binary: str
 ) -> None:
     names = gpu_sim.add_gpu_nodes(2)
-    _, log = jobkit.run(gpu_sim, api_client, jobkit.allreduce("c", names, binary=binary))
+    _, log = jobkit.run_mpijob(gpu_sim, api_client, jobkit.mpijob("c", names, binary=binary))
     result = nccl_log.parse(log)
     share = stages.workloads().nccl.collectives[binary].bandwidth
     assert (result.verdict == "pass" and result.binary is None) or result.binary == binary

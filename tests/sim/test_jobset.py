@@ -310,7 +310,7 @@ def test_deleting_a_jobset_deletes_its_jobs_pods_and_service(cluster: SimServer,
     assert k8s.CoreV1Api(api_client).list_namespaced_service(NS, field_selector="metadata.name=gone").items == []
 
 
-def test_a_cluster_without_the_operator_answers_404_for_jobsets(gpu_sim: SimServer, api_client: Any) -> None:
+def test_a_cluster_without_the_operator_answers_404_for_jobsets(sim: SimServer, api_client: Any) -> None:
     with pytest.raises(ApiException) as caught:
         _create(api_client, _jobset("js", {"name": "w", "template": _template(["true"])}))
     assert caught.value.status == 404

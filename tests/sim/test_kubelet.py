@@ -1,12 +1,13 @@
 """The simulated kubelet, driven over HTTP with the official client in virtual time.
 
 Covers: an Indexed all-reduce Job completes with Complete/SuccessCriteriaMet conditions,
-completedIndexes and terminated container statuses, and its index-0 log names exactly the nodes
-used; pods that cannot fit stay Pending with the real scheduler message (cordoned, no free GPUs,
-untolerated taint) and run once the cause is gone; a nodeName pod beyond the node's GPUs is
-rejected as the kubelet does; a dead GPU crashes the run and fails the Job; a flaky node fails
-as often as its seeded dice say; other images succeed after the configured time and sleep sleeps;
-a long-running service stays Running; a reboot aborts a running group.
+completedIndexes and terminated container statuses, each pod a single-node run on its own node (no
+hostfile: NVLink only); an MPIJob all-reduce is one sweep across its workers' nodes; pods that
+cannot fit stay Pending with the real scheduler message (cordoned, no free GPUs, untolerated taint)
+and run once the cause is gone; a nodeName pod beyond the node's GPUs is rejected as the kubelet
+does; a dead GPU crashes the run and fails the MPIJob, its log naming the worker on that node; a
+flaky node fails as often as its seeded dice say; other images succeed after the configured time and
+sleep sleeps; a long-running service stays Running; a reboot aborts a running group.
 """
 
 from __future__ import annotations
@@ -51,7 +52,9 @@ def _pod(
     return body
 
 
-def test_an_indexed_all_reduce_job_completes_and_logs_the_nodes_it_ran_on(gpu_sim: SimServer, api_client: Any) -> None:
+def test_each_pod_of_an_indexed_all_reduce_job_runs_alone_on_its_node(gpu_sim: SimServer, api_client: Any) -> None:
+    """The shape certification once rendered: pods of one Job each running the test without a
+    hostfile are independent single-node runs (NVLink only), as on a real cluster."""
     names = _nodes(gpu_sim, 4)
     job, log = jobkit.run(gpu_sim, api_client, jobkit.allreduce("ar", names[1:3]))
     assert jobkit.condition(job, "Complete") == "True" and jobkit.condition(job, "SuccessCriteriaMet") == "True"
@@ -63,8 +66,20 @@ def test_an_indexed_all_reduce_job_completes_and_logs_the_nodes_it_ran_on(gpu_si
         assert pod.status.container_statuses[0].state.terminated.exit_code == 0
         assert pod.status.container_statuses[0].state.terminated.reason == "Completed"
     result = nccl_log.parse(log)
+    assert result.verdict == "pass" and result.ranks == 8
+    first = next(p for p in pods if (p.metadata.annotations or {}).get(jobkit.INDEX) == "0")
+    assert f"on {first.spec.node_name} device" in log
+    assert not any(f"on {n} device" in log for n in names if n != first.spec.node_name)
+    assert result.largest_busbw_gbps == stages.profile("h100").bandwidth.nvlinkBusGBps
+
+
+def test_an_mpijob_all_reduce_runs_one_sweep_across_its_workers_nodes(gpu_sim: SimServer, api_client: Any) -> None:
+    names = _nodes(gpu_sim, 4)
+    job, log = jobkit.run_mpijob(gpu_sim, api_client, jobkit.mpijob("ar", names[1:3]))
+    assert jobkit.mpijob_condition(job, "Succeeded") == "True"
+    result = nccl_log.parse(log)
     assert result.verdict == "pass" and result.ranks == 16
-    assert f"on {names[1]} device" in log and f"on {names[0]} device" not in log
+    assert "ar-worker-0 device" in log and "ar-worker-1 device" in log
     assert result.largest_busbw_gbps == stages.profile("h100").bandwidth.networkBusGBps
 
 
@@ -141,13 +156,17 @@ def test_a_node_name_pod_beyond_the_free_gpus_is_rejected_by_the_kubelet(gpu_sim
 def test_a_dead_gpu_crashes_the_run_and_fails_the_job(gpu_sim: SimServer, api_client: Any) -> None:
     names = _nodes(gpu_sim, 3)
     gpu_sim.fabric.inject(fabric.parse_all([f"{names[1]}:gpu-dead[5]"]))
-    job, log = jobkit.run(gpu_sim, api_client, jobkit.allreduce("dead", names))
-    assert jobkit.condition(job, "Failed") == "True" and job.status.conditions[-1].reason == "BackoffLimitExceeded"
+    job, log = jobkit.run_mpijob(gpu_sim, api_client, jobkit.mpijob("dead", names))
+    assert jobkit.mpijob_condition(job, "Failed") == "True"
     result = nccl_log.parse(log)
     assert result.verdict == "error" and result.rows == []
-    assert any(names[1] in line and "CUDA failure" in line for line in result.errors)
-    exit_codes = {p.status.container_statuses[0].state.terminated.exit_code for p in jobkit.pods_of(api_client, "dead")}
-    assert exit_codes == {1}
+    events = k8s.CoreV1Api(api_client).list_namespaced_event("default", field_selector="reason=Scheduled").items
+    placed = dict(e.message.removeprefix("Successfully assigned default/").split(" to ") for e in events)
+    workers = {
+        pod: node for pod, node in placed.items() if pod.startswith("dead-worker-")
+    }  # gone by now: cleanPodPolicy
+    blamed = [line.split(":")[0] for line in result.errors if "CUDA failure" in line]
+    assert blamed and all(workers.get(host.split(".")[0], host) == names[1] for host in blamed), (blamed, workers)
 
 
 def test_a_flaky_node_fails_runs_as_often_as_its_seeded_dice_say(gpu_sim: SimServer, api_client: Any) -> None:

@@ -418,6 +418,7 @@ def test_dcgmi_reaches_the_hostengine_service_only_when_it_exists(gpu_sim: SimSe
     names = gpu_sim.add_gpu_nodes(2)
     gpu_sim.fabric.inject(fabric.parse_all([f"{names[1]}:gpu-dead[3]"]))
     core = k8s.CoreV1Api(api_client)
+    core.delete_namespaced_service("nvidia-dcgm", "gpu-operator")  # the GPU cluster fixture has one
     host = "nvidia-dcgm.gpu-operator.svc:5555"
     core.create_namespaced_pod(NS, _dcgm_pod(names[1], host))
     gpu_sim.advance(60)
@@ -425,7 +426,6 @@ def test_dcgmi_reaches_the_hostengine_service_only_when_it_exists(gpu_sim: SimSe
     log = core.read_namespaced_pod_log("dcgm", NS, _preload_content=False).data.decode()
     assert _exit_code(pod) == 255 and f"unable to establish a connection to the specified host: {host}" in log
     core.delete_namespaced_pod("dcgm", NS, grace_period_seconds=0)
-    core.create_namespace({"metadata": {"name": "gpu-operator"}})
     service = {
         "metadata": {"name": "nvidia-dcgm"},
         "spec": {

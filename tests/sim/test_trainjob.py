@@ -351,7 +351,7 @@ def test_deleting_the_trainjob_deletes_everything_it_made(cluster: SimServer, ap
     assert core.list_namespaced_pod(NS).items == [] and k8s.BatchV1Api(api_client).list_namespaced_job(NS).items == []
 
 
-def test_a_bare_cluster_answers_404_for_trainjobs(gpu_sim: SimServer, api_client: Any) -> None:
+def test_a_bare_cluster_answers_404_for_trainjobs(sim: SimServer, api_client: Any) -> None:
     with pytest.raises(ApiException) as caught:
         _create(api_client, "trainjobs", _trainjob("tj", "ar-runtime"))
     assert caught.value.status == 404
@@ -405,3 +405,17 @@ def test_trainers_shipped_runtimes_fit_our_crd_without_a_dropped_field(
     names = [r["name"] for r in made["spec"]["template"]["spec"]["replicatedJobs"]]
     assert names == [r["name"] for r in runtime["spec"]["template"]["spec"]["replicatedJobs"]]
     assert runtime["spec"]["mlPolicy"].items() <= made["spec"]["mlPolicy"].items()
+
+
+def test_the_state_column_kubectl_shows_is_the_last_conditions_type() -> None:
+    """Trainer's printer column ``.status.conditions[-1:].type``: a slice, as client-go's jsonpath reads it."""
+    from shared.sim.apiserver import tables
+    from shared.sim.operators import trainercrd
+
+    (version,) = trainercrd.trainjob()["spec"]["versions"]
+    state = next(c for c in version["additionalPrinterColumns"] if c["name"] == "State")
+    finished = {"status": {"conditions": [{"type": "Created"}, {"type": "Complete"}]}}
+    assert tables.json_path(finished, state["jsonPath"]) == "Complete"
+    assert tables.json_path({"status": {}}, state["jsonPath"]) is None
+    assert tables.json_path(finished, ".status.conditions[-1].type") == "Complete"
+    assert tables.json_path(finished, ".status.conditions[0:1].type") == "Created"

@@ -72,6 +72,14 @@ class NcclResult(BaseModel):
     out_of_bounds: int | None = None
     errors: list[str] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
+    network: str | None = Field(
+        default=None,
+        description="The network plugin NCCL chose between nodes ('Using network Socket', IB, AWS Libfabric, "
+        "FasTrak), printed with NCCL_DEBUG=INFO; Socket means plain TCP.",
+    )
+
+
+_NETWORK = re.compile(r"(?:NCCL INFO )?Using network (\S.*?)\s*$")
 
 
 def _number(text: str) -> float:
@@ -137,11 +145,14 @@ class _Scan:
     avg: float | None = None
     oob: int | None = None
     oob_failed: bool = False
+    network: str | None = None
 
     def read(self, raw: str) -> None:
         line = _PREFIX.sub("", raw.rstrip())
         if self.binary is None and (found := _BINARY.search(line)):
             self.binary = found[1]
+        if self.network is None and (chosen := _NETWORK.search(line)):
+            self.network = chosen[1]
         self._classify(line)
 
     def _classify(self, line: str) -> None:
@@ -209,4 +220,5 @@ def parse(text: str) -> NcclResult:
         out_of_bounds=scan.oob,
         errors=scan.errors,
         warnings=scan.warnings,
+        network=scan.network,
     )

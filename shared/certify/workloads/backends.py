@@ -46,12 +46,14 @@ _SSHD_SCRIPT = (
 
 @dataclass(frozen=True)
 class Watch:
-    """What tells a rendered workload's end: the object and the pod whose log holds the result."""
+    """What tells a rendered workload's end: the object, its pods, and the pod whose log holds the result."""
 
     api_version: str
     kind: str
     name: str
     log_pod_selector: str
+    pods_selector: str
+    """Every pod of the workload (workers, launcher, all indexes)."""
     log_container: str | None = None
     """The container whose log holds the result (a pod with init containers needs it named)."""
 
@@ -290,9 +292,9 @@ def _placement_patch(group: render.Group, platform: Platform, jobs: list[str]) -
             "affinity": {"nodeAffinity": kubejobs.node_affinity(names)},
             "tolerations": tolerations,
         }
-        template: dict[str, Any] = {"spec": spec}
+        template: dict[str, Any] = {"spec": spec, "metadata": {"labels": {render.CERT_LABEL: group.cert.name}}}
         if rjob == "node":
-            template["metadata"] = {"labels": {JOB_LABEL: group.name}}
+            template["metadata"]["labels"][JOB_LABEL] = group.name
             if multi_node(group.entry) and group.entry.parser is catalog.Parser.NCCL:
                 spec["affinity"]["podAntiAffinity"] = {
                     "requiredDuringSchedulingIgnoredDuringExecution": [
@@ -345,6 +347,7 @@ def _trainjob_watch(group: render.Group) -> Watch:
         "TrainJob",
         group.name,
         f"jobset.sigs.k8s.io/jobset-name={group.name},jobset.sigs.k8s.io/replicatedjob-name={rjob}",
+        f"jobset.sigs.k8s.io/jobset-name={group.name}",
         "node",
     )
 
@@ -389,6 +392,7 @@ def _mpijob_watch(group: render.Group) -> Watch:
         "MPIJob",
         group.name,
         f"training.kubeflow.org/job-name={group.name},training.kubeflow.org/job-role=launcher",
+        f"training.kubeflow.org/job-name={group.name}",
     )
 
 
@@ -411,7 +415,8 @@ def job(group: render.Group, platform: Platform) -> list[dict[str, Any]]:
 
 
 def _job_watch(group: render.Group) -> Watch:
-    return Watch("batch/v1", "Job", group.name, f"job-name={group.name}")
+    selector = f"{kubejobs.JOB_NAME_LABEL}={group.name}"
+    return Watch("batch/v1", "Job", group.name, selector, selector)
 
 
 BACKENDS: dict[str, Backend] = {
@@ -420,13 +425,73 @@ BACKENDS: dict[str, Backend] = {
     "job": Backend("job", job, _job_watch),
 }
 DEFAULT = "trainjob"
+TRAINJOBS = f"{TRAINER_VERSION}/trainjobs"
+JOBSETS = "jobset.x-k8s.io/v1alpha2/jobsets"
+MPIJOBS = f"{render.MPI_API_VERSION}/mpijobs"
+COMPUTE_DOMAINS = "resource.nvidia.com/v1beta1/computedomains"
+OPERATORS = {
+    TRAINJOBS: "Kubeflow Trainer v2",
+    JOBSETS: "JobSet",
+    MPIJOBS: "MPI Operator",
+    COMPUTE_DOMAINS: "NVIDIA DRA driver (ComputeDomain)",
+}
+"""The resources (group/version/plural) certification creates, and what serves each."""
+NEEDS = {"trainjob": (TRAINJOBS, JOBSETS), "mpijob": (MPIJOBS,), "job": ()}
+"""The resources each backend's objects need served."""
 
 
-def choose(served: set[str]) -> str:
-    """The backend discovery picks from the API groups the cluster serves: Trainer (with JobSet),
-    else the MPI Operator, else trainjob (what upstream runs; the run then says Trainer is missing)."""
-    if TRAINER in served:
+class BackendMissing(errors.ToolError):
+    """The backend a category needs is not served by the cluster (exit 6, unavailable: install it)."""
+
+    exit_code = errors.Unavailable.exit_code
+
+
+def missing(backend: str, served: set[str]) -> list[str]:
+    """What the cluster lacks for ``backend``: each unserved resource, named with its operator."""
+    return [f"{OPERATORS[r]} ({r.rsplit('/', 1)[0]})" for r in NEEDS[backend] if r not in served]
+
+
+def pick(entry: catalog.Entry, served: set[str], explicit: str | None = None, *, compute_domain: bool = False) -> str:
+    """The backend one category runs with on this cluster (``served``: group/version/plural).
+
+    ``explicit`` (``spec.backend``, ``--backend``) wins; a multi-node test on ``job`` is
+    InvalidInput. Otherwise a multi-node test takes Trainer, else the MPI Operator (NCCL tests
+    only: training runs torchrun); a single-node test takes Trainer when served, else a batch/v1
+    Job, which every cluster serves. A multi-node test on a platform whose NVLink spans nodes
+    (``compute_domain``) also needs ComputeDomains. BackendMissing names what to install.
+    """
+    if compute_domain and multi_node(entry) and COMPUTE_DOMAINS not in served:
+        raise BackendMissing(
+            f"{entry.key}: multi-node NVLink needs {OPERATORS[COMPUTE_DOMAINS]}, not served here "
+            "(see `nvcrectl setup check`)"
+        )
+    if explicit is not None:
+        return _explicit(entry, served, explicit)
+    if not missing("trainjob", served):
         return "trainjob"
-    if "kubeflow.org" in served:
+    if not multi_node(entry):
+        return "job"
+    if entry.parser is catalog.Parser.NCCL and not missing("mpijob", served):
         return "mpijob"
-    return DEFAULT
+    options = "Kubeflow Trainer v2 with JobSet" + (
+        " or the MPI Operator" if entry.parser is catalog.Parser.NCCL else ""
+    )
+    raise BackendMissing(
+        f"{entry.key} runs across nodes and needs {options}; this cluster serves neither "
+        "(see `nvcrectl setup check`; aicr recipes install kubeflow-trainer)"
+    )
+
+
+def _explicit(entry: catalog.Entry, served: set[str], explicit: str) -> str:
+    if explicit not in BACKENDS:
+        raise errors.InvalidInput(f"unknown backend {explicit!r}; known: {', '.join(BACKENDS)}", where="backend")
+    if explicit == "job" and multi_node(entry):
+        raise errors.InvalidInput(
+            f"{entry.key} runs across nodes; the job backend runs single-node tests only", where="backend"
+        )
+    if explicit == "mpijob" and multi_node(entry) and entry.parser is not catalog.Parser.NCCL:
+        raise errors.InvalidInput(f"{entry.key} runs torchrun, not mpirun; it runs as a TrainJob only", where="backend")
+    lacking = missing(explicit, served)
+    if lacking:
+        raise BackendMissing(f"{entry.key}: backend {explicit} needs {', '.join(lacking)}, not served here")
+    return explicit

@@ -1,55 +1,88 @@
 """``certification render`` with a backend and a platform: the first round's objects as a run
 would create them on this cluster.
 
-The groups and isolation estimates are ``service.render_plan``'s; this module swaps each group's
-Job for what the backend renders (TrainingRuntime + TrainJob, MPIJob, or a Job) with the
-platform's overrides. The backend defaults to what the cluster serves (discovery of API groups),
-trainjob when discovery cannot answer; the platform to what the target nodes say.
+The first round's groups and what isolating one faulty node would cost; each group is rendered
+as its backend does (TrainingRuntime + TrainJob, MPIJob, or a Job) with the platform's overrides.
+The backend is the one a run would choose (``backends.pick`` over what the cluster serves; trainjob
+when it serves no operator, so the plan shows what to install for); the platform is what the
+target nodes say. ``spec.backend`` and ``spec.platform`` of the file, then the flags, override.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from shared import errors
-from shared.certify import catalog, render, resource, service
-from shared.certify.workloads import backends, platforms
+from shared.certify import catalog, isolate, render, resource
+from shared.certify.workloads import backends, launch, platforms
 from shared.kube.api import ApiFactory
 
 
-def served_groups(api: ApiFactory) -> set[str]:
-    """The API groups the cluster serves (empty when discovery fails)."""
+@dataclass(frozen=True)
+class PlannedCategory:
+    category: str
+    strategy: str
+    nodes: int
+    groups: list[list[str]]
+    jobs: list[dict[str, Any]]
+    estimated_rounds_if_one_fault: int
+    estimated_node_minutes: float
+
+
+def _first_round(api: ApiFactory, *, cert_file: Path, strategy: str | None) -> list[PlannedCategory]:
+    """The first round's groups of every category, and what isolating one faulty node would cost;
+    ``jobs`` is filled by ``render_plan``."""
+    from shared.certify.isolate import model as iso_model
+    from shared.certify.isolate import trial
     from shared.kube import rest
 
-    try:
-        found = rest.get(api(), "/apis")
-    except errors.ToolError:
-        return set()
-    return {str(g.get("name")) for g in found.get("groups") or []}
+    cert = resource.load_file(cert_file)
+    nodes = render.target_nodes(rest.list_items(api(), rest.core_path("nodes")), cert.spec.target)
+    if not nodes:
+        raise errors.NotFound("no node matches spec.target")
+    chosen = strategy or cert.spec.strategy or isolate.DEFAULT
+    plans = []
+    for category in cert.spec.categories:
+        entry = catalog.load().find(category.domain, category.variant)
+        groups = render.first_round(entry, cert.spec.options_for(category), nodes)
+        rounds, minutes = 1, iso_model.node_minutes(groups)
+        if entry.scope is catalog.Scope.GROUP and len(nodes) > 1:
+            topo = render.topology(nodes)
+            done = trial.run(
+                isolate.STRATEGIES[chosen], topo, trial.Oracle(hard=frozenset({nodes[-1].name})), first=groups
+            )
+            rounds = len(done.history)
+            minutes = iso_model.node_minutes([t.nodes for r in done.history for t in r.tests])
+        plans.append(PlannedCategory(category.key, chosen, len(nodes), groups, [], rounds, minutes))
+    return plans
 
 
 def render_plan(
     api: ApiFactory, *, cert_file: Path, strategy: str | None, backend: str | None, platform: str | None
-) -> list[service.PlannedCategory]:
+) -> list[PlannedCategory]:
     from shared.kube import rest
 
-    chosen = backend or backends.choose(served_groups(api))
-    if chosen not in backends.BACKENDS:
+    if backend is not None and backend not in backends.BACKENDS:
         raise errors.InvalidInput(
-            f"unknown backend {chosen!r}; known: {', '.join(backends.BACKENDS)}", where="--backend"
+            f"unknown backend {backend!r}; known: {', '.join(backends.BACKENDS)}", where="--backend"
         )
-    plans = service.render_plan(api, cert_file=cert_file, strategy=strategy, variant="job")
+    plans = _first_round(api, cert_file=cert_file, strategy=strategy)
     cert = resource.load_file(cert_file)
+    served = launch.served(api())
+    explicit = backend or cert.spec.backend
+    platform = platform if platform is not None else cert.spec.platform
     raw = rest.list_items(api(), rest.core_path("nodes"))
     targets = render.target_nodes(raw, cert.spec.target)
     picked = [n for n in raw if n["metadata"]["name"] in {t.name for t in targets}]
-    detected = platforms.detect(picked)
-    where = detected if platform is None else platforms.resolve(platform, detected.gpu)
+    where = platforms.choose(picked, platform)
     by_name = {n.name: n for n in targets}
     out = []
     for i, (plan, category) in enumerate(zip(plans, cert.spec.categories, strict=True)):
         entry = catalog.load().find(category.domain, category.variant)
+        chosen = _backend(entry, served, explicit)
         docs = []
         for j, names in enumerate(plan.groups):
             group = render.Group(
@@ -65,3 +98,18 @@ def render_plan(
             docs += [d for d in rendered if j == 0 or d["kind"] not in ("TrainingRuntime", "ComputeDomain")]
         out.append(dataclasses.replace(plan, jobs=docs))
     return out
+
+
+def _backend(entry: catalog.Entry, served: set[str], explicit: str | None) -> str:
+    """What a run would use; rendering shows it even when the cluster lacks the operator (the run
+    then fails saying so), so only an impossible choice is refused here."""
+    if explicit is not None:
+        every = set(backends.OPERATORS)
+        try:
+            return backends.pick(entry, every, explicit)
+        except errors.InvalidInput as exc:
+            raise errors.InvalidInput(exc.message, where="--backend") from None
+    try:
+        return backends.pick(entry, served)
+    except backends.BackendMissing:
+        return backends.DEFAULT

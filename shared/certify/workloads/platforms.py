@@ -168,3 +168,10 @@ def detect(nodes: list[dict[str, Any]]) -> Platform:
     if len(found) > 1:
         raise errors.InvalidInput(f"HeterogeneousPlatform: the target nodes span {', '.join(found)}")
     return resolve(found[0], gpu_arch(nodes))
+
+
+def choose(nodes: list[dict[str, Any]], explicit: str | None) -> Platform:
+    """``explicit`` (``spec.platform``, ``--platform``) on the nodes' GPU, else what the nodes say."""
+    if explicit is None:
+        return detect(nodes)
+    return resolve(explicit, gpu_arch(nodes))

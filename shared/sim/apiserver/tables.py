@@ -267,27 +267,36 @@ _BUILTIN: dict[str, tuple[list[tuple[str, str, int]], Row]] = {
 _FILTER = re.compile(r"\[\?\(@\.([\w.]+)\s*==\s*[\"']([^\"']*)[\"']\)\]")
 
 
+def _step(value: Any, token: str) -> list[Any]:
+    """What one JSONPath token selects from ``value``."""
+    if token == "[*]":
+        return list(value) if isinstance(value, list) else []
+    if token.startswith("[?"):
+        m = _FILTER.fullmatch(token)
+        if m and isinstance(value, list):
+            return [v for v in value if str(json_path(v, "." + m[1]) or "") == m[2]]
+        return []
+    if token.startswith("[") and ":" in token:
+        start, _, stop = token[1:-1].partition(":")
+        return (
+            list(value[int(start) if start else None : int(stop) if stop else None]) if isinstance(value, list) else []
+        )
+    if token.startswith("["):
+        index = int(token[1:-1])
+        return [value[index]] if isinstance(value, list) and -len(value) <= index < len(value) else []
+    return [value[token]] if isinstance(value, dict) and token in value else []
+
+
 def json_path(obj: Any, path: str) -> Any:
-    """Evaluate ``.a.b[0].c``, ``.a[*].b`` and ``.a[?(@.k=="v")].b`` (printer-column JSONPath)."""
+    """Evaluate ``.a.b[0].c``, ``.a[*].b``, ``.a[-1:].b`` (slices, negative indexes) and
+    ``.a[?(@.k=="v")].b`` (printer-column JSONPath, as client-go's jsonpath reads them)."""
     path = path.strip().removeprefix("{").removesuffix("}").lstrip("$")
-    tokens = re.findall(r"\[\?\(@\.[\w.]+\s*==\s*[\"'][^\"']*[\"']\)\]|\[\*\]|\[\d+\]|[^.\[\]]+", path)
+    tokens = re.findall(
+        r"\[\?\(@\.[\w.]+\s*==\s*[\"'][^\"']*[\"']\)\]|\[\*\]|\[-?\d*:-?\d*\]|\[-?\d+\]|[^.\[\]]+", path
+    )
     current: list[Any] = [obj]
     for token in tokens:
-        nxt: list[Any] = []
-        for value in current:
-            if token == "[*]":
-                nxt.extend(value if isinstance(value, list) else [])
-            elif token.startswith("[?"):
-                m = _FILTER.fullmatch(token)
-                if m and isinstance(value, list):
-                    nxt.extend(v for v in value if str(json_path(v, "." + m[1]) or "") == m[2])
-            elif token.startswith("["):
-                index = int(token[1:-1])
-                if isinstance(value, list) and index < len(value):
-                    nxt.append(value[index])
-            elif isinstance(value, dict) and token in value:
-                nxt.append(value[token])
-        current = nxt
+        current = [found for value in current for found in _step(value, token)]
     if not current:
         return None
     return current[0] if len(current) == 1 else ",".join(str(v) for v in current)

@@ -129,6 +129,14 @@ def _driver_daemonset(into: seeder.Seeder, ns: str, base: dict[str, str], driver
     return {k: v for k, v in obj.items() if k != "status"}
 
 
+def dcgm_service(sim: SimServer, namespace: str = "gpu-operator") -> None:
+    """The GPU Operator's ``nvidia-dcgm`` Service (and its namespace) on a cluster seeded without
+    the chart: what ``dcgmi diag --host nvidia-dcgm.gpu-operator.svc:5555`` needs to resolve."""
+    into = seeder.Seeder(sim)
+    into.namespace(namespace)
+    _dcgm_service(into, namespace)
+
+
 def _dcgm_service(into: seeder.Seeder, ns: str) -> None:
     """The standalone hostengine's Service that the operator's ClusterPolicy creates (not Helm):
     ``dcgmi diag --host nvidia-dcgm.<ns>.svc:5555`` reaches each node's own hostengine through it

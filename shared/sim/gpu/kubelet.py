@@ -351,6 +351,14 @@ class Kubelet:
                 self.started.discard(uid or "")
                 self.pending.pop(key, None)
                 self._hold(scheduler.placed_of(pod, decision.node))
+                # kube-scheduler's record of the binding (schedule_one.go): it outlives the pod.
+                self.sim.controllers.recorder.event(
+                    pod,
+                    type="Normal",
+                    reason="Scheduled",
+                    message=f"Successfully assigned {key[0]}/{key[1]} to {decision.node}",
+                    component="default-scheduler",
+                )
                 continue
             current: dict[str, Any] = next(
                 (c for c in (pod.get("status") or {}).get("conditions") or [] if c.get("type") == "PodScheduled"), {}

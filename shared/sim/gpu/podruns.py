@@ -10,9 +10,9 @@ is restarted after the kubelet's back-off.
 An mpirun launcher runs over the hosts of its hostfile (:mod:`.launcher`); while it runs, the
 death of a worker pod it reached fails it. The pods of one Indexed Job running ``train-bench``
 are one torchrun rendezvous (:class:`GroupRun`): it starts when every index is Running, all
-members end together, and a member killed aborts the others. So are, for now, the pods of an
-Indexed Job running an NCCL test without a hostfile (:meth:`PodRunner._legacy_nccl_group`), the
-shape the certification engine rendered before it ran launchers.
+members end together, and a member killed aborts the others. Each pod of an Indexed Job that
+runs an NCCL test by itself, with no hostfile, is a single-node run on its own node, as on a real
+cluster: such a Job never measures the network between its nodes.
 """
 
 from __future__ import annotations
@@ -166,7 +166,7 @@ class PodRunner:
             return  # a long-running service: it stays Running
         owner = next((r for r in pod["metadata"].get("ownerReferences") or [] if r.get("kind") == "Job"), None)
         index = jobs.index_of(pod)
-        if owner is not None and index is not None and hw is not None and self._grouped(owner, key[0], workload):
+        if owner is not None and index is not None and hw is not None and workload.kind is workloads.Kind.TRAINING:
             self._join_run(owner, index, key, uid, node, workload)
             return
         if workload.kind is workloads.Kind.NCCL and (workload.launch is not None or workload.problem):
@@ -200,22 +200,6 @@ class PodRunner:
         timer = self.sim.vclock.call_later(result.seconds, done)
         if outcome.workers:
             self.launches[uid] = LaunchRun(key, timer, launcher.hostname(pod), dict(outcome.workers))
-
-    def _grouped(self, owner: dict[str, Any], namespace: str, workload: workloads.Workload) -> bool:
-        """Whether this pod of an Indexed Job runs as one member of a group with its Job's others."""
-        return workload.kind is workloads.Kind.TRAINING or self._legacy_nccl_group(owner, namespace, workload)
-
-    def _legacy_nccl_group(self, owner: dict[str, Any], namespace: str, workload: workloads.Workload) -> bool:
-        """LEGACY: an NCCL test without a hostfile in an Indexed Job of several pods runs as one
-        group over their nodes, the shape certification rendered before launchers. Delete this
-        method and its one call in :meth:`_grouped` when nothing renders it any more: each
-        such pod then runs alone on its node, as on a real cluster."""
-        if workload.kind is not workloads.Kind.NCCL or workload.has_hosts:
-            return False
-        job = self.sim.store.get(("batch", "jobs"), namespace, str(owner.get("name", "")))
-        if job is None or job.uid != owner.get("uid"):
-            return False
-        return int((job.object().get("spec") or {}).get("completions", 1)) > 1
 
     def finish(
         self, key: PodKey, uid: str, exit_code: int, log: str, *, reason: str | None = None, message: str | None = None

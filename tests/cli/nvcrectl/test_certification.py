@@ -5,7 +5,8 @@ an empty file (exit 2); a certification file with an unknown threshold key or ba
 exit 2 before the cluster is contacted; ``crds install`` then ``certification run --wait`` on the
 simulated cluster (exit 1 for a slow NIC, with the node in the report), ``report`` of the failed
 run (exit 1, ``--results-file``), ``list``, ``get``, ``render`` and ``delete``; ``render -o json``
-prints the same Jobs as ``render -o yaml`` (the table is the plan); ``results parse -o table``.
+prints the same TrainingRuntime and TrainJob as ``render -o yaml`` (the table is the plan);
+``results parse -o table``.
 """
 
 from __future__ import annotations
@@ -118,7 +119,7 @@ def test_run_wait_report_list_get_render_and_delete_on_the_simulated_cluster(
     assert run_cli("nvcrectl", "certification", "get", "rack-7", *kube).code == 3
 
 
-def test_render_prints_the_same_jobs_as_json_and_as_yaml(
+def test_render_prints_the_same_runtime_and_trainjob_as_json_and_as_yaml(
     run_cli: Any, gpu_sim: SimServer, sim_kubeconfig: Path, tmp_path: Path
 ) -> None:
     gpu_sim.add_gpu_nodes(4)
@@ -127,7 +128,8 @@ def test_render_prints_the_same_jobs_as_json_and_as_yaml(
     assert (as_json.code, as_yaml.code) == (0, 0), as_json.stderr + as_yaml.stderr
     jobs = json.loads(as_json.stdout)
     assert jobs == yamlio.loads(as_yaml.stdout, source="render -o yaml")
-    assert {job["kind"] for job in jobs} == {"Job"} and jobs[0]["metadata"]["name"] == "rack-7-c0-r1-g0"
+    assert [job["kind"] for job in jobs] == ["TrainingRuntime", "TrainJob"]
+    assert jobs[1]["metadata"]["name"] == "rack-7-c0-r1-g0"
     table = run_cli(*args).stdout.splitlines()
     assert table[0].split()[:3] == ["CATEGORY", "NODES", "GROUPS"]
     assert table[1].split()[:2] == ["communication/nccl-all-reduce", "4"]
