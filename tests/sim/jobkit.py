@@ -16,6 +16,12 @@ from shared.sim import SimServer
 INDEX = "batch.kubernetes.io/job-completion-index"
 
 
+def _on(nodes: list[str]) -> dict[str, Any]:
+    """Required node affinity on the nodes' hostnames."""
+    terms = [{"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": nodes}]}]
+    return {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
+
+
 def group_job(
     name: str,
     nodes: list[str],
@@ -34,15 +40,7 @@ def group_job(
     }
     if env:
         container["env"] = [{"name": k, "value": v} for k, v in env.items()]
-    affinity = {
-        "nodeAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": {
-                "nodeSelectorTerms": [
-                    {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": nodes}]}
-                ]
-            }
-        }
-    }
+    affinity = {"nodeAffinity": _on(nodes)}
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -133,13 +131,7 @@ def mpijob(
         "metadata": {"labels": labels},
         "spec": {
             "affinity": {
-                "nodeAffinity": {
-                    "requiredDuringSchedulingIgnoredDuringExecution": {
-                        "nodeSelectorTerms": [
-                            {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": nodes}]}
-                        ]
-                    }
-                },
+                "nodeAffinity": _on(nodes),
                 "podAntiAffinity": {
                     "requiredDuringSchedulingIgnoredDuringExecution": [
                         {"labelSelector": {"matchLabels": labels}, "topologyKey": "kubernetes.io/hostname"}
