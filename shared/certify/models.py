@@ -95,6 +95,12 @@ class CategoryOptions(Fields):
     numIterations: int | None = Field(default=None, ge=1)
     maxSteps: int | None = Field(default=None, ge=-1)
     gpusPerNode: int | None = Field(default=None, ge=1)
+    stallMultiplier: int | None = Field(
+        default=None, ge=1, description="Training: stalled after this many average steps without a new one (3)."
+    )
+    startupStallTimeoutSeconds: int | None = Field(
+        default=None, ge=1, description="Training: stalled when no step is logged this long after the start (1200)."
+    )
 
 
 class Category(Fields):
@@ -137,6 +143,7 @@ class FailureReason(StrEnum):
     THRESHOLD = "ThresholdViolation"
     WORKLOAD = "WorkloadFailed"
     TIMEOUT = "JobTimedOut"
+    STALLED = "WorkloadStalled"
 
 
 class GroupRun(Fields):
@@ -150,6 +157,8 @@ class GroupRun(Fields):
     reason: FailureReason | None = None
     message: str | None = None
     measurements: dict[str, float] = Field(default_factory=dict)
+    progress: int | None = Field(default=None, description="Training: the steps its log showed at the last look.")
+    progressTime: str | None = Field(default=None, description="Training: when that step count was first seen.")
     hardwareNodes: list[str] = Field(
         default_factory=list, description="Nodes the log itself blames (CUDA failure, failing GPU)."
     )

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shared import errors
-from shared.certify import catalog, isolate, models, render, resource, results, thresholds
+from shared.certify import catalog, isolate, models, render, resource, results, stalls, thresholds
 from shared.certify.isolate import model as iso
 from shared.certify.workloads import backends, launch, platforms
 from shared.clock import Clock
@@ -279,7 +279,7 @@ def _category_step(
             nodes=[nodes[n] for n in group.nodes if n in nodes],
         )
         if group.phase is Phase.RUNNING:
-            _collect(api, cert, entry, limits, group, backend.watch(work), now=now)
+            _collect(api, cert, entry, options, limits, group, backend.watch(work), now=now)
         elif group.phase is Phase.PENDING and (not options.maxConcurrent or running < options.maxConcurrent):
             launch.create(api, backend.render(work, where), namespace=cert.namespace)
             group.phase, group.startTime = Phase.RUNNING, now
@@ -320,6 +320,7 @@ def _collect(
     api: KubeApi,
     cert: models.Certification,
     entry: catalog.Entry,
+    options: models.CategoryOptions,
     limits: thresholds.Thresholds,
     group: models.GroupRun,
     watch: backends.Watch,
@@ -334,6 +335,7 @@ def _collect(
         group.message = f"the {watch.kind} was deleted before it finished"
         return
     if end is None:
+        stalls.check(api, namespace=cert.namespace, entry=entry, options=options, group=group, watch=watch, now=now)
         return
     outcome = results.evaluate(
         entry.parser, end.log, job_failed=end.failed, nodes=group.nodes, thresholds=limits, hosts=end.hosts

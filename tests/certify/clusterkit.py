@@ -54,5 +54,6 @@ def drive(
         if progress.done:
             break
         sim.advance(seconds)
+        ticker.refresh()  # the cluster's clock moved: read it now, not a quarter of a real second later
     cert, _ = resource.get(api, namespace, name)
     return cert

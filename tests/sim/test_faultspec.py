@@ -25,6 +25,7 @@ from shared.sim.gpu.faultspec import Fault, Kind
         ("rack-0/rack-1:link=0.3", [Fault(Kind.LINK, racks=("rack-0", "rack-1"), value=0.3)]),
         ("node-002:xid=79", [Fault(Kind.XID, "node-002", value=79.0)]),
         ("node-004:thermal", [Fault(Kind.THERMAL, "node-004")]),
+        ("node-006:stall", [Fault(Kind.STALL, "node-006")]),
         (
             "node-001:thermal[2],nic=0.5",
             [Fault(Kind.THERMAL, "node-001", index=2), Fault(Kind.NIC, "node-001", value=0.5)],
@@ -67,6 +68,7 @@ _node_faults = st.one_of(
         Fault, st.just(Kind.XID), _names, index=st.none() | st.integers(0, 7), value=st.integers(1, 999).map(float)
     ),
     st.builds(Fault, st.just(Kind.THERMAL), _names, index=st.none() | st.integers(0, 7)),
+    st.builds(Fault, st.just(Kind.STALL), _names),
 )
 _links = st.builds(lambda a, b, v: Fault(Kind.LINK, racks=(a, b + "x"), value=v), _names, _names, _fraction)
 

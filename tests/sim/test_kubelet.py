@@ -220,3 +220,42 @@ def test_a_reboot_aborts_the_group_run_on_that_node(gpu_sim: SimServer, api_clie
     assert jobkit.condition(job, "Failed") == "True"
     reasons = {p.spec.node_name: p.status.reason for p in jobkit.pods_of(api_client, "long")}
     assert reasons[names[1]] == "Terminated"
+
+
+def _index0_log(api_client: Any, job: str) -> str:
+    pods = jobkit.pods_of(api_client, job)
+    first = next(p for p in pods if (p.metadata.annotations or {}).get(jobkit.INDEX) == "0")
+    core = k8s.CoreV1Api(api_client)
+    return str(core.read_namespaced_pod_log(first.metadata.name, "default", _preload_content=False).data.decode())
+
+
+def test_a_training_log_grows_step_by_step_while_the_run_goes(gpu_sim: SimServer, api_client: Any) -> None:
+    from shared.certify.parsers import training_log
+    from shared.sim.gpu import training_output
+
+    names = _nodes(gpu_sim, 2)
+    args = training_output.parse_args(["--steps", "20"])
+    step, _ = training_output.step_seconds(gpu_sim.fabric, names, args)
+    batch = k8s.BatchV1Api(api_client)
+    batch.create_namespaced_job("default", jobkit.group_job("grow", names, ["train-bench", "--steps", "20"]))
+    gpu_sim.advance(stages.workloads().podStartSeconds + stages.workloads().training.startupSeconds + step * 7.5)
+    partial = training_log.parse(_index0_log(api_client, "grow"))
+    assert 1 <= len(partial.steps) < 20 and partial.verdict != "pass"
+    gpu_sim.advance(step * 30)
+    assert jobkit.condition(batch.read_namespaced_job("grow", "default"), "Complete") == "True"
+    done = training_log.parse(_index0_log(api_client, "grow"))
+    assert done.verdict == "pass" and len(done.steps) == 20
+
+
+def test_a_stalled_training_run_stops_logging_and_never_exits(gpu_sim: SimServer, api_client: Any) -> None:
+    from shared.certify.parsers import training_log
+
+    names = _nodes(gpu_sim, 2)
+    gpu_sim.fabric.inject(fabric.parse_all([f"{names[1]}:stall"]))
+    batch = k8s.BatchV1Api(api_client)
+    batch.create_namespaced_job("default", jobkit.group_job("hang", names, ["train-bench", "--steps", "20"]))
+    gpu_sim.advance(6 * 3600)
+    assert jobkit.condition(batch.read_namespaced_job("hang", "default"), "Complete") is None
+    assert {p.status.phase for p in jobkit.pods_of(api_client, "hang")} == {"Running"}
+    stopped = training_log.parse(_index0_log(api_client, "hang"))
+    assert len(stopped.steps) == 10 and stopped.verdict != "pass"

@@ -201,3 +201,21 @@ def served(api: KubeApi) -> set[str]:
             continue
         found |= {f"{group_version}/{r.get('name')}" for r in listing.get("resources") or []}
     return found
+
+
+def running_log(api: KubeApi, watch: Watch, namespace: str) -> str | None:
+    """The log so far of the pod that reports the result, once it runs (None before)."""
+    result = _result_pod(pods(api, watch, namespace), watch)
+    if result is None or (result.get("status") or {}).get("phase") != "Running":
+        return None
+    return _read(api, namespace, result, watch.log_container)
+
+
+def cancel(api: KubeApi, watch: Watch, namespace: str) -> None:
+    """Delete the workload and, by the garbage collector, everything it made (its pods free their GPUs)."""
+    rest.delete(
+        api,
+        path(watch.api_version, watch.kind, namespace, watch.name),
+        propagation="Background",
+        what=f"{watch.kind} {watch.name}",
+    )

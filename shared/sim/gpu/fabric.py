@@ -261,6 +261,10 @@ class Fabric:
         slowest = min(self.thermal_factor(n, compute=False) for n in names)
         return profile.bandwidth.nvlinkBusGBps * share * slowest
 
+    def stalled(self, names: list[str]) -> str | None:
+        """The first node (by name) whose ``stall`` fault hangs a training run on these nodes."""
+        return next((n for n in sorted(names) if self.of_node(n, Kind.STALL)), None)
+
     def crash(self, names: list[str], *, dead_gpus: bool = True) -> Crash | None:
         """Whether a run on these nodes crashes, and why (draws the flaky dice in node order).
         ``dead_gpus=False`` for diagnostics, which report a dead GPU instead of dying of it."""

@@ -8,6 +8,7 @@ Grammar (one spec = one target and one or more faults, comma-separated)::
             | "flaky=" FRACTION                 each workload on the node crashes with that chance
             | "xid" [INDEX] "=" CODE            an Xid line on GPU INDEX (default 0)
             | "thermal" [INDEX]                 GPUs (or GPU INDEX) throttle
+            | "stall"                           a training run on the node hangs after half its steps
     INDEX  := "[" digits "]"
 
 ``clear`` takes the same targets with the values left out: ``node-007`` (everything),
@@ -30,6 +31,7 @@ class Kind(StrEnum):
     LINK = "link"
     XID = "xid"
     THERMAL = "thermal"
+    STALL = "stall"
 
 
 _INDEXED = frozenset({Kind.NIC, Kind.GPU_DEAD, Kind.XID, Kind.THERMAL})

@@ -10,7 +10,8 @@ is restarted after the kubelet's back-off.
 An mpirun launcher runs over the hosts of its hostfile (:mod:`.launcher`); while it runs, the
 death of a worker pod it reached fails it. The pods of one Indexed Job running ``train-bench``
 are one torchrun rendezvous (:class:`GroupRun`): it starts when every index is Running, all
-members end together, and a member killed aborts the others. Each pod of an Indexed Job that
+members end together, and a member killed aborts the others; rank 0's log grows line by line as the
+steps go, and a run hung by a ``stall`` fault stops printing and never ends. Each pod of an Indexed Job that
 runs an NCCL test by itself, with no hostfile, is a single-node run on its own node, as on a real
 cluster: such a Job never measures the network between its nodes.
 """
@@ -18,6 +19,7 @@ cluster: such a Job never measures the network between its nodes.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +42,9 @@ class GroupRun:
     members: dict[int, tuple[PodKey, str, str]] = field(default_factory=dict)  # index -> (key, uid, node)
     timer: Timer | None = None
     done: set[str] = field(default_factory=set)
+    started: bool = False
+    written: int = 0
+    """Lines of rank 0's log written so far (the log grows as the run goes)."""
 
 
 @dataclass
@@ -252,17 +257,43 @@ class PodRunner:
         completions = int((job_found.object().get("spec") or {}).get("completions", 1))
         run = self.runs.setdefault(owner.get("uid", ""), GroupRun())
         run.members[index] = (key, uid, node)
-        if len(run.members) < completions or run.timer is not None:
+        if len(run.members) < completions or run.started:
             return
         order = [run.members[i] for i in sorted(run.members)]
         result = workloads.run_group(self.sim.fabric, [m[2] for m in order], workload, now=self.sim.vclock.time())
+        run.started = True
+        job_uid = owner.get("uid", "")
+        for offset, _ in result.timed:
+            self.sim.vclock.call_later(offset, self._feeder(job_uid, run, result, offset))
 
         def finish() -> None:
-            self.runs.pop(owner.get("uid", ""), None)
+            self.runs.pop(job_uid, None)
+            self._feed(job_uid, run, result, until=result.seconds, current=False)
+            rest = "" if result.timed else result.log
             for i, (member_key, member_uid, _) in sorted(run.members.items()):
-                self.finish(member_key, member_uid, result.exit_code, result.log if i == 0 else "")
+                self.finish(member_key, member_uid, result.exit_code, rest if i == 0 else "")
 
-        run.timer = self.sim.vclock.call_later(result.seconds, finish)
+        if result.seconds != float("inf"):  # a hung run never ends: its pods run until killed
+            run.timer = self.sim.vclock.call_later(result.seconds, finish)
+
+    def _feeder(self, job_uid: str, run: GroupRun, result: workloads.Result, at: float) -> Callable[[], None]:
+        return lambda: self._feed(job_uid, run, result, until=at)
+
+    def _feed(
+        self, job_uid: str, run: GroupRun, result: workloads.Result, *, until: float, current: bool = True
+    ) -> None:
+        """Write rank 0's lines due by ``until`` seconds into the run (a log that grows while it runs)."""
+        if current and self.runs.get(job_uid) is not run:
+            return  # aborted or finished: nothing more is printed
+        due = [line for offset, line in result.timed[run.written :] if offset <= until]
+        if not due:
+            return
+        run.written += len(due)
+        key, uid, _ = run.members[min(run.members)]
+        pod = self.pod(key, uid)
+        if pod is not None:
+            name = ((pod.get("spec") or {}).get("containers") or [{}])[0].get("name", "")
+            self.sim.logs.append(key[0], key[1], name, "".join(f"{line}\n" for line in due))
 
     def abort_member(self, uid: str) -> None:
         """The pod ``uid`` is gone or killed: the runs it was part of fail (or, for a launcher, end)."""

@@ -14,6 +14,7 @@ steps over everything the job spent, start-up included.
 
 from __future__ import annotations
 
+import math
 import shlex
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -61,8 +62,11 @@ def parse_args(argv: list[str]) -> Args:
 class Run:
     text: str
     seconds: float
+    """When the run ends (``math.inf`` for a run that hangs)."""
     exit_code: int
     step_seconds: float
+    timed: tuple[tuple[float, str], ...] = ()
+    """Each line and when it is written, in seconds from the start: the log grows as the run goes."""
 
 
 def step_seconds(model: fabric.Fabric, names: list[str], args: Args) -> tuple[float, float]:
@@ -80,7 +84,18 @@ def step_seconds(model: fabric.Fabric, names: list[str], args: Args) -> tuple[fl
     return ideal / compute * stretch, ideal
 
 
-def render(model: fabric.Fabric, names: list[str], args: Args, *, crash: fabric.Crash | None, started: float) -> Run:
+def render(
+    model: fabric.Fabric,
+    names: list[str],
+    args: Args,
+    *,
+    crash: fabric.Crash | None,
+    started: float,
+    stalled: str | None = None,
+) -> Run:
+    """The log of one run. ``stalled`` names the node whose fault hangs it: the steps stop half-way,
+    nothing more is printed and the processes never exit (a hung collective, as NCCL's default
+    has no timeout)."""
     stage = stages.workloads().training
     node = model.nodes[names[0]]
     gpn = node.profile.gpu.count
@@ -91,8 +106,9 @@ def render(model: fabric.Fabric, names: list[str], args: Args, *, crash: fabric.
         f"[train-bench] model={args.model} nodes={len(names)} gpus_per_node={gpn} world_size={world} "
         f"global_batch_size={args.global_batch} seq_length={args.seq_length} steps={args.steps}"
     ]
+    when = [0.0]
     clock = started + stage.startupSeconds
-    steps_run = args.steps if crash is None else max(args.steps // 2, 1)
+    steps_run = args.steps if crash is None and stalled is None else max(args.steps // 2, 1)
     spent = stage.startupSeconds
     for n in range(1, steps_run + 1):
         seconds = step * 3 if n == 1 else step
@@ -108,6 +124,9 @@ def render(model: fabric.Fabric, names: list[str], args: Args, *, crash: fabric.
             f"global batch size: {args.global_batch:5d} | lm loss: {loss:.6E} | loss scale: 1.0 | "
             "number of skipped iterations:   0 | number of nan iterations:   0 |"
         )
+        when.append(spent)
+    if stalled is not None and crash is None:
+        return Run("\n".join(lines) + "\n", math.inf, 0, step, tuple(zip(when, lines, strict=True)))
     if crash is not None:
         rank = names.index(crash.node) * gpn + (crash.gpu or 0) if crash.node in names else 0
         reason = (
@@ -116,7 +135,8 @@ def render(model: fabric.Fabric, names: list[str], args: Args, *, crash: fabric.
             else "NCCL error: remote process exited or there was a network error"
         )
         lines.append(f"[train-bench] error: rank {rank} on {crash.node} failed: {reason}")
-        return Run("\n".join(lines) + "\n", spent, 1, step)
+        when.append(spent)
+        return Run("\n".join(lines) + "\n", spent, 1, step, tuple(zip(when, lines, strict=True)))
     goodput = ideal * args.steps / spent
     average = step  # iterations after the first all take ``step``
     lines.append(
@@ -124,7 +144,8 @@ def render(model: fabric.Fabric, names: list[str], args: Args, *, crash: fabric.
         f"avg_tflops_per_gpu={flops / average / world / 1e12:.1f} goodput={goodput:.4f} "
         f"elapsed_s={spent:.1f}"
     )
-    return Run("\n".join(lines) + "\n", spent, 0, step)
+    when.append(spent)
+    return Run("\n".join(lines) + "\n", spent, 0, step, tuple(zip(when, lines, strict=True)))
 
 
 def command_line(args: Args) -> str:

@@ -59,6 +59,8 @@ class Result:
     log: str
     seconds: float
     exit_code: int
+    timed: tuple[tuple[float, str], ...] = ()
+    """The log's lines with when each is written (seconds from the start), for a log that grows."""
 
 
 def _tokens(container: dict[str, Any]) -> list[str]:
@@ -148,8 +150,8 @@ def run_group(model: fabric.Fabric, names: list[str], workload: Workload, *, now
             run = nccl_output.render(args, nodes, peak=peak, crash=crash, half_bytes=half)
             return Result(run.text, run.seconds, run.exit_code)
         targs = training_output.parse_args(list(workload.argv))
-        trun = training_output.render(model, names, targs, crash=crash, started=now)
-        return Result(trun.text, trun.seconds, trun.exit_code)
+        trun = training_output.render(model, names, targs, crash=crash, started=now, stalled=model.stalled(names))
+        return Result(trun.text, trun.seconds, trun.exit_code, trun.timed)
     except ValueError as exc:
         return Result(f"{exc}\n", 1.0, 2)
 
