@@ -9,6 +9,9 @@ certification engine are always present; the deployment order respects every dep
 from __future__ import annotations
 
 import itertools
+import json
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,9 +50,29 @@ def test_every_overlay_is_resolvable_from_its_own_criteria(embedded: catalog.Cat
 
 
 def test_every_registry_component_is_used_somewhere(embedded: catalog.Catalog) -> None:
+    """Used by an overlay, or offered by a mixin for users' own overlays (mpi-operator)."""
     used = {ref.name for o in [embedded.base, *embedded.overlays.values()] if o for ref in o.spec.componentRefs or []}
-    assert sorted(set(embedded.registry) - used) == []
-    assert sorted(used - set(embedded.registry)) == []
+    offered = {ref.name for m in embedded.mixins.values() for ref in m.spec.componentRefs or []}
+    assert sorted(set(embedded.registry) - used - offered) == []
+    assert sorted((used | offered) - set(embedded.registry)) == []
+
+
+def test_an_overlay_of_ones_own_adds_the_mpi_operator_through_its_mixin(run_cli: Any, tmp_path: Path) -> None:
+    overlays = tmp_path / "overlays"
+    overlays.mkdir()
+    (overlays / "with-mpi-operator.yaml").write_text(
+        "apiVersion: aicr.run/v1alpha2\nkind: RecipeMetadata\nmetadata: {name: with-mpi-operator}\n"
+        "spec: {base: base, criteria: {intent: any}, mixins: [mpi-operator]}\n",
+        encoding="utf-8",
+    )
+    args = ("aicr", "recipe", "--service", "eks", "--accelerator", "h100", "--intent", "training", "-t", "json")
+    plain = json.loads(run_cli(*args).stdout)
+    mine = run_cli(*args, "--data", str(tmp_path))
+    assert mine.code == 0, mine.stderr
+    ref = next(c for c in json.loads(mine.stdout)["componentRefs"] if c["name"] == "mpi-operator")
+    assert (ref["type"], ref["namespace"], ref["tag"]) == ("Kustomize", "mpi-operator", "v0.8.0")
+    assert ref["source"] == "https://github.com/kubeflow/mpi-operator"
+    assert "mpi-operator" not in {c["name"] for c in plain["componentRefs"]}
 
 
 def test_every_values_file_holds_a_mapping(embedded: catalog.Catalog) -> None:

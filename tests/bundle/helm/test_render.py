@@ -3,7 +3,8 @@
 Covers: one numbered folder per component in deployment order; values.yaml equal to the plan's
 merged values (and absent for manifest-only components); manifests copied byte for byte from the
 catalog; executable scripts; deploy.sh calling the installs in order and undeploy.sh in reverse;
-OCI charts installed by reference without --repo; the README naming every component.
+OCI charts installed by reference without --repo; the README naming every component; a Kustomize
+component applied server-side.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from shared import yamlio
 from shared.bundle import plan as plan_mod
 from shared.bundle.request import BundleRequest
 from shared.recipe import catalog
+from tests.bundle import bundles
 
 
 def _plan(recipe: Path) -> plan_mod.BundlePlan:
@@ -79,3 +81,31 @@ def test_the_readme_lists_every_component(seed_bundles: dict[str, Path], seed_re
     readme = (seed_bundles["helm"] / "README.md").read_text()
     for name in yamlio.load_file(seed_recipe)["deploymentOrder"]:
         assert f"| {name} |" in readme
+
+
+def test_a_kustomize_component_is_applied_server_side(tmp_path: Path) -> None:
+    """Server-side apply: a large CRD (the MPI Operator's) is over client-side apply's annotation limit."""
+    recipe = bundles.write_document(
+        tmp_path / "kz.yaml",
+        {
+            "kind": "RecipeResult",
+            "apiVersion": "aicr.run/v1alpha2",
+            "metadata": {"version": "0.1.0"},
+            "componentRefs": [
+                {
+                    "name": "mpi-operator",
+                    "type": "Kustomize",
+                    "namespace": "mpi-operator",
+                    "source": "https://github.com/kubeflow/mpi-operator",
+                    "path": "manifests/overlays/standalone",
+                    "tag": "v0.8.0",
+                }
+            ],
+        },
+    )
+    bundles.make_bundle(recipe, tmp_path / "b")
+    script = (tmp_path / "b" / "001-mpi-operator" / "install.sh").read_text(encoding="utf-8")
+    assert (
+        "kubectl apply --server-side --namespace mpi-operator --kustomize "
+        "'https://github.com/kubeflow/mpi-operator//manifests/overlays/standalone?ref=v0.8.0'"
+    ) in script
