@@ -145,7 +145,11 @@ def list_certifications(api: ApiFactory, *, namespace: str | None) -> list[model
 
 
 def delete(api: ApiFactory, *, namespace: str, name: str) -> None:
-    if not resource.delete(api(), namespace, name):
+    """NotFound when there is no such object; CrdMissing when the cluster has no such kind (a 404
+    to a DELETE says neither, so the kind is read to tell which)."""
+    client = api()
+    if not resource.delete(client, namespace, name):
+        resource.list_all(client, namespace)  # raises CrdMissing when the CRD is not installed
         raise errors.NotFound(f"certification {namespace}/{name} not found")
 
 

@@ -117,6 +117,8 @@ def test_run_wait_report_list_get_render_and_delete_on_the_simulated_cluster(
     assert "kind: Certification" in run_cli("nvcrectl", "certification", "get", "rack-7", *kube).stdout
     assert run_cli("nvcrectl", "certification", "delete", "rack-7", *kube).code == 0
     assert run_cli("nvcrectl", "certification", "get", "rack-7", *kube).code == 3
+    again = run_cli("nvcrectl", "certification", "delete", "rack-7", *kube)
+    assert (again.code, again.stderr) == (3, "error: certification default/rack-7 not found\n")
 
 
 def test_render_prints_the_same_runtime_and_trainjob_as_json_and_as_yaml(

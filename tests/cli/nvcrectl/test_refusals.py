@@ -129,8 +129,9 @@ def test_results_parse_wide_adds_what_each_row_means(run_cli: Any) -> None:
         (("certification", "list"), "certifications.nvcre.nvidia.com"),
         (("certification", "report", "rack-7"), "certifications.nvcre.nvidia.com"),
         (("workloadrun", "status", "mine"), "workloadruns.nvcre.nvidia.com"),
+        (("certification", "delete", "rack-7"), "certifications.nvcre.nvidia.com"),
     ],
-    ids=["certification-list", "certification-report", "workloadrun-status"],
+    ids=["certification-list", "certification-report", "workloadrun-status", "certification-delete"],
 )
 def test_a_missing_crd_is_one_line_naming_it_and_the_install_command(
     run_cli: Any, sim: SimServer, sim_kubeconfig: Path, argv: tuple[str, ...], crd: str
