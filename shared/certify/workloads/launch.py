@@ -99,13 +99,16 @@ def placement(pods: list[dict[str, Any]]) -> dict[str, str]:
 _ASSIGNED = re.compile(r"^Successfully assigned (?P<ns>[^/\s]+)/(?P<pod>\S+) to (?P<node>\S+)$")
 
 
+_RANDOM_SUFFIX = re.compile(r"^[bcdfghjklmnpqrstvwxz2456789]{5}$")
+"""What ``generateName`` appends (apimachinery ``utilrand.String(5)``): a Job's pods are named so."""
+
+
 def _pod_has_hostname(pod: str, host: str) -> bool:
     """Whether pod ``pod`` prints ``host``: a JobSet or Job pod's name is its hostname plus the
     Job controller's random suffix; an MPIJob pod's name is its hostname."""
     if pod == host:
         return True
-    rest_of = pod[len(host) + 1 :] if pod.startswith(host + "-") else ""
-    return bool(rest_of) and "-" not in rest_of
+    return pod.startswith(host + "-") and bool(_RANDOM_SUFFIX.match(pod[len(host) + 1 :]))
 
 
 def scheduled(api: KubeApi, namespace: str, hosts: set[str]) -> dict[str, str]:
