@@ -719,7 +719,17 @@ def validate_return(cluster: Cluster, controller: Background) -> None:
     kubectl(*KC, "get", "validationrequests")
     kubectl(*KC, "get", "nodes", "-l", VALIDATION_STATE, "-L", VALIDATION_STATE)
     wait_for(f"{request} has a verdict", lambda: _phase(cluster, request) in ("Succeeded", "Failed"), timeout=90)
-    controller.show(lambda line: request in line and ("Succeeded" in line or "Failed" in line))
+
+    def verdict_logged(line: str) -> bool:
+        return request in line and ("Succeeded" in line or "Failed" in line)
+
+    # The controller logs the verdict just after writing it: wait for the line, not only the status.
+    wait_for(
+        f"the controller logs {request}'s verdict",
+        lambda: any(verdict_logged(line) for line in controller.log.read_text(errors="replace").splitlines()),
+        timeout=30,
+    )
+    controller.show(verdict_logged)
     run("nvsentinel", "validation", "list", *KC)
     if _phase(cluster, request) != "Succeeded":
         raise DemoFailed(f"{request} did not pass")
