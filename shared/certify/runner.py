@@ -3,8 +3,9 @@
 Level-based and resumable (STYLE rule 5): the object's status is the whole memory. A step reads
 the Certification, then does at most one of: initialise the plan; launch pending groups and
 collect finished ones; plan the next isolation round or close the category; close the run — and
-writes the status once, with the resourceVersion it read. Jobs have deterministic names and are
-created before the status says so, so a runner killed between the two finds its Job on the next
+writes the status once, with the resourceVersion it read. A group's workload (TrainJob, MPIJob or
+Job, by the backend chosen at the first step: ``shared.certify.workloads``) has a deterministic name
+and is created before the status says so, so a runner killed between the two finds it on the next
 step (AlreadyExists is adoption, not a re-run); a group recorded as finished is never run again.
 It never touches node state.
 
@@ -15,7 +16,6 @@ changed: ``CertificationStarted``, ``IsolationRoundStarted``, ``IsolationFinishe
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,7 +29,6 @@ from shared.kube import events as kube_events
 from shared.kube import rest
 from shared.kube.api import KubeApi
 
-logger = logging.getLogger(__name__)
 Phase = models.Phase
 
 COMPONENT = "nvcrectl"

@@ -70,14 +70,14 @@ def _dcgm(api: KubeApi) -> Component:
     return Component(name, False, "no nvidia-dcgm Service: the GPU Operator's standalone DCGM (dcgm.enabled)")
 
 
-def _components(api: KubeApi, served: set[str], policy: bool, gpu_nodes: int) -> list[Component]:
+def _components(served: set[str], policy: bool, gpu_nodes: int, dcgm: Component) -> list[Component]:
     out = [
         Component(what, resource in served, resource.rsplit("/", 1)[0] + (" served" if resource in served else ""))
         for resource, what in backends.OPERATORS.items()
     ]
     operator = "ClusterPolicy (nvidia.com/v1) served" if policy else "no ClusterPolicy kind (nvidia.com/v1)"
     out.append(Component("NVIDIA GPU Operator", policy, f"{operator}; {gpu_nodes} node(s) advertise {GPU}"))
-    out.append(_dcgm(api))
+    out.append(dcgm)
     return out
 
 
@@ -129,8 +129,8 @@ def check(api: KubeApi, *, categories: list[str] | None = None) -> Report:
     policy = CLUSTER_POLICY in _served_policy(api)
     gpu_nodes = _gpu_nodes(rest.list_items(api, rest.core_path("nodes")))
     where = _platform(gpu_nodes)
-    components = _components(api, served, policy, len(gpu_nodes))
-    dcgm = components[-1]
+    dcgm = _dcgm(api)
+    components = _components(served, policy, len(gpu_nodes), dcgm)
     return Report(
         platform=where.name,
         gpu=where.gpu,

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shared import errors
+from shared.certify import results
 from shared.certify.workloads import backends
 from shared.certify.workloads.backends import Watch
 from shared.kube import errors as kube_errors
@@ -186,8 +187,6 @@ def ended(api: KubeApi, watch: Watch, namespace: str) -> Ended | None:
             log = own if own.strip() else log
     hosts = placement(found)
     if failed:
-        from shared.certify import results
-
         gone = {h.split(".")[0] for h in results.cuda_failure_hosts(log)} - set(hosts)
         hosts.update(scheduled(api, namespace, gone))
     return Ended(failed=failed, deadline=deadline, log=log, hosts=hosts)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from shared import errors
-from shared.certify import catalog, isolate, render, resource
+from shared.certify import catalog, isolate, models, render, resource
 from shared.certify.workloads import backends, launch, platforms
 from shared.kube.api import ApiFactory
 
@@ -32,17 +32,14 @@ class PlannedCategory:
     estimated_node_minutes: float
 
 
-def _first_round(api: ApiFactory, *, cert_file: Path, strategy: str | None) -> list[PlannedCategory]:
+def _first_round(
+    cert: models.Certification, nodes: list[render.TargetNode], strategy: str | None
+) -> list[PlannedCategory]:
     """The first round's groups of every category, and what isolating one faulty node would cost;
     ``jobs`` is filled by ``render_plan``."""
     from shared.certify.isolate import model as iso_model
     from shared.certify.isolate import trial
-    from shared.kube import rest
 
-    cert = resource.load_file(cert_file)
-    nodes = render.target_nodes(rest.list_items(api(), rest.core_path("nodes")), cert.spec.target)
-    if not nodes:
-        raise errors.NotFound("no node matches spec.target")
     chosen = strategy or cert.spec.strategy or isolate.DEFAULT
     plans = []
     for category in cert.spec.categories:
@@ -69,13 +66,15 @@ def render_plan(
         raise errors.InvalidInput(
             f"unknown backend {backend!r}; known: {', '.join(backends.BACKENDS)}", where="--backend"
         )
-    plans = _first_round(api, cert_file=cert_file, strategy=strategy)
     cert = resource.load_file(cert_file)
+    raw = rest.list_items(api(), rest.core_path("nodes"))
+    targets = render.target_nodes(raw, cert.spec.target)
+    if not targets:
+        raise errors.NotFound("no node matches spec.target")
+    plans = _first_round(cert, targets, strategy)
     served = launch.served(api())
     explicit = backend or cert.spec.backend
     platform = platform if platform is not None else cert.spec.platform
-    raw = rest.list_items(api(), rest.core_path("nodes"))
-    targets = render.target_nodes(raw, cert.spec.target)
     picked = [n for n in raw if n["metadata"]["name"] in {t.name for t in targets}]
     where = platforms.choose(picked, platform)
     by_name = {n.name: n for n in targets}
