@@ -31,13 +31,17 @@ def run(
         ),
     ] = True,
 ) -> None:
-    """Watch HealthEvents and act on them until interrupted."""
-    from shared import metrics
+    """Watch HealthEvents and act on them until SIGTERM or Ctrl-C, then give up the Leases and exit 0.
+
+    Survives dropped watches, throttling, server errors and outages (retried with backoff); exits 4
+    when the cluster refuses the credentials twice in a row (the kubeconfig is read again once)."""
+    from shared import metrics, output
     from shared.operate import service
 
     server = metrics.serve(metrics_addr, prefixes=("nvsentinel_", "nvcrectl_"))
     try:
         service.run(opt.cluster(kubeconfig, context, namespace), values, enforce, install=install)
+        output.message("controllers stopped; leases released")
     finally:
         if server is not None:
             server.stop()

@@ -65,6 +65,11 @@ PASS_ERRORS = metrics.REGISTRY.counter(
 QUARANTINED = metrics.REGISTRY.gauge("nvsentinel_quarantined_nodes", "Nodes holding at least one nvsentinel cause.")
 BREAKER = metrics.REGISTRY.gauge("nvsentinel_breaker_tripped", "1 while the circuit breaker is TRIPPED, else 0.")
 LEADER = metrics.REGISTRY.gauge("nvsentinel_leader", "1 while this replica holds the fault-quarantine Lease.")
+WATCH_RESTARTS = metrics.REGISTRY.counter(
+    "nvsentinel_watch_restarts_total",
+    "Watches started again: dropped (resumed from the last resourceVersion) or expired (listed again).",
+    ["resource", "reason"],
+)
 
 
 class _CountingEngine:
@@ -150,12 +155,16 @@ class Controller:
         self.events = kube_events.Recorder(api, component=kevents.QUARANTINE, now=clk.now)
         self.analyzer = analyzer.Analyzer(cfg.settings.analyzer, now=clk.now)
         self._gauges_at: float | None = None
+        self.stopping = threading.Event()
+        """Set when the loop is asked to stop: a pass finishes the event in hand and no more."""
 
     # ------------------------------------------------------------ one pass
     def reconcile_once(self) -> PassResult:
         result = PassResult()
         tried: set[str] = set()
         for _ in range(QUARANTINE_ROUNDS):
+            if self.stopping.is_set():
+                break
             everything = resource.list_events(self.api)
             pending = [s for s in everything if not s.phase]
             # a node with an event that failed this pass waits for the next pass, keeping its order
@@ -224,6 +233,8 @@ class Controller:
         done = []
         try:
             for stored in events:
+                if self.stopping.is_set():
+                    break  # the rest waits for the next leader; what was written stays consistent
                 try:
                     done.append(self._process(stored))
                 except errors.ToolError as exc:
@@ -313,16 +324,23 @@ class Controller:
             watch=Watch(resource.RESOURCE.path(), _unprocessed),
             on_leading=lambda leading: LEADER.set(1 if leading else 0),
             on_error=_failed_pass,
+            on_restart=_restarted,
         )
 
     def run(self, stop: threading.Event) -> None:
-        """Until ``stop``: hold the Lease, reconcile, wait for a HealthEvent change."""
+        """Until ``stop``: hold the Lease, reconcile, wait for a HealthEvent change. A stop asked
+        during a pass ends it after the event in hand (its node write and status write done)."""
+        self.stopping = stop
         self.loop().run(stop)
 
 
 def _unprocessed(kind: str, obj: dict[str, Any]) -> bool:
     """A HealthEvent added or changed without an outcome: the next pass is due."""
     return kind in ("ADDED", "MODIFIED") and not (obj.get("status") or {}).get("phase")
+
+
+def _restarted(resource_name: str, reason: str) -> None:
+    WATCH_RESTARTS.inc(resource=resource_name, reason=reason)
 
 
 def _failed_pass(exc: errors.ToolError) -> None:

@@ -78,19 +78,24 @@ class FollowUp:
                 continue
             node = nodes.get(self.api, name)
             status = stored.status
-            if self.cfg.settings.node_drainer.enabled:
-                new_drain = self.drainer.step(stored, node, events)
-            else:
-                new_drain = resource.DrainStatus(state="AlreadyDrained", message="drain disabled")
+            # a step's Events are written once its status is: a failed status write redoes the step
+            with self.drainer.events.held():
+                if self.cfg.settings.node_drainer.enabled:
+                    new_drain = self.drainer.step(stored, node, events)
+                else:
+                    new_drain = resource.DrainStatus(state="AlreadyDrained", message="drain disabled")
+                if new_drain != status.drain:
+                    resource.update_status(self.api, stored.name, drain=new_drain)
             if new_drain != status.drain:
-                resource.update_status(self.api, stored.name, drain=new_drain)
                 counts[f"drain:{new_drain.state}"] = counts.get(f"drain:{new_drain.state}", 0) + 1
             status = status.model_copy(update={"drain": new_drain})
             stored = events[i] = dataclasses.replace(stored, status=status)
             if new_drain.state not in drain.DONE or not self.cfg.settings.fault_remediation.enabled:
                 continue
-            new_rem = self.remediator.step(stored, nodes.get(self.api, name))
+            with self.remediator.events.held():
+                new_rem = self.remediator.step(stored, nodes.get(self.api, name))
+                if new_rem != status.remediation:
+                    resource.update_status(self.api, stored.name, remediation=new_rem)
             if new_rem != status.remediation:
-                resource.update_status(self.api, stored.name, remediation=new_rem)
                 counts[f"remediation:{new_rem.state}"] = counts.get(f"remediation:{new_rem.state}", 0) + 1
             events[i] = dataclasses.replace(stored, status=status.model_copy(update={"remediation": new_rem}))

@@ -206,7 +206,10 @@ class Quarantiner:
                 changed = changed or not entry.get("enforced")
                 entry["enforced"] = True
         if not changed:
-            return Outcome("AlreadyQuarantined", decision.matched)
+            # every cause already names this event: its own write was stored (a retry after a lost
+            # answer, a pass redone after a crash), so the outcome is the one it had
+            own = all((current.get(key) or {}).get("event") == event_name for key in cause_keys(ev))
+            return Outcome("Quarantined" if own and held == acting else "AlreadyQuarantined", decision.matched)
         events = _json(anns, ANN_EVENTS, [])
         events.append(ev.wire())
         updates: dict[str, str | None] = {

@@ -181,14 +181,20 @@ def set_status(api: KubeApi, name: str, status: Status) -> None:
 
 
 def update_status(api: KubeApi, name: str, **parts: BaseModel | str | None) -> None:
-    """Replace some status fields (drain, remediation, ...) and keep the others, conflict-safe."""
+    """Replace some status fields (drain, remediation, ...) and keep the others, conflict-safe.
+
+    Each attempt reads first and writes only what differs: a write the server stored before
+    failing to answer is found done by the retry, not written again."""
 
     def attempt() -> None:
         current = rest.get(api, RESOURCE.path(name=name), what=f"healthevent {name}")
         status = dict(current.get("status") or {})
         for key, value in parts.items():
             status[key] = value.model_dump(exclude_none=True) if isinstance(value, BaseModel) else value
-        current["status"] = {k: v for k, v in status.items() if v is not None}
+        wanted = {k: v for k, v in status.items() if v is not None}
+        if wanted == (current.get("status") or {}):
+            return
+        current["status"] = wanted
         rest.replace(api, RESOURCE.path(name=name) + "/status", current, what=f"healthevent {name}")
 
     retry.call(

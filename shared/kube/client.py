@@ -6,16 +6,19 @@ merged as kubectl merges them), else ``~/.kube/config``, else the in-cluster ser
 ``NotFound`` naming the file or context; credentials never appear in a message.
 
 ``KUBECONFIG`` is read when a client is built, not when the module is imported (the kubernetes
-package freezes it at import, which would surprise tests and long-running programs).
+package freezes it at import, which would surprise tests and long-running programs). A
+long-running controller whose token was rotated (a projected ServiceAccount token, a renewed
+kubeconfig) reads it again with ``reload_credentials`` when the server refuses the old one.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import weakref
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from shared import errors, logs
 from shared.kube.api import KubeApi
@@ -89,13 +92,34 @@ def new_client(
     service_account_dir: Path = SERVICE_ACCOUNT_DIR,
 ) -> ClosableKubeApi:
     """A ``kubernetes.client.ApiClient`` for the chosen cluster; the caller closes it (``close``)."""
-    from kubernetes import client, config
-    from kubernetes.config.config_exception import ConfigException
+    from kubernetes import client
     from urllib3 import Retry
 
     source = find_source(
         kubeconfig=kubeconfig, context=context, environ=environ, home=home, service_account_dir=service_account_dir
     )
+
+    def configure() -> Any:
+        return _configuration(source, context=context, environ=environ, service_account_dir=service_account_dir)
+
+    configuration = configure()
+    # Only connection set-up is retried below us; statuses (409/429/5xx) and broken reads are
+    # left to shared.kube.retry, so there is one visible retry policy, not two stacked ones.
+    configuration.retries = Retry(
+        total=2, connect=2, read=0, status=0, other=0, redirect=0, respect_retry_after_header=False
+    )
+    api: ClosableKubeApi = client.ApiClient(configuration)
+    _RELOADERS[api] = configure
+    return api
+
+
+def _configuration(
+    source: Source, *, context: str | None, environ: Mapping[str, str] | None, service_account_dir: Path
+) -> Any:
+    """A client Configuration read from ``source`` now (files and token as they are at this moment)."""
+    from kubernetes import client, config
+    from kubernetes.config.config_exception import ConfigException
+
     configuration = client.Configuration()
     try:
         if source.kind == "in-cluster":
@@ -123,13 +147,32 @@ def new_client(
         raise errors.InvalidInput(
             f"unusable cluster configuration: {type(exc).__name__}", where=source.describe()
         ) from exc
-    # Only connection set-up is retried below us; statuses (409/429/5xx) and broken reads are
-    # left to shared.kube.retry, so there is one visible retry policy, not two stacked ones.
-    configuration.retries = Retry(
-        total=2, connect=2, read=0, status=0, other=0, redirect=0, respect_retry_after_header=False
-    )
-    api: ClosableKubeApi = client.ApiClient(configuration)
-    return api
+    return configuration
+
+
+_RELOADERS: weakref.WeakKeyDictionary[Any, Callable[[], Any]] = weakref.WeakKeyDictionary()
+"""How each client this module built reads its configuration again."""
+_CREDENTIALS = ("api_key", "api_key_prefix", "username", "password", "refresh_api_key_hook")
+"""What a rotation changes; the server, its CA and the client certificate stay as built."""
+
+
+def reload_credentials(api: KubeApi) -> bool:
+    """Read the client's kubeconfig (or service account token) again and use its credentials from
+    the next request on; False when ``api`` was not built here or the configuration is unreadable now."""
+    try:
+        reload = _RELOADERS.get(api)
+    except TypeError:  # not weakly referenceable: certainly not one of ours
+        return False
+    configuration = getattr(api, "configuration", None)
+    if reload is None or configuration is None:
+        return False
+    try:
+        fresh = reload()
+    except errors.ToolError:
+        return False
+    for name in _CREDENTIALS:
+        setattr(configuration, name, getattr(fresh, name, None))
+    return True
 
 
 def close(api: ClosableKubeApi) -> None:

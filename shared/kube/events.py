@@ -25,12 +25,13 @@ cluster timestamps and names follow virtual time.
 from __future__ import annotations
 
 import collections
+import contextlib
 import logging
 import re
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -52,8 +53,10 @@ CACHE_SIZE = 4096
 """Events remembered for aggregation (client-go's ``maxLruCacheEntries``); the oldest is forgotten first."""
 MAX_MESSAGE = 1024
 """Longest message written; longer ones are cut (events.k8s.io's limit for ``note``)."""
-POLICY = retry.RetryPolicy(attempts=3, base_delay=0.1, max_delay=0.5)
-"""An Event is not worth holding a controller's pass for long: a few quick tries, then give up."""
+POLICY = retry.RetryPolicy(attempts=6, base_delay=0.2, max_delay=2.0)
+"""An Event is not worth holding a controller's pass for long, but one lost to an API server restart
+leaves operators blind to what happened: tries for about five seconds (a short outage, a burst of
+429s), then give up."""
 ATTEMPTS_ON_NAME_CLASH = 3
 _REASON = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 _NAME_TAIL = 17  # "." and 16 hex digits
@@ -197,8 +200,28 @@ class Recorder:
         self.sleep = sleep
         self._lock = threading.Lock()
         self._seen: collections.OrderedDict[Key, _Seen] = collections.OrderedDict()
+        self._local = threading.local()
 
     # ------------------------------------------------------------ the API
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """Hold the Events this thread records until the block ends, then write them; an error
+        in the block drops them. For a step that is redone when the write recording its progress
+        fails: its Events are redone with it, so each is written once (nested blocks join the
+        outer one)."""
+        if getattr(self._local, "held", None) is not None:
+            yield
+            return
+        self._local.held = []
+        try:
+            yield
+        except BaseException:
+            self._local.held = None
+            raise
+        pending, self._local.held = self._local.held, None
+        for obj, fields in pending:
+            self.record(obj, **fields)
+
     def normal(self, obj: Mapping[str, Any], reason: str, message: str, **ref: str) -> bool:
         return self.record(obj, type=NORMAL, reason=reason, message=message, **ref)
 
@@ -220,6 +243,12 @@ class Recorder:
         Never raises for the API's answer (see the module docstring). Raises ValueError for a type
         other than Normal/Warning, a reason that is not UpperCamelCase, or an object without uid: those
         are mistakes in the caller."""
+        held: list[tuple[Mapping[str, Any], dict[str, Any]]] | None = getattr(self._local, "held", None)
+        if held is not None:
+            held.append(
+                (obj, {"type": type, "reason": reason, "message": message, "kind": kind, "api_version": api_version})
+            )
+            return True
         if type not in TYPES:
             raise ValueError(f"event type must be one of {', '.join(TYPES)}, not {type!r}")
         if not _REASON.match(reason):
@@ -291,9 +320,21 @@ class Recorder:
                 self._call("POST", rest.core_path("events", namespace), body, _JSON, what=body["metadata"]["name"])
                 break
             except kube_errors.AlreadyExists:
+                if self._is_ours(namespace, body):
+                    break  # a retry of a create the server stored but did not answer: done
                 if attempt == ATTEMPTS_ON_NAME_CLASH - 1:
                     raise  # another writer names Events at the same instant: give this one up
         return _Seen(namespace, body["metadata"]["name"], 1, moment)
+
+    def _is_ours(self, namespace: str, body: dict[str, Any]) -> bool:
+        """Whether the Event already stored under ``body``'s name is this very one."""
+        name = body["metadata"]["name"]
+        try:
+            found = rest.get(self.api, rest.core_path("events", namespace, name), what=f"event {name}")
+        except errors.NotFound:
+            return False
+        same = ("involvedObject", "reason", "message", "source", "firstTimestamp", "type")
+        return all(found.get(k) == body.get(k) for k in same)
 
     def _call(self, method: str, path: str, body: dict[str, Any], content_type: str, *, what: str) -> None:
         def once() -> None:

@@ -6,6 +6,15 @@ polling (every ``poll_seconds`` of cluster time) or watching (until a change in 
 wakes it). ``wake`` cuts the wait short. On stop it lets go of what its passes hold and then of
 the Lease, so a standby replica takes over at once instead of waiting for the Lease to expire.
 
+It survives what a real API server does to long-running clients: a watch cut short (a restart,
+a load balancer's idle timeout) is resumed from the last resourceVersion it saw; a 410 lists
+again at once; a failed pass (429, 5xx, an outage, a 409 that outlived its retries) is retried
+after a backoff that doubles with each failure in a row, with jitter so replicas of many
+controllers do not retry in lockstep, and never sooner than the server's ``Retry-After``. Refused
+credentials (401/403) are fatal: after one fresh read of the kubeconfig (a rotated token) a
+second refusal in a row ends ``run`` with the ``Unauthorized`` error (exit 4), because retrying
+a wrong token or a missing permission only floods the server and the log.
+
 Level-based: a pass reads everything it needs from the cluster and its progress lives on the
 objects, so the loop carries nothing between passes but the Lease, and a replica started after a
 crash, or a standby that takes an expired Lease over, resumes where the objects say. Cluster
@@ -19,6 +28,8 @@ runs on the loop.
 from __future__ import annotations
 
 import logging
+import math
+import random
 import threading
 import time
 from collections.abc import Callable
@@ -29,8 +40,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from shared import clock, errors
 from shared.clock import Clock
+from shared.kube import client as kube_client
 from shared.kube import errors as kube_errors
-from shared.kube import leases, rest, watch
+from shared.kube import leases, rest, retry, watch
 from shared.kube.api import KubeApi
 
 logger = logging.getLogger(__name__)
@@ -85,7 +97,14 @@ class ControllerSettings(BaseModel):
         None,
         gt=0,
         description="Real seconds to wait after a failed pass before the next attempt; unset (the "
-        "default): as long as a poll. Short, because the next pass redoes only what did not happen.",
+        "default): as long as a poll. Short, because the next pass redoes only what did not happen. "
+        "Doubled for each further failure in a row (with jitter), up to max_backoff_seconds.",
+    )
+    max_backoff_seconds: float = Field(
+        30.0,
+        gt=0,
+        description="Real seconds the wait after failures in a row grows to at most (default 30): an "
+        "outage is then polled twice a minute, and the first pass after it comes within that long.",
     )
 
     @model_validator(mode="after")
@@ -131,6 +150,7 @@ class Hooks(TypedDict, total=False):
     on_leading: Callable[[bool], None]
     on_error: Callable[[errors.ToolError], None]
     on_stop: Callable[[], None]
+    on_restart: Callable[[str, str], None]
 
 
 @dataclass
@@ -153,7 +173,14 @@ class LeaderLoop:
     """Told of a failed pass (a conflict, an unreachable API server); the loop then retries."""
     on_stop: Callable[[], None] = _nothing
     """Lets go of what the passes hold (their own Leases), before the loop gives its Lease up."""
+    on_restart: Callable[[str, str], None] = _nothing
+    """Told (resource, reason) when a watch had to start again: ``dropped`` (cut mid-stream,
+    resumed from its last resourceVersion) or ``expired`` (410: listed again)."""
     leading: bool = field(default=False, init=False)
+    failures: int = field(default=0, init=False)
+    """Failed turns in a row: the backoff's exponent."""
+    _reread_credentials: bool = field(default=False, init=False, repr=False)
+    _led: bool = field(default=False, init=False, repr=False)
     _watching: tuple[Watch, int] | None = field(default=None, init=False, repr=False)
     _woken: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
 
@@ -199,7 +226,9 @@ class LeaderLoop:
             self._let_go()
 
     def turn(self, stop: threading.Event) -> None:
-        """One round: the Lease, and as its holder a pass and the wait for the next one."""
+        """One round: the Lease, and as its holder a pass and the wait for the next one.
+
+        Raises ``Unauthorized`` when the credentials are refused twice in a row."""
         try:
             self.leading = leases.try_acquire(
                 self.api,
@@ -210,31 +239,72 @@ class LeaderLoop:
                 now=self.clock.now,
             )
             self.on_leading(self.leading)
+            self._led = self._led or self.leading
             if not self.leading:
+                self._succeeded()
                 self._wait(stop, self.settings.standby_seconds)
                 return
             if self._watching is None:
                 self.reconcile()
+                self._succeeded()
                 self._poll(stop)
             else:
                 self._pass_and_watch(stop, *self._watching)
+                self._succeeded()
         except kube_errors.Expired:
+            if self._watching is not None:
+                self.on_restart(_resource(self._watching[0]), "expired")
             return  # the watch's resourceVersion is too old: list again at once
+        except errors.Unauthorized as exc:
+            self._refused(exc)
         except errors.ToolError as exc:
+            self.failures += 1
             self.on_error(exc)
-            self._wait(stop, self.settings.retry_seconds)
+            self._back_off(stop, exc)
+
+    def _succeeded(self) -> None:
+        self.failures = 0
+        self._reread_credentials = False
+
+    def _refused(self, exc: errors.Unauthorized) -> None:
+        """Read the credentials again once (a rotated token); refused again, give up."""
+        if self._reread_credentials or not kube_client.reload_credentials(self.api):
+            raise exc
+        self._reread_credentials = True
+        logger.warning("credentials refused (%s); read them again and retry once", exc.line())
+
+    def _back_off(self, stop: threading.Event, exc: errors.ToolError) -> None:
+        """After a failure: a poll (a polling loop's first failure), or real seconds that double
+        with each failure in a row, and at least what the server asked for in ``Retry-After``."""
+        retry_after = exc.retry_after if isinstance(exc, kube_errors.Throttled) else None
+        base = self.settings.retry_seconds
+        if base is None and self.failures == 1 and retry_after is None:
+            self._poll(stop)
+            return
+        pause = backoff_seconds(self.failures, self.settings, retry_after=retry_after)
+        stop.wait(pause)
 
     def _pass_and_watch(self, stop: threading.Event, watching: Watch, seconds: int) -> None:
-        """Read the collection's resourceVersion, pass, then watch from that version: what
-        changed during the pass wakes the next one at once."""
+        """Read the collection's resourceVersion, pass, then watch from that version for up to
+        ``seconds``: what changed during the pass wakes the next one at once, and a watch cut
+        short is resumed from the last version it saw rather than listed again."""
         listing = rest.get(self.api, watching.path, what=watching.path.rsplit("/", 1)[-1])
         version = (listing.get("metadata") or {}).get("resourceVersion")
         self.reconcile()
-        if not self._woken.is_set():
-            changes = watch.events(self.api, watching.path, resource_version=version, timeout_seconds=seconds)
-            for kind, obj in changes:
-                if stop.is_set() or self._woken.is_set() or watching.wakes(kind, obj):
-                    break
+        deadline = time.monotonic() + seconds
+        while not (stop.is_set() or self._woken.is_set()):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            changes = watch.events(
+                self.api, watching.path, resource_version=version, timeout_seconds=max(1, math.ceil(left))
+            )
+            if any(stop.is_set() or self._woken.is_set() or watching.wakes(kind, obj) for kind, obj in changes):
+                break
+            version = changes.version
+            if not changes.broken:
+                break  # the server ended it at its timeout: time for the next pass
+            self.on_restart(_resource(watching), "dropped")
         self._woken.clear()
 
     def _wait(self, stop: threading.Event, real_seconds: float | None) -> None:
@@ -258,7 +328,8 @@ class LeaderLoop:
         """What the passes hold, then the Lease (if ours); a failure only makes the next holder
         wait for the Lease to expire, so it is logged and the stop goes on."""
         try:
-            self.on_stop()
+            if self._led:  # passes ran, so they may hold something
+                self.on_stop()
             if self.leading:
                 leases.release(self.api, self.namespace, self.lease, identity=self.identity)
         except errors.ToolError as exc:
@@ -266,3 +337,21 @@ class LeaderLoop:
         finally:
             self.leading = False
             self.on_leading(False)
+
+
+def backoff_seconds(failures: int, settings: ControllerSettings, *, retry_after: float | None = None) -> float:
+    """Real seconds to wait after ``failures`` failed turns in a row: ``retry_seconds`` doubled per
+    further failure, half of it random, capped at ``max_backoff_seconds``; never below the
+    server's Retry-After (capped the same way)."""
+    base = settings.retry_seconds or settings.poll_seconds
+    cap = max(base, settings.max_backoff_seconds)
+    policy = retry.RetryPolicy(base_delay=base, max_delay=cap, jitter=0.5)
+    pause = retry.delay_for(max(1, failures), policy, unit=random.random())
+    if retry_after is not None:
+        pause = max(pause, min(retry_after, cap))
+    return pause
+
+
+def _resource(watching: Watch) -> str:
+    """The watched collection's resource name (the last part of its path), for metrics."""
+    return watching.path.rstrip("/").rsplit("/", 1)[-1]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import socket
 import threading
+from dataclasses import dataclass
 
 from shared import clock, errors, metrics
 from shared.certify import controller as ccontroller
@@ -155,6 +156,17 @@ class Controller:
         logger.warning("lifecycle pass failed, retrying: %s", exc.line())
 
 
+@dataclass
+class Running:
+    """A replica on its own thread, and the error that ended it early (refused credentials)."""
+
+    thread: threading.Thread
+    error: errors.ToolError | None = None
+
+    def join(self, timeout: float) -> None:
+        self.thread.join(timeout=timeout)
+
+
 def start(
     api: KubeApi,
     lm: settings.LifecycleManager,
@@ -165,9 +177,11 @@ def start(
     source: str,
     stop: threading.Event,
     install: bool = True,
-) -> threading.Thread | None:
+) -> Running | None:
     """Install the CRDs (unless ``install`` is False: the chart did) and run a replica on a daemon
-    thread until ``stop`` (None when disabled)."""
+    thread until ``stop`` (None when disabled). An error that ends the replica (its credentials
+    refused) is kept on the result and sets ``stop``, so the whole program ends with it instead of
+    running on half blind."""
     if not lm.enabled:
         return None
     if install:
@@ -177,6 +191,14 @@ def start(
         from shared.certify import service as cservice
 
         cservice.install_crds(lambda: api)
-    thread = threading.Thread(target=replica.run, args=(stop,), name="nvsentinel-lifecycle", daemon=True)
-    thread.start()
-    return thread
+
+    def run() -> None:
+        try:
+            replica.run(stop)
+        except errors.ToolError as exc:
+            running.error = exc
+            stop.set()
+
+    running = Running(threading.Thread(target=run, name="nvsentinel-lifecycle", daemon=True))
+    running.thread.start()
+    return running

@@ -60,22 +60,25 @@ def run(
     stop: threading.Event | None = None,
     install: bool = True,
 ) -> None:
-    """Run the controllers until ``stop`` (or Ctrl-C): fault quarantine on this thread, the lifecycle
-    (when enabled) on its own; ``install=False`` trusts the CRD and namespace exist (the chart's
-    pods: their role may then neither write CRDs nor create namespaces)."""
+    """Run the controllers until ``stop`` (SIGTERM or Ctrl-C when on the main thread): fault
+    quarantine on this thread, the lifecycle (when enabled) on its own; ``install=False`` trusts the
+    CRD and namespace exist (the chart's pods: their role may then neither write CRDs nor create
+    namespaces). Both let go of their Leases before this returns; an error that ends either one
+    (refused credentials) stops the other and is raised here."""
+    from shared import stopping
     from shared.health import controller, resource
     from shared.kube import client
     from shared.lifecycle import controller as lifecycle
 
     cfg = config.load(values_file, enforce=enforce)
     stop = stop or threading.Event()
-    with client.LazyClient(kubeconfig=cluster.kubeconfig, context=cluster.context) as lazy:
+    with client.LazyClient(kubeconfig=cluster.kubeconfig, context=cluster.context) as lazy, stopping.on_signals(stop):
         api = lazy()
         if install:
             resource.install(api)
             controller.ensure_namespace(api, cluster.namespace)
         ctl = controller.Controller(api, cfg.health, namespace=cluster.namespace, clk=clock.for_api_client(api))
-        lifecycle_thread = lifecycle.start(
+        lifecycle_run = lifecycle.start(
             api,
             cfg.lifecycle,
             namespace=cluster.namespace,
@@ -87,7 +90,9 @@ def run(
         )
         try:
             ctl.run(stop)
-        except KeyboardInterrupt:
+        finally:
             stop.set()
-        if lifecycle_thread is not None:
-            lifecycle_thread.join(timeout=5)
+            if lifecycle_run is not None:
+                lifecycle_run.join(timeout=30)
+        if lifecycle_run is not None and lifecycle_run.error is not None:
+            raise lifecycle_run.error

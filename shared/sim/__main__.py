@@ -152,6 +152,9 @@ def api_faults(
     throttle_rate: float | None = typer.Option(
         None, "--throttle-rate", min=0, max=1, help="Share of requests answered 429."
     ),
+    stored_error_rate: float | None = typer.Option(
+        None, "--stored-error-rate", min=0, max=1, help="Share of writes stored, then answered 500."
+    ),
     drop_watches: bool = typer.Option(False, "--drop-watches", help="Cut every open watch now."),
     down_seconds: float | None = typer.Option(
         None, "--down-seconds", min=0, help="Cut every API connection for T seconds."
@@ -173,6 +176,7 @@ def api_faults(
         "conflict_rate": conflict_rate,
         "error_rate": error_rate,
         "throttle_rate": throttle_rate,
+        "stored_error_rate": stored_error_rate,
         "drop_watches": drop_watches or None,
         "down_seconds": down_seconds,
         "kill_after_writes": kill_after_writes,

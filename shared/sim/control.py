@@ -31,6 +31,7 @@ _FAULT_FIELDS = (
     "conflict_rate",
     "error_rate",
     "throttle_rate",
+    "stored_error_rate",
     "down_seconds",
     "kill_after_writes",
     "kill_identity",

@@ -16,12 +16,14 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from shared import clock, errors
 from shared.kube import errors as kube_errors
 from shared.kube import leases, rest
-from shared.kube.leaderloop import ControllerSettings, LeaderLoop, Watch
+from shared.kube.leaderloop import ControllerSettings, LeaderLoop, Watch, backoff_seconds
 
 DEADLINE = 30.0
 QUICK = ControllerSettings(poll_seconds=0.05, slice_seconds=0.05)
@@ -194,3 +196,87 @@ def test_a_controllers_loop_runs_on_its_own_client_namespace_identity_and_clock(
     assert (loop.lease, loop.settings, loop.watch) == ("widgets", QUICK, None)
     loop.on_stop()
     assert stopped == ["x"]
+
+
+WATCHING = ControllerSettings(watch_seconds=5, standby_seconds=0.05, retry_seconds=0.05)
+
+
+def test_a_watch_cut_mid_stream_is_resumed_from_its_last_version_without_listing_again(
+    sim: Any, api_client: Any, replicas: list[Replica]
+) -> None:
+    path = rest.core_path("configmaps", "default")
+    restarts: list[tuple[str, str]] = []
+    a = Replica(
+        api_client,
+        "replica-a",
+        WATCHING,
+        watch=Watch(path, lambda kind, obj: False),
+        on_restart=lambda r, why: restarts.append((r, why)),
+    )
+    replicas.append(a)
+    a.start()
+    _until(lambda: a.passes == 1, "the first pass")
+    _until(lambda: any(r.verb == "watch" for r in sim.audit.records()), "the watch")
+    lists = sum(1 for r in sim.audit.records() if r.verb == "list" and r.resource == "configmaps")
+    sim.faults.drop_watches()
+    _until(lambda: restarts == [("configmaps", "dropped")], "the restart")
+    _until(lambda: sum(1 for r in sim.audit.records() if r.verb == "watch") >= 2, "the second watch")
+    assert a.passes == 1  # no new pass, no new list: the watch went on from where it was
+    assert sum(1 for r in sim.audit.records() if r.verb == "list" and r.resource == "configmaps") == lists
+
+
+def test_refused_credentials_end_the_loop_after_one_fresh_read(sim: Any, tmp_path: Any) -> None:
+    from shared.kube import client
+    from shared.sim.apiserver import identities
+
+    token = sim.identities.mint(identities.Identity("short-lived", (identities.MASTERS, identities.AUTHENTICATED)))
+    path = sim.write_kubeconfig(tmp_path / "kubeconfig")
+    path.write_text(path.read_text().replace(sim.identities.admin_token, token))
+    api = client.new_client(kubeconfig=path)
+    try:
+        sim.identities.revoke(token)
+        failures: list[errors.ToolError] = []
+        loop = LeaderLoop(
+            api=api,
+            namespace="default",
+            lease="widget-controller",
+            identity="a",
+            clock=clock.WALL,
+            settings=QUICK,
+            reconcile=lambda: None,
+            on_error=failures.append,
+        )
+        with pytest.raises(errors.Unauthorized):
+            loop.run(threading.Event())
+        assert failures == []  # not retried as a passing failure
+        assert [r.code for r in sim.audit.records()] == [401, 401]  # first try, then the fresh read's
+    finally:
+        client.close(api)
+
+
+def test_reading_the_credentials_again_needs_a_client_built_from_a_configuration(api_client: Any) -> None:
+    from shared.kube import client
+
+    assert client.reload_credentials(api_client) is True
+    assert client.reload_credentials(object()) is False
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    failures=st.integers(min_value=1, max_value=40),
+    retry=st.floats(min_value=0.01, max_value=10),
+    cap=st.floats(min_value=0.01, max_value=120),
+    retry_after=st.none() | st.floats(min_value=0, max_value=600),
+)
+def test_the_backoff_doubles_with_jitter_up_to_its_cap_and_honours_retry_after(
+    failures: int, retry: float, cap: float, retry_after: float | None
+) -> None:
+    s = ControllerSettings(retry_seconds=retry, max_backoff_seconds=cap)
+    pause = backoff_seconds(failures, s, retry_after=retry_after)
+    ceiling = max(retry, cap)
+    expected = min(ceiling, retry * 2.0 ** (failures - 1))
+    floor = expected / 2
+    if retry_after is not None:
+        floor = max(floor, min(retry_after, ceiling))
+    assert floor - 1e-9 <= pause <= max(expected, min(retry_after or 0, ceiling)) + 1e-9
+    assert pause <= ceiling + 1e-9

@@ -28,6 +28,9 @@ class Record:
     code: int
     warnings: tuple[str, ...] = ()
     """The ``Warning`` headers the answer carried (unknown fields dropped under Warn, ...)."""
+    stored: bool = False
+    """A write that reached the store: answered 2xx, or stored and then answered with an injected
+    500 (``stored_error_rate``). What "done" means when counting a client's actions."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

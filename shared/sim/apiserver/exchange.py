@@ -20,7 +20,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from shared.sim.apiserver import admission, audit, defaults, tables
+from shared.sim.apiserver import admission, audit, defaults, faults, tables
 from shared.sim.apiserver.apierrors import ApiError
 from shared.sim.apiserver.host import Host
 
@@ -46,6 +46,7 @@ class Exchange(BaseHTTPRequestHandler):
     sim: Host  # set on the subclass the server builds
     _pending: audit.Record | None = None  # this request's audit line, until its answer goes out
     _warnings: list[str]  # this request's warnings, set per request
+    _after_store: ApiError | None = None  # an injected failure to answer once the write is stored
 
     def date_time_string(self, timestamp: float | None = None) -> str:
         """The ``Date`` header carries the cluster's virtual time."""
@@ -102,7 +103,13 @@ class Exchange(BaseHTTPRequestHandler):
         content_type: str = JSON,
         headers: dict[str, str] | list[tuple[str, str]] | None = None,
     ) -> None:
-        self._audit(code)
+        failure, self._after_store = self._after_store, None
+        if failure is not None and 200 <= code < 300:
+            self._audit(failure.code, stored=True)
+            data, content_type = json.dumps(failure.status(), separators=(",", ":")).encode(), JSON
+            code, headers = failure.code, failure.headers
+        else:
+            self._audit(code)
         self.send_response(code)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
@@ -114,13 +121,15 @@ class Exchange(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _audit(self, code: int) -> None:
+    def _audit(self, code: int, *, stored: bool = False) -> None:
         """Record the request before its answer leaves, so whoever reads the audit after a
         response sees the request in it (a client acts on the answer at once)."""
         pending: audit.Record | None = getattr(self, "_pending", None)
         self._pending = None
         if pending is not None:
-            self.sim.audit.add(dataclasses.replace(pending, code=code, warnings=tuple(self._warnings)))
+            dry_run = "dryRun=" in urlsplit(self.path).query
+            stored = stored or (200 <= code < 300 and pending.verb in faults.WRITE_VERBS and not dry_run)
+            self.sim.audit.add(dataclasses.replace(pending, code=code, warnings=tuple(self._warnings), stored=stored))
 
     def _send_json(self, code: int, obj: Any, headers: dict[str, str] | list[tuple[str, str]] | None = None) -> None:
         self._send(code, json.dumps(obj, separators=(",", ":")).encode(), headers=headers)

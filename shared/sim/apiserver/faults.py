@@ -5,7 +5,10 @@ these faults let tests and rehearsals provoke each case on purpose. Rates draw f
 random source so a run can be repeated; one-shot rules ("fail the next 2 PATCHes of nodes with
 409") make a test exact. ``kill_after_writes`` makes every write of one identity after the K-th
 vanish without an answer, as if that client had died mid-way: the hook for "a controller killed
-after its k-th write resumes without doing anything twice" tests.
+after its k-th write resumes without doing anything twice" tests. ``stored_error_rate`` answers a
+write 500 *after* storing it, as a real server does when etcd commits but the answer times out
+("etcdserver: request timed out"): the client cannot tell it from a write that never happened, so
+its retry must read first and find the change done.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from typing import Any
 from shared.sim.apiserver.apierrors import ApiError
 
 WRITE_VERBS = frozenset({"create", "update", "patch", "delete", "deletecollection"})
+STORED_ERROR_MESSAGE = "Internal error occurred: etcdserver: request timed out"
+"""What kube-apiserver answers when etcd took the write but did not confirm it in time."""
 
 
 @dataclass
@@ -29,6 +34,7 @@ class FaultSettings:
     conflict_rate: float = 0.0  # probability a write answers 409 Conflict
     error_rate: float = 0.0  # probability a request answers 500
     throttle_rate: float = 0.0  # probability a request answers 429 with Retry-After
+    stored_error_rate: float = 0.0  # probability a write is stored and then answered 500
     down_until: float = 0.0  # time.monotonic() until which connections are cut
     kill_after_writes: int | None = None
     kill_identity: str | None = None
@@ -58,6 +64,7 @@ class Decision:
     delay: float = 0.0
     error: ApiError | None = None
     drop: bool = False  # close the connection without an answer
+    after_store: ApiError | None = None  # store the write, then answer this instead of success
 
 
 def error_for(status: int, *, resource: str = "", name: str = "") -> ApiError:
@@ -101,6 +108,7 @@ class Faults:
         conflict_rate: float | None = None,
         error_rate: float | None = None,
         throttle_rate: float | None = None,
+        stored_error_rate: float | None = None,
         down_seconds: float | None = None,
         kill_after_writes: int | None = None,
         kill_identity: str | None = None,
@@ -114,6 +122,7 @@ class Faults:
                 ("conflict_rate", conflict_rate),
                 ("error_rate", error_rate),
                 ("throttle_rate", throttle_rate),
+                ("stored_error_rate", stored_error_rate),
             ):
                 if value is not None:
                     if value < 0 or (name != "latency_ms" and value > 1):
@@ -182,10 +191,17 @@ class Faults:
                     break
             self.rules = [r for r in self.rules if r.count > 0]
             if decision.error is None:
-                if s.error_rate and self.rng.random() < s.error_rate:
-                    decision.error = error_for(500)
-                elif s.throttle_rate and self.rng.random() < s.throttle_rate:
-                    decision.error = error_for(429)
-                elif verb in ("update", "patch") and s.conflict_rate and self.rng.random() < s.conflict_rate:
-                    decision.error = error_for(409, resource=resource, name=name)
+                self._roll(decision, verb=verb, resource=resource, name=name)
             return decision
+
+    def _roll(self, decision: Decision, *, verb: str, resource: str, name: str) -> None:
+        """The rate-driven faults, at most one per request (the caller holds the lock)."""
+        s = self.settings
+        if s.error_rate and self.rng.random() < s.error_rate:
+            decision.error = error_for(500)
+        elif s.throttle_rate and self.rng.random() < s.throttle_rate:
+            decision.error = error_for(429)
+        elif verb in ("update", "patch") and s.conflict_rate and self.rng.random() < s.conflict_rate:
+            decision.error = error_for(409, resource=resource, name=name)
+        elif verb in WRITE_VERBS and s.stored_error_rate and self.rng.random() < s.stored_error_rate:
+            decision.after_store = ApiError(500, "InternalError", STORED_ERROR_MESSAGE)

@@ -66,6 +66,7 @@ class Handler(verbs.Verbs):
         query = {k: v[0] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
         self._pending = None
         self._warnings = []
+        self._after_store = None
         try:
             self._serve(method, parts.path, query)
         except _Drop:
@@ -111,6 +112,9 @@ class Handler(verbs.Verbs):
     def _authenticate(self) -> identities.Identity:
         who = self.sim.identities.who(self._token())
         if who is None:
+            # audited as a real server audits failed authentication: no user, the request's path
+            path = urlsplit(self.path).path
+            self._pending = audit.Record(identities.ANONYMOUS, self.command.lower(), "", path, "", "", 0)
             raise ApiError(401, "Unauthorized", "Unauthorized")
         who = impersonation.impersonate(self.sim.authorizer, who, self.headers.items())
         self._who = who
@@ -155,6 +159,7 @@ class Handler(verbs.Verbs):
             raise _Drop()
         if decision.error is not None:
             raise decision.error
+        self._after_store = decision.after_store
 
     def _non_resource(self, path: str, who: identities.Identity) -> bool:
         """Answer a GET of discovery, /version, health or OpenAPI; False when ``path`` is none of them."""

@@ -18,6 +18,7 @@ AUTHENTICATED = "system:authenticated"
 UNAUTHENTICATED = "system:unauthenticated"
 SERVICE_ACCOUNTS = "system:serviceaccounts"
 ADMIN_USER = "sim-admin"
+ANONYMOUS = "system:anonymous"
 CREDENTIAL_ID = "authentication.kubernetes.io/credential-id"
 _SA_PREFIX = "system:serviceaccount:"
 
@@ -94,6 +95,13 @@ class Identities:
             return None
         with self._lock:
             return self._tokens.get(token)
+
+    def revoke(self, token: str) -> None:
+        """Refuse ``token`` from now on (401), as a real server refuses an expired bound token or
+        one whose ServiceAccount was deleted; the admin token cannot be revoked."""
+        with self._lock:
+            if token != self.admin_token:
+                self._tokens.pop(token, None)
 
     def reset(self) -> None:
         """Forget every minted token; the admin token stays valid (kubeconfigs keep working)."""
