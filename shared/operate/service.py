@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from shared import clock
+from shared import clock, errors
 from shared.health import service as hservice
 from shared.operate import config
 
@@ -62,12 +62,20 @@ def run(
 ) -> None:
     """Run the controllers until ``stop`` (or Ctrl-C): fault quarantine on this thread, the lifecycle
     (when enabled) on its own; ``install=False`` trusts the CRD and namespace exist (the chart's
-    pods: their role may then neither write CRDs nor create namespaces)."""
+    pods: their role may then neither write CRDs nor create namespaces).
+
+    A values file with any problem ``rules check`` finds is refused first (InvalidInput carrying
+    the same lines, exit 2): a rule that fails at every evaluation would otherwise run, never match,
+    and leave only a counter behind."""
     from shared.health import controller, resource
     from shared.kube import client
     from shared.lifecycle import controller as lifecycle
 
     cfg = config.load(values_file, enforce=enforce)
+    if values_file is not None:  # what fails at every evaluation refuses the start, before the cluster is touched
+        problems = check_rules(values_file)
+        if problems:
+            raise errors.InvalidInput("\nerror: ".join(problems))
     stop = stop or threading.Event()
     with client.LazyClient(kubeconfig=cluster.kubeconfig, context=cluster.context) as lazy:
         api = lazy()
