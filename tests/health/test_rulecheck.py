@@ -191,3 +191,17 @@ def test_run_refuses_a_values_file_with_problems_before_touching_the_cluster(
 def test_the_samples_convert_like_real_input() -> None:
     assert cel.to_cel(samples.EVENT.activation()) == samples.EVENT.cel_value()
     assert event.parse(samples.EVENT.wire()) == samples.EVENT
+
+
+def test_a_failing_rule_is_logged_once_per_rule_not_once_per_event(caplog: pytest.LogCaptureFixture) -> None:
+    failing = settings.Rule(kind="HealthEvent", expression="event.metadata['absent'] == 'x'")
+    specs = [
+        settings.RuleSet(name="first", match=settings.Match(all=[failing])),
+        settings.RuleSet(name="second", match=settings.Match(all=[failing])),
+    ]
+    engine = ruleset.Engine(ruleset.compile_rule_sets(specs))
+    with caplog.at_level("WARNING", logger="shared.health.ruleset"):
+        decisions = [engine.decide(samples.EVENT.cel_value(), samples.NODE) for _ in range(5)]
+    assert all(len(d.errors) == 2 for d in decisions)  # every event still reports (and counts) both
+    assert [r.getMessage().split(":")[0] for r in caplog.records] == ["rule set 'first'", "rule set 'second'"]
+    assert "event.metadata['absent'] == 'x'" in caplog.records[0].getMessage()
