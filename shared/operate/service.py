@@ -77,7 +77,9 @@ def run(
         if problems:
             raise errors.InvalidInput("\nerror: ".join(problems))
     stop = stop or threading.Event()
-    with client.LazyClient(kubeconfig=cluster.kubeconfig, context=cluster.context) as lazy:
+    # the node workers, plus the watches, the leader loop and the lifecycle beside them
+    connections = cfg.health.settings.nvsentinel.workers + 8
+    with client.LazyClient(kubeconfig=cluster.kubeconfig, context=cluster.context, connections=connections) as lazy:
         api = lazy()
         if install:
             resource.install(api)
