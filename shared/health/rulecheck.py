@@ -191,6 +191,10 @@ def rule_problems(kind: str, expression: str, dotted: str, locate: positions.Loc
         cel.compile(expression, name="rule")
     except errors.InvalidInput as exc:
         message = exc.message.removeprefix("rule 'rule': ")
+        try:
+            cel.parse_rule(expression)
+        except cel.RuleSyntaxError as syntax:  # the same grammar, with the error's position in the expression
+            return [(locate.place(locate.in_expression(dotted, expression, syntax.line, syntax.column)), message)]
         return [(locate.place(locate.of(dotted, value=True)), message)]
     found = [
         (locate.place(locate.in_expression(dotted, expression, p.line, p.column)), p.message)
@@ -199,5 +203,5 @@ def rule_problems(kind: str, expression: str, dotted: str, locate: positions.Loc
     if not found:
         failure = samples.evaluation_problem(kind, expression)
         if failure is not None:
-            found.append((locate.place(locate.of(dotted, value=True)), failure))
+            found.append((locate.place(locate.in_expression(dotted, expression, 1, 1)), failure))
     return found

@@ -35,7 +35,8 @@ class TypeProblem:
 
 
 class _Found(Exception):
-    """Stops checking a sub-expression after its first problem (one cause, not a cascade)."""
+    """Stops checking a sub-expression after its first problem (one cause, not a cascade); the
+    operands of ``&&`` and ``||`` are checked each on its own."""
 
 
 def check(kind: str, expression: str) -> list[TypeProblem]:
@@ -171,9 +172,13 @@ class _Checker:
     def _logic(self, kids: list[Any], scope: Mapping[str, t.CelType], op: str) -> t.CelType:
         if len(kids) == 1:
             return self.type_of(kids[0], scope)
-        for kid in kids:
-            if kid is not None:
+        for kid in kids:  # each operand on its own: a problem in one does not hide the next one's
+            if kid is None:
+                continue
+            try:
                 self._expect_bool(kid, scope, f"an operand of {op}")
+            except _Found:
+                continue
         return t.BOOL
 
     def _expect_bool(self, node: Any, scope: Mapping[str, t.CelType], role: str) -> None:
