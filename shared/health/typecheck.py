@@ -126,19 +126,21 @@ class _Checker:
     def _position(self, node: Any, offset: int | None) -> tuple[int, int]:
         if offset is None:
             meta = getattr(node, "meta", None)
-            if meta is not None and not getattr(meta, "empty", False) and hasattr(meta, "line"):
-                return int(meta.line), int(meta.column)
-            if hasattr(node, "line") and node.line is not None:
-                return int(node.line), int(node.column)
-            return 1, 1
+            if getattr(meta, "line", None) is not None and getattr(meta, "column", None) is not None:
+                return int(meta.line), int(meta.column)  # type: ignore[union-attr]
+            token = _first_token(node)  # lark leaves meta empty on some rules: their first token's place
+            return (int(token.line), int(token.column)) if token is not None else (1, 1)
         before = self.expression[:offset]
         return before.count("\n") + 1, offset - (before.rfind("\n") + 1) + 1
 
     def text(self, node: Any) -> str:
+        """The source of ``node``, on one line (for messages)."""
         meta = getattr(node, "meta", None)
-        if meta is not None and hasattr(meta, "start_pos"):
-            return " ".join(self.expression[meta.start_pos : meta.end_pos].split())
-        return str(node)
+        start, end = getattr(meta, "start_pos", None), getattr(meta, "end_pos", None)
+        if start is not None and end is not None:
+            return " ".join(self.expression[start:end].split())
+        token = _first_token(node)
+        return str(token) if token is not None else "the expression"
 
     # --- the walk ---------------------------------------------------------------------------
 
@@ -193,7 +195,7 @@ class _Checker:
         op = _RELATIONS[str(operator_node.data)]
         (left,) = _children(operator_node)
         a, b = self.type_of(left, scope), self.type_of(right, scope)
-        at = operator_node.meta.end_pos - len(op)
+        at = _operator_offset(operator_node, len(op))
         if op == "in":
             self._membership(left, right, a, b, at)
         elif op in ("==", "!="):
@@ -204,7 +206,7 @@ class _Checker:
             self.report(node, message, offset=at)
         return t.BOOL
 
-    def _never_equal(self, left: Any, right: Any, a: t.CelType, b: t.CelType, op: str, at: int) -> None:
+    def _never_equal(self, left: Any, right: Any, a: t.CelType, b: t.CelType, op: str, at: int | None) -> None:
         outcome = "never true" if op == "==" else "always true"
         for enum, other_node, other in ((a, right, b), (b, left, a)):
             if isinstance(enum, t.EnumType) and other.kind == "string":
@@ -225,7 +227,7 @@ class _Checker:
             offset=at,
         )
 
-    def _membership(self, left: Any, right: Any, a: t.CelType, b: t.CelType, at: int) -> None:
+    def _membership(self, left: Any, right: Any, a: t.CelType, b: t.CelType, at: int | None) -> None:
         if b.kind == "dyn":
             return
         if isinstance(b, t.ListType):
@@ -263,7 +265,7 @@ class _Checker:
             self.report(
                 node,
                 f"{a.describe()} {op} {b.describe()} is an error at run time: {self.text(node)}",
-                offset=operator_node.meta.end_pos - 1,
+                offset=_operator_offset(operator_node, 1),
             )
             return t.DYN
         return result
@@ -442,6 +444,23 @@ class _Checker:
         if name == "filter":
             return of if isinstance(of, t.ListType) else t.list_of(element)
         return t.BOOL
+
+
+def _operator_offset(operator_node: Any, width: int) -> int | None:
+    """Where a binary operator is: its rule (``relation_eq``, ...) ends with it; None if unknown."""
+    end = getattr(getattr(operator_node, "meta", None), "end_pos", None)
+    return None if end is None else int(end) - width
+
+
+def _first_token(node: Any) -> Any:
+    """The first token (with a place) under ``node``, or None."""
+    if not _is_tree(node):
+        return node if getattr(node, "line", None) is not None else None
+    for kid in _children(node):
+        found = _first_token(kid)
+        if found is not None:
+            return found
+    return None
 
 
 def _exprs(kids: list[Any]) -> list[Any]:

@@ -149,7 +149,7 @@ def test_the_sample_evaluation_catches_what_the_types_allow(tmp_path: Path) -> N
     # dyn() hides the type from the checker; the evaluation on the sample event still fails
     path = _values(tmp_path, "dyn(event.agent) + 1 == 2")
     (line,) = _lines(path)
-    assert line == f"{path}:7:25: rule set 'r': match.all[0]: fails on a sample HealthEvent: no such overload"
+    assert line == f"{path}:7:26: rule set 'r': match.all[0]: fails on a sample HealthEvent: no such overload"
 
 
 def test_a_missing_map_key_on_the_sample_is_not_a_mistake(tmp_path: Path) -> None:
