@@ -5,7 +5,7 @@ Semantics (a deliberate difference from upstream, research §3.3): a rule set ma
 rule is true. Upstream builds two independent evaluators and fires on all(...) OR any(...), which
 makes a Node opt-out rule in ``all`` useless next to any ``any`` list; ANDing them is what a reader
 of the YAML expects. A rule that fails to evaluate (missing key, non-boolean) counts as false, as
-upstream does, and is reported in the decision.
+upstream does, is reported in the decision, and is logged once per rule (``Engine``).
 
 Across matching rule sets: cordon if any says so; taints are deduplicated by (key, value) and the
 effect comes from the highest priority, ties going to the earlier rule set (upstream leaves ties to
