@@ -104,9 +104,32 @@ _LITERALS = {
 _NUMBERS = frozenset({"int", "uint", "double"})
 
 
+def _lenient(a: t.CelType, b: t.CelType) -> bool:
+    """celpy orders a double or uint on the left with any number on the right (Python's operators),
+    but refuses an int on the left with a double or uint ("no such overload")."""
+    return a.kind in ("double", "uint") and b.kind in _NUMBERS
+
+
+_MIXED_NUMBERS = {("double", "int"): "+-*", ("double", "uint"): "+-*", ("uint", "int"): "+-*/%"}
+"""The arithmetic celpy does across number kinds (left, right) → operators; anything else fails."""
+
+
 def _same_kind(a: t.CelType, b: t.CelType) -> bool:
     """Values of these types can be equal at run time (``null`` compares with anything: unset fields)."""
     return "dyn" in (a.kind, b.kind) or "null" in (a.kind, b.kind) or a.kind == b.kind
+
+
+def _null_problem(a: t.CelType, b: t.CelType, op: str) -> str | None:
+    """What celpy refuses against ``null``: any comparison with a number (an enum too), and ``!=``
+    with a list or a map (``==`` works); "no such overload" at run time, whatever the value."""
+    if "null" not in (a.kind, b.kind) or "dyn" in (a.kind, b.kind):
+        return None
+    other = b if a.kind == "null" else a
+    if other.kind in _NUMBERS:
+        return f"celpy cannot compare {_a(other)} with null (no such overload at run time)"
+    if other.kind in ("list", "map") and op == "!=":
+        return f"celpy cannot compare {_a(other)} with null by != (no such overload at run time); write !(x == null)"
+    return None
 
 
 class _Checker:
@@ -199,9 +222,12 @@ class _Checker:
         if op == "in":
             self._membership(left, right, a, b, at)
         elif op in ("==", "!="):
+            null = _null_problem(a, b, op)
+            if null is not None:
+                self.report(left, f"{self.text(left)} {op} {self.text(right)}: {null}", offset=at)
             if not _same_kind(a, b):
                 self._never_equal(left, right, a, b, op, at)
-        elif not ("dyn" in (a.kind, b.kind) or (a.kind == b.kind and a.kind in _ORDERED)):
+        elif not ("dyn" in (a.kind, b.kind) or (a.kind == b.kind and a.kind in _ORDERED) or _lenient(a, b)):
             message = f"{a.describe()} {op} {b.describe()} is an error at run time: {self.text(node)}"
             self.report(node, message, offset=at)
         return t.BOOL
@@ -537,7 +563,10 @@ def _arithmetic_result(op: str, a: t.CelType, b: t.CelType) -> t.CelType | None:
     """The type of ``a op b``, or None when celpy refuses it."""
     if "dyn" in (a.kind, b.kind):
         return t.DYN
+    pair = (a.kind, b.kind)
     if a.kind == b.kind and a.kind in _NUMBERS and not (op == "%" and a.kind == "double"):
+        return t.prim(a.kind)
+    if op in _MIXED_NUMBERS.get(pair, ""):
         return t.prim(a.kind)
     if op == "+" and isinstance(a, t.ListType) and isinstance(b, t.ListType):
         return a if a == b else t.list_of(t.DYN)

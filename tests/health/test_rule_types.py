@@ -12,6 +12,7 @@ an expression that compiles.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import celpy.celtypes as ct
@@ -225,3 +226,27 @@ def test_the_checker_never_crashes_on_an_expression_that_compiles(expression: st
         return
     for problem in typecheck.check(kind, expression):
         assert problem.line >= 1 and problem.column >= 1 and problem.message
+
+
+_LITERAL_GRID = [
+    "2", "2u", "2.0", "'a'", "true", "b'a'", "null", "[2]", "{'a': 2}", "duration('2s')",
+    "timestamp('2026-01-01T00:00:00Z')",
+]  # fmt: skip
+_OPERATORS = ["==", "!=", "<", "<=", ">", ">=", "+", "-", "*", "/", "%", "in"]
+
+
+def test_what_the_checker_accepts_celpy_evaluates_without_error() -> None:
+    """Every operator on every pair of literal kinds: an accepted expression never fails at run time.
+
+    (The converse does not hold, on purpose: celpy answers ``'a' == true`` with false and
+    ``2 + true`` with 3; the checker refuses both, as they never mean what they say.)"""
+    accepted_but_failing = []
+    for left, op, right in itertools.product(_LITERAL_GRID, _OPERATORS, _LITERAL_GRID):
+        expression = f"[{left} {op} {right}].size() == 1"
+        if typecheck.check("HealthEvent", expression):
+            continue
+        try:
+            cel.compile(expression, name="grid").evaluate({})
+        except cel.EvaluationError as exc:
+            accepted_but_failing.append(f"{left} {op} {right}: {exc}")
+    assert accepted_but_failing == []
