@@ -31,7 +31,7 @@ def run(
         ),
     ] = True,
 ) -> None:
-    """Watch HealthEvents and act on them until interrupted."""
+    """Watch HealthEvents and act on them until interrupted; values `rules check` refuses are refused first (exit 2)."""
     from shared import metrics
     from shared.operate import service
 

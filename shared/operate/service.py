@@ -71,11 +71,11 @@ def run(
     from shared.kube import client
     from shared.lifecycle import controller as lifecycle
 
-    cfg = config.load(values_file, enforce=enforce)
-    if values_file is not None:  # what fails at every evaluation refuses the start, before the cluster is touched
+    if values_file is not None:  # first, so a mistake reads as `rules check` words it; before any request
         problems = check_rules(values_file)
         if problems:
             raise errors.InvalidInput("\nerror: ".join(problems))
+    cfg = config.load(values_file, enforce=enforce)
     stop = stop or threading.Event()
     # the node workers, plus the watches, the leader loop and the lifecycle beside them
     connections = cfg.health.settings.nvsentinel.workers + 8

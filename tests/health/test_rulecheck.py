@@ -175,16 +175,19 @@ def test_every_problem_refused_by_the_checker_fails_or_never_matches_at_run_time
         assert decision.matched == [], expression
 
 
+@pytest.mark.parametrize(
+    ("expression", "column"), [("event.recommendedAction == 'RESTART_BM'", 50), ("event.isFatal &&", 40)]
+)
 def test_run_refuses_a_values_file_with_problems_before_touching_the_cluster(
-    run_cli: Any, sim: Any, sim_kubeconfig: Path, tmp_path: Path
+    run_cli: Any, sim: Any, sim_kubeconfig: Path, tmp_path: Path, expression: str, column: int
 ) -> None:
-    path = _values(tmp_path, "event.recommendedAction == 'RESTART_BM'")
+    path = _values(tmp_path, expression)
     checked = run_cli("nvsentinel", "rules", "check", "-f", str(path))
     sim.audit.clear()
     result = run_cli("nvsentinel", "run", "--values", str(path), "--kubeconfig", str(sim_kubeconfig))
     assert (checked.code, result.code) == (1, 2)
     assert result.stderr == checked.stderr
-    assert result.stderr.startswith(f"error: {path}:7:50: rule set 'r': match.all[0]: ")
+    assert result.stderr.startswith(f"error: {path}:7:{column}: rule set 'r': match.all[0]: ")
     assert sim.audit.records() == []
 
 
