@@ -2,8 +2,9 @@
 
 What the type checker misses still fails here: ``rules check`` evaluates every rule on the sample
 of its kind, exactly as the rule engine does (``ruleset.CelInput``; the Node through the engine's
-node cache), and reports an error. Only a key the sample lacks is forgiven (``labels['x']`` when the
-sample has no label ``x``): real events and nodes differ there, a rule cannot be judged on it.
+node cache), and reports a result that is not a boolean or an error that no input can avoid (no
+such overload, an unbound function). An error that depends on the data (``labels['x']`` when the
+sample has no label ``x``, an index past the end) is forgiven: real events and nodes differ there.
 """
 
 from __future__ import annotations
@@ -68,8 +69,10 @@ NODE: dict[str, Any] = {
     },
 }
 
-_MISSING_DATA = ("no such member", "no such key", "index out of", "IndexError", "KeyError")
-"""Errors that depend on the input's data, not on the rule (a label the sample does not have)."""
+_RULE_ERRORS = ("no such overload", "unbound function", "TypeError", "AttributeError")
+"""Errors that come from the rule whatever the input (types, functions). Anything else depends on
+the data (a key the sample lacks, an index past its end, a text that is not a number) and is
+forgiven: a real event may well have it."""
 
 
 def evaluation_problem(kind: str, expression: str) -> str | None:
@@ -87,6 +90,6 @@ def evaluation_problem(kind: str, expression: str) -> str | None:
         except cel.EvaluationError:
             return f"evaluates to {type(result).__name__}, not a boolean, on a sample {kind}"
         return None
-    if any(marker in str(result) for marker in _MISSING_DATA):
+    if not any(marker in str(result) for marker in _RULE_ERRORS):
         return None
     return f"fails on a sample {kind}: {result}"

@@ -208,3 +208,11 @@ def test_a_failing_rule_is_logged_once_per_rule_not_once_per_event(caplog: pytes
     assert all(len(d.errors) == 2 for d in decisions)  # every event still reports (and counts) both
     assert [r.getMessage().split(":")[0] for r in caplog.records] == ["rule set 'first'", "rule set 'second'"]
     assert "event.metadata['absent'] == 'x'" in caplog.records[0].getMessage()
+
+
+@pytest.mark.parametrize(
+    "expression", ["event.errorCode[3] == '79'", "int(event.message) > 0", "1 / (size(event.errorCode) - 1) > 0"]
+)
+def test_an_error_that_depends_on_the_data_is_forgiven(tmp_path: Path, expression: str) -> None:
+    assert samples.evaluation_problem("HealthEvent", expression) is None
+    assert _lines(_values(tmp_path, expression)) == []
