@@ -9,7 +9,10 @@ returns, gives every node a type from ``shared.health.ruletypes`` and reports wh
 * ``==``/``!=``/``in`` between values of different kinds (celpy raises "no such overload" or answers
   false: never a match), with a hint when a string names an enum member;
 * ordering and arithmetic across kinds, ``&&``/``||``/``!``/``?:`` on non-booleans, indexing what
-  cannot be indexed, a rule whose value is not a boolean.
+  cannot be indexed, a rule whose value is not a boolean;
+* what celpy in particular refuses: a number compared with ``null``, ``!=`` between a list or a map
+  and ``null``, an int on the left of a double or uint (tests/health/test_rule_types.py holds the
+  checker to celpy operator by operator).
 
 ``dyn`` (an unknown type: a map's value of unknown shape, ``dyn(x)``) is accepted everywhere, so
 what the checker cannot know it does not refuse. Each problem has its 1-based line and column in
