@@ -230,6 +230,7 @@ class _Checker:
                 self.report(left, f"{self.text(left)} {op} {self.text(right)}: {null}", offset=at)
             if not _same_kind(a, b):
                 self._never_equal(left, right, a, b, op, at)
+            self._enum_number(left, right, a, b, op, at)
         elif not ("dyn" in (a.kind, b.kind) or (a.kind == b.kind and a.kind in _ORDERED) or _lenient(a, b)):
             message = f"{a.describe()} {op} {b.describe()} is an error at run time: {self.text(node)}"
             self.report(node, message, offset=at)
@@ -256,6 +257,22 @@ class _Checker:
             offset=at,
         )
 
+    def _enum_number(self, left: Any, right: Any, a: t.CelType, b: t.CelType, op: str, at: int | None) -> None:
+        """An enum compared with a number none of its members has: never equal."""
+        for enum, other_node in ((a, right), (b, left)):
+            if isinstance(enum, t.EnumType):
+                self._enum_member(left, right, enum, other_node, op, at)
+
+    def _enum_member(self, left: Any, right: Any, enum: t.EnumType, number_node: Any, op: str, at: int | None) -> None:
+        number = _int_value(number_node)
+        if number is not None and number not in enum.members.values():
+            values = ", ".join(f"{k}={v}" for k, v in enum.members.items())
+            self.report(
+                left,
+                f"{self.text(left)} {op} {self.text(right)}: {enum.name} has no value {number} ({values})",
+                offset=at,
+            )
+
     def _membership(self, left: Any, right: Any, a: t.CelType, b: t.CelType, at: int | None) -> None:
         if b.kind == "dyn":
             return
@@ -268,6 +285,10 @@ class _Checker:
         else:
             self.report(right, f"'in' needs a list or a map, not {_a(b)}: {self.text(right)}", offset=at)
             return
+        listed = _unwrap(right)
+        if isinstance(a, t.EnumType) and listed is not None and str(listed.data) == "list_lit":
+            for item in _exprs(_children(listed)):
+                self._enum_member(left, right, a, item, "in", at)
         if not _same_kind(a, wanted):
             self.report(
                 left,
@@ -526,6 +547,18 @@ def _unwrap(node: Any) -> Any:
         if str(last.data) not in _PASS_THROUGH:
             return last
     return last
+
+
+def _int_value(node: Any) -> int | None:
+    """The value of a plain int literal (``-`` included), else None."""
+    inner = _unwrap(node)
+    if inner is None or str(inner.data) != "literal":
+        return None
+    token = _children(inner)[0]
+    if _token_type(token) != "INT_LIT":
+        return None
+    text = str(token)
+    return int(text, 16) if "x" in text.lower() else int(text, 10)
 
 
 def _string_value(node: Any) -> str | None:

@@ -160,6 +160,8 @@ COMPARISONS = {"int": ["==", "!=", "<", "<=", ">", ">="], "string": ["==", "!=",
 def _comparison(draw: st.DrawFn) -> str:
     path, kind = draw(st.sampled_from(EVENT_PATHS))
     op = draw(st.sampled_from(COMPARISONS[kind.kind]))
+    if isinstance(kind, ruletypes.EnumType) and op in ("==", "!="):  # an enum is compared with its members
+        return f"{path} {op} {draw(st.sampled_from(sorted(kind.members.values())))}"
     return f"{path} {op} {draw(LITERALS[kind.kind])}"
 
 

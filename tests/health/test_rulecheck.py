@@ -54,6 +54,8 @@ EXPRESSION_COLUMN = 26  # where the expression starts in RULE_SET's line 7 (afte
             " RESTART_BM is 24",
         ),
         ("event.errorCode[0] == 79", 19, "event.errorCode[0] == 79 compares a string with an int: never true"),
+        ("event.processingStrategy == 4", 25, "event.processingStrategy == 4: ProcessingStrategy has no value 4 "
+         "(UNSPECIFIED=0, EXECUTE_REMEDIATION=1, STORE_ONLY=2, STORE_AND_ANALYSE=3)"),
         ("event.isFatall", 6, "HealthEvent has no field 'isFatall' (did you mean 'isFatal'?)"),
         ("event.agent", 0, "the rule's value is a string, not a boolean: it never matches"),
         ("event.agent.startsWith(1)", 0, "startsWith(string, int) has no overload; it takes (string, string): "
