@@ -27,7 +27,11 @@ ValuesFile = Annotated[Path, typer.Option("--values", "-f", help="values.yaml in
 
 @app.command("check")
 def check(values: ValuesFile) -> int:
-    """Syntax, unknown fields, duplicate names, fields a HealthEvent or Node lacks; exit 1 on any."""
+    """What would fail at load or run time, each with file:line:column and rule set; exit 1 on any.
+
+    YAML, unknown keys, enum values, duplicate names, durations, label selectors and label
+    keys/values, CEL syntax and types (unknown functions and fields, an enum compared with its
+    name, a string compared with an int, ...), and one evaluation of each rule on a sample input."""
     from shared.operate import service
 
     problems = service.check_rules(values)
@@ -47,11 +51,20 @@ def replay(
     ] = None,
     output: opt.Output = "table",
 ) -> None:
-    """Which nodes each rule set would have quarantined, in the order the events arrived."""
+    """Which nodes each rule set would have quarantined, in the order the events arrived.
+
+    Without --nodes, the circuit breaker takes the nodes the events name as the whole fleet (a
+    warning says so): its threshold is then smaller than the cluster's."""
     from shared.operate import service
 
     chosen = opt.chosen_format(output)
     result = service.replay(values, events, nodes_file)
+    if nodes_file is None:
+        count = len({e["node"] for e in result["events"]})
+        out.warning(
+            f"no --nodes: the circuit breaker counts the {count} node(s) the events name as the cluster's GPU nodes;"
+            " give --nodes (kubectl get nodes -o json) to size it as the cluster is"
+        )
     held, seen = out.Table(result["quarantined"], HELD_COLUMNS), out.Table(result["events"], EVENT_COLUMNS)
     out.emit(result, chosen, table=held, wide=seen)
 

@@ -33,8 +33,9 @@ def run(
 ) -> None:
     """Watch HealthEvents and act on them until SIGTERM or Ctrl-C, then give up the Leases and exit 0.
 
-    Survives dropped watches, throttling, server errors and outages (retried with backoff); exits 4
-    when the cluster refuses the credentials twice in a row (the kubeconfig is read again once)."""
+    Values that `rules check` refuses are refused first (exit 2). Survives dropped watches,
+    throttling, server errors and outages (retried with backoff); exits 4 when the cluster refuses
+    the credentials twice in a row (the kubeconfig is read again once)."""
     from shared import metrics, output
     from shared.operate import service
 

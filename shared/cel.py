@@ -99,6 +99,8 @@ def indexOf(s: Any, sub: Any) -> Any:
 
 
 _STRING_EXTENSIONS = {f.__name__: f for f in (lowerAscii, upperAscii, trim, replace, split, join, indexOf)}
+STRING_EXTENSIONS = frozenset(_STRING_EXTENSIONS)
+"""The functions health rules get besides celpy's own (``shared.health.ruletypes`` declares their types)."""
 
 
 _BASE_ACTIVATION: Any = None

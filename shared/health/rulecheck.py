@@ -1,17 +1,18 @@
-"""``nvsentinel rules check``: everything wrong with a values file, each with rule name and position.
+"""``nvsentinel rules check``: everything in a values file that would fail at load or at run time.
 
-Found without a cluster: YAML errors, unknown keys in the sections nvsentinel reads, bad enum values,
-duplicate rule-set names, CEL syntax, variables a rule's kind does not have (``node`` in a
-HealthEvent rule), and fields a HealthEvent or a Node lacks (``event.isFatall``,
-``node.metadata.label``). celpy has no type checker, so the field check reads the expression's
-member paths after string literals are blanked out.
+Found without a cluster, each with the file, line and column and the rule set's name: YAML errors,
+unknown keys in the sections nvsentinel reads, bad enum values, duplicate rule-set names; every
+duration, label selector, label key and value (``valuecheck``); and for each rule its CEL syntax,
+its types (``typecheck``: unknown functions and fields, an enum compared with its name, a string
+compared with an int, ...) and, when those pass, one evaluation on a sample event or node of its
+kind (``samples``), so what the checker misses but fails at every evaluation is caught too.
+``nvsentinel run`` refuses to start on any of these (``shared.operate.service.run``).
 """
 
 from __future__ import annotations
 
-import re
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,47 +20,13 @@ from typing import Any
 from pydantic import BaseModel
 
 from shared import cel, errors
-from shared.health import event, settings
-
-NODE_FIELDS: dict[str, set[str]] = {
-    "": {"apiVersion", "kind", "metadata", "spec", "status"},
-    "metadata": {
-        "name",
-        "labels",
-        "annotations",
-        "uid",
-        "resourceVersion",
-        "creationTimestamp",
-        "generateName",
-        "namespace",
-        "ownerReferences",
-        "finalizers",
-        "deletionTimestamp",
-        "generation",
-        "managedFields",
-    },
-    "spec": {"unschedulable", "taints", "podCIDR", "podCIDRs", "providerID", "configSource", "externalID"},
-    "status": {
-        "conditions",
-        "capacity",
-        "allocatable",
-        "addresses",
-        "nodeInfo",
-        "images",
-        "phase",
-        "daemonEndpoints",
-        "volumesInUse",
-        "volumesAttached",
-        "config",
-        "runtimeHandlers",
-        "features",
-    },
-}
-_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+from shared.health import positions, samples, settings, typecheck, valuecheck
 
 
 @dataclass(frozen=True)
 class Problem:
+    """One finding: ``where`` is ``file:line:column`` (or the file alone), ``rule`` the rule set's name."""
+
     where: str
     rule: str
     message: str
@@ -125,40 +92,13 @@ def _known_only(data: Any, model: type[BaseModel]) -> Any:
     return kept
 
 
-def field_problems(kind: str, expression: str) -> list[str]:
-    """Variables and member names the expression uses that its kind's input lacks."""
-    text = _STRING.sub("''", expression)
-    problems = []
-    own, other = ("event", "node") if kind == "HealthEvent" else ("node", "event")
-    if re.search(rf"(?<![\w.]){other}\s*\.", text):
-        problems.append(f"a {kind} rule has no variable {other!r} (only {own!r})")
-    if kind == "HealthEvent":
-        known = set(event.HealthEvent.model_fields)
-        for name in re.findall(r"(?<![\w.])event\s*\.\s*([A-Za-z_]\w*)", text):
-            if name not in known:
-                problems.append(f"a HealthEvent has no field {name!r}")
-    else:
-        for path in re.findall(r"(?<![\w.])node((?:\s*\.\s*[A-Za-z_]\w*)+)", text):
-            parts = [p.strip() for p in path.split(".") if p.strip()]
-            if parts and parts[0] not in NODE_FIELDS[""]:
-                problems.append(f"a Node has no field {parts[0]!r}")
-            elif (
-                len(parts) > 1
-                and parts[0] in NODE_FIELDS
-                and parts[1] not in NODE_FIELDS[parts[0]]
-                and parts[1] not in {"exists", "all", "exists_one", "map", "filter", "size"}
-            ):
-                problems.append(f"a Node has no field '{parts[0]}.{parts[1]}'")
-    return problems
-
-
 def check(
     path: Path,
     *,
     sections: Mapping[str, type[BaseModel]] = settings.STRICT_SECTIONS,
     schema: type[settings.Settings] = settings.Settings,
 ) -> list[Problem]:
-    """Every problem in the file; an empty list means it loads and every rule compiles.
+    """Every problem in the file; an empty list means it loads and every rule can match.
 
     ``sections`` are checked for unknown keys and ``schema`` validates the whole file; both default
     to health's own sections (``shared.operate.config`` passes the whole file's).
@@ -171,31 +111,47 @@ def check(
         user = yamlio.loads(text, source=source)
     except errors.InvalidInput as exc:
         return [Problem(exc.where or source, "", exc.message)]
+    if user is None:
+        user = {}
     if not isinstance(user, dict):
         return [Problem(source, "", "a values file must be a mapping")]
-
-    def where(dotted: str) -> str:
-        line = yamlio.line_of(text, dotted)
-        return f"{source}:{line}" if line else source
+    locate = positions.Locator(text, source)
 
     problems: list[Problem] = []
     for section, model in sections.items():
         for dotted, message in _unknown_keys(user.get(section), model, section):
-            problems.append(Problem(where(dotted), "", message))
+            problems.append(Problem(locate.place(locate.of(dotted)), "", message))
+    names = _rule_set_names(user)
+    for dotted, message in valuecheck.problems(user):
+        problems.append(Problem(locate.place(locate.of(dotted, value=True)), _owner(dotted, names), message))
     raw_sets = (user.get("fault-quarantine") or {}).get("ruleSets") or []
     seen: dict[str, int] = {}
     for index, raw in enumerate(raw_sets if isinstance(raw_sets, list) else []):
-        problems.extend(_rule_set_problems(raw, index, seen=seen, where=where))
+        problems.extend(_rule_set_problems(raw, index, seen=seen, locate=locate))
     if not problems:  # what only the whole model checks (a drain policy's selector, exclusive options)
         try:
             settings.validated(schema, settings.layered(user), source=source)
         except errors.InvalidInput as exc:
             field = exc.message.split(":", 1)[0]
-            problems.append(Problem(where(field), "", exc.message))
+            problems.append(Problem(locate.place(locate.of(field)), "", exc.message))
     return problems
 
 
-def _rule_set_problems(raw: Any, index: int, *, seen: dict[str, int], where: Callable[[str], str]) -> list[Problem]:
+def _rule_set_names(user: dict[str, Any]) -> list[str]:
+    raw_sets = (user.get("fault-quarantine") or {}).get("ruleSets") or []
+    return [str(r.get("name", "")) if isinstance(r, dict) else "" for r in raw_sets if isinstance(raw_sets, list)]
+
+
+def _owner(dotted: str, names: list[str]) -> str:
+    """The rule set a value belongs to (``fault-quarantine.ruleSets[2].taint.key``), else ''."""
+    prefix = "fault-quarantine.ruleSets["
+    if not dotted.startswith(prefix):
+        return ""
+    index = int(dotted[len(prefix) :].split("]", 1)[0])
+    return names[index] if index < len(names) else ""
+
+
+def _rule_set_problems(raw: Any, index: int, *, seen: dict[str, int], locate: positions.Locator) -> list[Problem]:
     """What is wrong with ``ruleSets[index]``; ``seen`` (name → first index) finds duplicate names."""
     base = f"fault-quarantine.ruleSets[{index}]"
     name = str(raw.get("name", "")) if isinstance(raw, dict) else ""
@@ -205,23 +161,47 @@ def _rule_set_problems(raw: Any, index: int, *, seen: dict[str, int], where: Cal
         problems = []
         for err in getattr(exc, "errors", lambda: [])():
             loc = ".".join(str(p) if isinstance(p, str) else f"[{p}]" for p in err["loc"]).replace(".[", "[")
-            problems.append(Problem(where(f"{base}.{loc}"), name, f"{loc}: {err['msg']}"))
+            problems.append(Problem(locate.place(locate.of(f"{base}.{loc}", value=True)), name, f"{loc}: {err['msg']}"))
         return problems
     problems = []
     if spec.name in seen:
-        problems.append(Problem(where(f"{base}.name"), name, f"duplicate name (also ruleSets[{seen[spec.name]}])"))
+        problems.append(
+            Problem(
+                locate.place(locate.of(f"{base}.name", value=True)),
+                name,
+                f"duplicate name (also ruleSets[{seen[spec.name]}])",
+            )
+        )
     seen.setdefault(spec.name, index)
     if not spec.match.all and not spec.match.any:
-        problems.append(Problem(where(f"{base}.match"), name, "match has no rules: it never matches"))
+        problems.append(Problem(locate.place(locate.of(f"{base}.match")), name, "match has no rules: it never matches"))
     for group in ("all", "any"):
         for i, rule in enumerate(getattr(spec.match, group)):
-            at = where(f"{base}.match.{group}[{i}].expression")
-            try:
-                cel.compile(rule.expression, name=spec.name)
-            except errors.InvalidInput as exc:
-                problems.append(Problem(at, "", f"match.{group}[{i}]: {exc.message}"))
-                continue
+            dotted = f"{base}.match.{group}[{i}].expression"
             problems.extend(
-                Problem(at, name, f"match.{group}[{i}]: {m}") for m in field_problems(rule.kind, rule.expression)
+                Problem(where, name, f"match.{group}[{i}]: {message}")
+                for where, message in rule_problems(rule.kind, rule.expression, dotted, locate)
             )
     return problems
+
+
+def rule_problems(kind: str, expression: str, dotted: str, locate: positions.Locator) -> list[tuple[str, str]]:
+    """(place, message) for one rule: its syntax, then its types, then one evaluation on a sample."""
+    try:
+        cel.compile(expression, name="rule")
+    except errors.InvalidInput as exc:
+        message = exc.message.removeprefix("rule 'rule': ")
+        try:
+            cel.parse_rule(expression)
+        except cel.RuleSyntaxError as syntax:  # the same grammar, with the error's position in the expression
+            return [(locate.place(locate.in_expression(dotted, expression, syntax.line, syntax.column)), message)]
+        return [(locate.place(locate.of(dotted, value=True)), message)]
+    found = [
+        (locate.place(locate.in_expression(dotted, expression, p.line, p.column)), p.message)
+        for p in typecheck.check(kind, expression)
+    ]
+    if not found:
+        failure = samples.evaluation_problem(kind, expression)
+        if failure is not None:
+            found.append((locate.place(locate.in_expression(dotted, expression, 1, 1)), failure))
+    return found

@@ -5,7 +5,7 @@ Semantics (a deliberate difference from upstream, research §3.3): a rule set ma
 rule is true. Upstream builds two independent evaluators and fires on all(...) OR any(...), which
 makes a Node opt-out rule in ``all`` useless next to any ``any`` list; ANDing them is what a reader
 of the YAML expects. A rule that fails to evaluate (missing key, non-boolean) counts as false, as
-upstream does, and is reported in the decision.
+upstream does, is reported in the decision, and is logged once per rule (``Engine``).
 
 Across matching rule sets: cordon if any says so; taints are deduplicated by (key, value) and the
 effect comes from the highest priority, ties going to the earlier rule set (upstream leaves ties to
@@ -23,12 +23,17 @@ at in the same order, so the decision, including ``errors``, is the same
 
 from __future__ import annotations
 
+import logging
 import re
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from shared import cel
 from shared.health import settings
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -185,13 +190,20 @@ class NodeCache:
 class _Evaluation:
     """One event on one node: each distinct expression evaluated at most once, inputs prepared once."""
 
-    __slots__ = ("_entry", "_event", "_node", "_nodes")
+    __slots__ = ("_entry", "_event", "_failed", "_node", "_nodes")
 
-    def __init__(self, nodes: NodeCache, event_value: Any, node: dict[str, Any] | None) -> None:
+    def __init__(
+        self,
+        nodes: NodeCache,
+        event_value: Any,
+        node: dict[str, Any] | None,
+        failed: Callable[[cel.Program, str], None],
+    ) -> None:
         self._nodes = nodes
         self._event = CelInput("event", event_value)
         self._node = node
         self._entry: NodeEntry | None = None
+        self._failed = failed
 
     def holds(self, rule: CompiledRule, problems: list[str]) -> bool:
         program = rule.program
@@ -210,6 +222,7 @@ class _Evaluation:
                 return program.as_bool(value)
             except cel.EvaluationError as exc:
                 value = str(exc)
+        self._failed(program, str(value))
         problems.append(f"{program.name}: {value}")
         return False
 
@@ -220,12 +233,35 @@ def _cheapest_first(rules: tuple[CompiledRule, ...]) -> tuple[CompiledRule, ...]
 
 
 class Engine:
-    """The compiled rule sets of one configuration."""
+    """The compiled rule sets of one configuration.
+
+    A rule that fails to evaluate is logged once (a warning naming the rule set, the expression and
+    the first error), not once per event: such a rule usually fails on every event, and the count
+    is in ``nvsentinel_rule_evaluation_errors_total``.
+    """
 
     def __init__(self, rule_sets: list[CompiledRuleSet]) -> None:
         self.rule_sets = rule_sets
         self.nodes = NodeCache()
         self._ordered = [(rs, _cheapest_first(rs.all), _cheapest_first(rs.any)) for rs in rule_sets]
+        self._logged: set[tuple[str, str]] = set()
+        self._log_lock = threading.Lock()
+
+    def _failed(self, program: cel.Program, message: str) -> None:
+        key = (program.name, program.expression)
+        if key in self._logged:
+            return
+        with self._log_lock:
+            if key in self._logged:
+                return
+            self._logged.add(key)
+        logger.warning(
+            "rule set %r: rule %r fails to evaluate and counts as not matching: %s (logged once per rule)",
+            program.name,
+            program.expression,
+            message,
+            extra={"subject": program.name},
+        )
 
     def _matches(
         self,
@@ -247,7 +283,7 @@ class Engine:
     def decide(self, event_value: Any, node: dict[str, Any] | None) -> Decision:
         """Evaluate every rule set on one converted event (``HealthEvent.cel_value()``)."""
         decision = Decision()
-        ev = _Evaluation(self.nodes, event_value, node)
+        ev = _Evaluation(self.nodes, event_value, node, self._failed)
         winners: dict[tuple[str, str], tuple[int, int, str]] = {}
         label_winners: dict[str, tuple[int, int, str]] = {}
         for rs, all_rules, any_rules in self._ordered:

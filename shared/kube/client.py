@@ -90,8 +90,13 @@ def new_client(
     environ: Mapping[str, str] | None = None,
     home: Path | None = None,
     service_account_dir: Path = SERVICE_ACCOUNT_DIR,
+    connections: int = 0,
 ) -> ClosableKubeApi:
-    """A ``kubernetes.client.ApiClient`` for the chosen cluster; the caller closes it (``close``)."""
+    """A ``kubernetes.client.ApiClient`` for the chosen cluster; the caller closes it (``close``).
+
+    ``connections``: how many requests the caller may have in flight at once (its worker threads);
+    the HTTP pool keeps at least that many connections (the default, 5 per CPU, would discard the
+    rest with urllib3's "Connection pool is full" warning)."""
     from kubernetes import client
     from urllib3 import Retry
 
@@ -108,6 +113,7 @@ def new_client(
     configuration.retries = Retry(
         total=2, connect=2, read=0, status=0, other=0, redirect=0, respect_retry_after_header=False
     )
+    configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize, connections)
     api: ClosableKubeApi = client.ApiClient(configuration)
     _RELOADERS[api] = configure
     return api
@@ -191,14 +197,15 @@ class LazyClient:
     the factory, so an offline run never loads the kubernetes package and no connection is left open.
     """
 
-    def __init__(self, *, kubeconfig: Path | None = None, context: str | None = None) -> None:
+    def __init__(self, *, kubeconfig: Path | None = None, context: str | None = None, connections: int = 0) -> None:
         self.kubeconfig = kubeconfig
         self.context = context
+        self.connections = connections
         self._client: ClosableKubeApi | None = None
 
     def __call__(self) -> KubeApi:
         if self._client is None:
-            self._client = new_client(kubeconfig=self.kubeconfig, context=self.context)
+            self._client = new_client(kubeconfig=self.kubeconfig, context=self.context, connections=self.connections)
         return self._client
 
     def close(self) -> None:

@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from shared import clock
+from shared import clock, errors
 from shared.health import service as hservice
 from shared.operate import config
 
@@ -64,15 +64,28 @@ def run(
     quarantine on this thread, the lifecycle (when enabled) on its own; ``install=False`` trusts the
     CRD and namespace exist (the chart's pods: their role may then neither write CRDs nor create
     namespaces). Both let go of their Leases before this returns; an error that ends either one
-    (refused credentials) stops the other and is raised here."""
+    (refused credentials) stops the other and is raised here.
+
+    A values file with any problem ``rules check`` finds is refused first (InvalidInput carrying
+    the same lines, exit 2): a rule that fails at every evaluation would otherwise run, never match,
+    and leave only a counter behind."""
     from shared import stopping
     from shared.health import controller, resource
     from shared.kube import client
     from shared.lifecycle import controller as lifecycle
 
+    if values_file is not None:  # first, so a mistake reads as `rules check` words it; before any request
+        problems = check_rules(values_file)
+        if problems:
+            raise errors.InvalidInput("\nerror: ".join(problems))
     cfg = config.load(values_file, enforce=enforce)
     stop = stop or threading.Event()
-    with client.LazyClient(kubeconfig=cluster.kubeconfig, context=cluster.context) as lazy, stopping.on_signals(stop):
+    # the node workers, plus the watches, the leader loop and the lifecycle beside them
+    connections = cfg.health.settings.nvsentinel.workers + 8
+    with (
+        client.LazyClient(kubeconfig=cluster.kubeconfig, context=cluster.context, connections=connections) as lazy,
+        stopping.on_signals(stop),
+    ):
         api = lazy()
         if install:
             resource.install(api)

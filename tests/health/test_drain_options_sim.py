@@ -172,4 +172,5 @@ def test_rules_check_reports_what_only_the_whole_model_sees(tmp_path: Path) -> N
         "    - {name: a, podSelector: 'x in y', mode: Immediate}\n"
     )
     (problem,) = rulecheck.check(path)
-    assert "podDrainPolicies.0.podSelector" in problem.line() and "'x in y'" in problem.line()
+    where = f"{path}:4:30: node-drainer.podDrainPolicies[0].podSelector"
+    assert problem.line().startswith(f"{where}: label selector 'x in y'")

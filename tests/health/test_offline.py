@@ -125,10 +125,10 @@ fault-quarantine:
 """)
     lines = [p.line() for p in rulecheck.check(path)]
     assert lines == [
-        f"{path}:8: unknown field 'tain' (known: cordon, enabled, label, match, name, priority, taint, version)",
-        f"{path}:7: rule set 'a': match.all[0]: a HealthEvent has no field 'isFatall'",
-        f"{path}:9: rule set 'a': duplicate name (also ruleSets[0])",
-        f"{path}:13: rule set 'a': match.any[0]: a Node has no field 'metadata.label'",
+        f"{path}:8:7: unknown field 'tain' (known: cordon, enabled, label, match, name, priority, taint, version)",
+        f"{path}:7:32: rule set 'a': match.all[0]: HealthEvent has no field 'isFatall' (did you mean 'isFatal'?)",
+        f"{path}:9:13: rule set 'a': duplicate name (also ruleSets[0])",
+        f"{path}:13:40: rule set 'a': match.any[0]: Node metadata has no field 'label' (did you mean 'labels'?)",
     ]
 
 

@@ -8,6 +8,7 @@ emulator.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -81,3 +82,13 @@ def test_errors_never_show_the_token(sim_kubeconfig: Path, tmp_path: Path) -> No
     with pytest.raises(errors.ToolError) as caught:
         client.new_client(kubeconfig=path)
     assert token not in caught.value.line()
+
+
+def test_the_http_pool_holds_as_many_connections_as_the_caller_has_workers(sim_kubeconfig: Path) -> None:
+    """``nvsentinel run`` sizes it to its workers: a smaller pool discards connections ("pool is full")."""
+    wanted = (os.cpu_count() or 1) * 5 + 7  # above the kubernetes client's default on any machine
+    api = client.new_client(kubeconfig=sim_kubeconfig, connections=wanted)
+    try:
+        assert api.rest_client.pool_manager.connection_pool_kw["maxsize"] == wanted  # type: ignore[attr-defined]
+    finally:
+        client.close(api)

@@ -72,7 +72,7 @@ def test_rules_check_reports_an_unknown_key_inside_the_lifecycle_section(run_cli
     result = run_cli("nvsentinel", "rules", "check", "--values", str(path))
     assert result.code == 1
     assert result.stderr == (
-        f"error: {path}:2: unknown field 'bogus' (known: config, enabled, runCertificationController)\n"
+        f"error: {path}:2:3: unknown field 'bogus' (known: config, enabled, runCertificationController)\n"
     )
 
 

@@ -31,11 +31,14 @@ def test_rules_check_fails_with_one_line_per_problem(run_cli: Any, tmp_path: Pat
     path = tmp_path / "v.yaml"
     path.write_text(
         "fault-quarantine:\n  ruleSets:\n    - name: x\n      match: {all: [{kind: HealthEvent, "
-        "expression: 'event.nope'}]}\n"
+        "expression: 'event.isFatall'}]}\n"
     )
     result = run_cli("nvsentinel", "rules", "check", "-f", str(path))
     assert result.code == 1
-    assert result.stderr == f"error: {path}:4: rule set 'x': match.all[0]: a HealthEvent has no field 'nope'\n"
+    assert result.stderr == (
+        f"error: {path}:4:60: rule set 'x': match.all[0]: "
+        "HealthEvent has no field 'isFatall' (did you mean 'isFatal'?)\n"
+    )
 
 
 def test_rules_check_passes_the_default_values(run_cli: Any, tmp_path: Path) -> None:
