@@ -36,7 +36,7 @@ def budget_refusal(body: Any) -> tuple[str, str]:
     causes = details.get("causes") if isinstance(details, dict) else None
     for cause in causes if isinstance(causes, list) else []:
         if isinstance(cause, dict) and cause.get("reason") == DISRUPTION_BUDGET_CAUSE:
-            message = str(cause.get("message") or "")
+            message = str(cause.get("message") or "") or "refused by a PodDisruptionBudget"
             found = _BUDGET_NAME.match(message)
             return (found.group(1) if found else "unknown"), message
     return "", ""

@@ -371,3 +371,28 @@ def test_any_notice_is_a_cloudevent_that_survives_json(
     assert doc["type"] == notify.TYPES[outcome] and doc["subject"] == subject
     assert datetime.fromisoformat(doc["time"].replace("Z", "+00:00")) == moment
     assert doc["data"] == {"outcome": outcome, "message": message, **data}
+
+
+def test_the_chart_hands_the_controller_its_sink_urls_from_a_secret(tmp_path: Path) -> None:
+    from shared.chart import manifests
+
+    values = tmp_path / "values.yaml"
+    values.write_text(
+        "nvsentinel-controller:\n  envFrom: [{secretRef: {name: nvsentinel-notify}}]\n"
+        "nvsentinel:\n  notifications:\n    sinks:\n"
+        "      - {name: oncall, type: slack, urlFrom: {env: ONCALL_URL}, outcomes: [quarantined]}\n"
+    )
+    objects = manifests.render(manifests.Request(values_files=(values,), set_values=(), namespace="nvsentinel"))
+    [deployment] = [
+        o for o in objects if o["kind"] == "Deployment" and o["metadata"]["name"] == "nvsentinel-controller"
+    ]
+    [container] = deployment["spec"]["template"]["spec"]["containers"]
+    assert container["envFrom"] == [{"secretRef": {"name": "nvsentinel-notify"}}]
+    [cm] = [o for o in objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "nvsentinel-values"]
+    path = tmp_path / "controller.yaml"
+    path.write_text(cm["data"]["values.yaml"])
+    [sink] = config.load(path).settings.nvsentinel.notifications.sinks
+    assert (sink.name, sink.urlFrom and sink.urlFrom.env) == ("oncall", "ONCALL_URL")
+    default = manifests.render(manifests.Request(values_files=(), set_values=(), namespace="nvsentinel"))
+    [plain] = [o for o in default if o["kind"] == "Deployment" and o["metadata"]["name"] == "nvsentinel-controller"]
+    assert "envFrom" not in plain["spec"]["template"]["spec"]["containers"][0]
