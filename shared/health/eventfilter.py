@@ -39,14 +39,14 @@ _OFFSET = re.compile(r"[+-]\d\d:\d\d$")
 def parse_after(text: str) -> datetime:
     """An RFC 3339 timestamp (``2026-01-01T00:00:00Z``, fractions and offsets allowed); InvalidInput else."""
     raw = text.strip()
+    if "T" not in raw.upper():
+        raise errors.InvalidInput(f"--after: {text!r} is not an RFC 3339 time (e.g. 2026-01-01T00:00:00Z)")
     if not raw.endswith(("Z", "z")) and not _OFFSET.search(raw):
         raise errors.InvalidInput(f"--after: {text!r} needs a time zone (e.g. 2026-01-01T00:00:00Z)")
     try:
         moment = datetime.fromisoformat(raw[:-1] + "+00:00" if raw[-1] in "Zz" else raw)
     except ValueError:
         raise errors.InvalidInput(f"--after: {text!r} is not an RFC 3339 time (e.g. 2026-01-01T00:00:00Z)") from None
-    if "T" not in raw.upper():
-        raise errors.InvalidInput(f"--after: {text!r} is not an RFC 3339 time (e.g. 2026-01-01T00:00:00Z)")
     return moment.astimezone(UTC)
 
 

@@ -56,6 +56,7 @@ class Collector:
         self.api = api
         self.now = now
         self.retention = hsettings.parse_duration(settings.retention)
+        self.retention_text = settings.retention
         self.interval = hsettings.parse_duration(settings.gcInterval)
         self._last: datetime | None = None
 
@@ -77,5 +78,7 @@ class Collector:
         if len(deleted) < BATCH:
             self._last = moment  # caught up: wait the interval; a full batch goes on next pass
         if deleted:
-            logger.info("deleted %d HealthEvent(s) older than %s", len(deleted), self.retention)
+            logger.info(
+                "deleted %d HealthEvent(s) older than %s", len(deleted), self.retention_text, extra={"subject": "gc"}
+            )
         return deleted

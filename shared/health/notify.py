@@ -113,6 +113,13 @@ def resolve_url(sink: hsettings.Sink, index: int, env: Mapping[str, str]) -> str
     return value
 
 
+def resolve_urls(settings: hsettings.Notifications, env: Mapping[str, str] | None = None) -> list[str]:
+    """Every sink's URL, in order; InvalidInput for the first unset or wrong variable. ``nvsentinel run``
+    calls it before it writes anything, so a missing Secret is exit 2 with nothing changed."""
+    environment = os.environ if env is None else env
+    return [resolve_url(sink, i, environment) for i, sink in enumerate(settings.sinks)]
+
+
 def counted(sink: str, result: str, amount: int = 1) -> None:
     """Where a delivery result (``delivered``, ``failed``, ``dropped``) is counted; the metric belongs here."""
     logger.debug("notification %s to %s (%d)", result, sink, amount)
@@ -257,17 +264,10 @@ class Notifier:
         env: Mapping[str, str] | None = None,
         post: Callable[[str, bytes, str, float], int] | None = None,
     ) -> None:
-        environment = os.environ if env is None else env
         self.now = now
         self.senders = [
-            Sender(
-                sink,
-                resolve_url(sink, i, environment),
-                queue_size=settings.queueSize,
-                source=settings.source,
-                post=post,
-            )
-            for i, sink in enumerate(settings.sinks)
+            Sender(sink, url, queue_size=settings.queueSize, source=settings.source, post=post)
+            for sink, url in zip(settings.sinks, resolve_urls(settings, env), strict=True)
         ]
 
     def notify(self, outcome: str, subject: str, message: str, **data: Any) -> None:

@@ -63,11 +63,12 @@ def run(
     """Run the controllers until ``stop`` (or Ctrl-C): fault quarantine on this thread, the lifecycle
     (when enabled) on its own; ``install=False`` trusts the CRD and namespace exist (the chart's
     pods: their role may then neither write CRDs nor create namespaces)."""
-    from shared.health import controller, resource
+    from shared.health import controller, notify, resource
     from shared.kube import client
     from shared.lifecycle import controller as lifecycle
 
     cfg = config.load(values_file, enforce=enforce)
+    notify.resolve_urls(cfg.health.settings.nvsentinel.notifications)  # an unset URL variable: exit 2 first
     stop = stop or threading.Event()
     with client.LazyClient(kubeconfig=cluster.kubeconfig, context=cluster.context) as lazy:
         api = lazy()

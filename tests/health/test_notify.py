@@ -396,3 +396,16 @@ def test_the_chart_hands_the_controller_its_sink_urls_from_a_secret(tmp_path: Pa
     default = manifests.render(manifests.Request(values_files=(), set_values=(), namespace="nvsentinel"))
     [plain] = [o for o in default if o["kind"] == "Deployment" and o["metadata"]["name"] == "nvsentinel-controller"]
     assert "envFrom" not in plain["spec"]["template"]["spec"]["containers"][0]
+
+
+def test_run_with_an_unset_url_variable_is_exit_2_before_touching_the_cluster(
+    run_cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ONCALL_URL", raising=False)
+    values = tmp_path / "values.yaml"
+    values.write_text(sinks_yaml("      - {name: oncall, type: slack, urlFrom: {env: ONCALL_URL}}\n"))
+    result = run_cli("nvsentinel", "run", "-f", str(values), "--kubeconfig", str(tmp_path / "none"))
+    assert result.code == 2
+    assert result.stderr == (
+        "error: nvsentinel.notifications.sinks[0].urlFrom.env: environment variable ONCALL_URL is not set\n"
+    )
