@@ -4,13 +4,15 @@ Covers: a quarantine on the simulated cluster reaches a CloudEvents sink as one 
 CloudEvent 1.0 (content type, specversion, id, source, type, subject = node, time, data), and a
 Slack-style sink as ``{"text": ...}``, each sink only for the outcomes it lists (a release, here);
 a tripped breaker is announced once per trip, not once per refused node; CONTACT_SUPPORT reaches
-the ``contactSupport`` outcome; a receiver answering 500 and then 200 gets the notification after
-the retries; a receiver that is down (connection refused) gets it once it listens; a 404 is not
-retried; a full queue drops its oldest notification and counts it; ``urlFrom: {env}`` reads the
-URL from the environment and an unset variable is an error naming the field; the values reject a
-sink with both or neither URL; a receiver that accepts connections and never answers does not
-slow quarantine: every event of the pass is processed while nothing was delivered. Property:
-any notice becomes a CloudEvent that survives JSON and names its outcome's type.
+the ``contactSupport`` outcome and exhausted attempts ``remediationFailed``; a receiver answering
+500 and then 200 gets the notification after the retries; a receiver that is down (connection
+refused) gets it once it listens; a 404 is not retried; a full queue drops its oldest
+notification and counts it; ``urlFrom: {env}`` reads the URL from the environment and an unset
+variable is an error naming the field, and ``nvsentinel run`` exit 2 before touching the cluster;
+the values reject a sink with both or neither URL; the chart hands the controller a Secret as its
+environment; a receiver that accepts connections and never answers does not slow quarantine:
+every event of the pass is processed while nothing was delivered. Property: any notice becomes a
+CloudEvent that survives JSON and names its outcome's type.
 """
 
 from __future__ import annotations
@@ -201,6 +203,30 @@ def test_contact_support_reaches_its_outcome(cluster: Any, tmp_path: Path, recei
     doc = receiver.got[0][1]
     assert (doc["type"], doc["subject"]) == ("com.nvidia.nvsentinel.node.contactsupport", names[2])
     assert doc["data"]["recommendedAction"] == "CONTACT_SUPPORT"
+
+
+def test_exhausted_remediation_attempts_reach_remediation_failed(
+    cluster: Any, tmp_path: Path, receiver: Receiver
+) -> None:
+    sim, api, names = cluster
+    publish(api, event(names[3]))
+    values = "fault-remediation: {maxRemediationAttempts: 1}\n"
+    ctl = make(
+        api, tmp_path, values + sinks_yaml(sink("chat", receiver.url, kind="slack", outcomes="remediationFailed"))
+    )
+    try:
+        ctl.reconcile_once()
+        sim.advance(300)  # the reboot completes; the fault comes back on another GPU
+        ctl.reconcile_once()
+        publish(api, event(names[3], uuid="GPU-2", stamp="2026-01-01T00:20:00Z"))
+        ctl.reconcile_once()
+        wait_for(lambda: len(receiver.got) == 1, "the remediation-failed notification")
+    finally:
+        ctl.notifier.close()
+    assert receiver.got[0][1] == {
+        "text": f"nvsentinel remediationFailed: {names[3]}: GpuXidError (error 79, GPU_UUID GPU-2): "
+        "1 remediation attempt(s) of group restart did not clear the fault"
+    }
 
 
 def test_a_receiver_answering_500_gets_the_notification_once_it_recovers() -> None:
