@@ -6,7 +6,9 @@ a filter builds selects exactly the matching objects on the server; ``--node``, 
 time) and ``--after`` each select what they say and combine with AND; bad values (a duration, a
 timestamp without zone, an unknown phase, ``--since`` with ``--after``) exit 2 with one line
 naming the flag. Properties: any aware time printed in RFC 3339 parses back to the same instant
-through ``--after``; any text is either a time or an InvalidInput, never a crash.
+through ``--after``; any text is either a time or an InvalidInput, never a crash; any name becomes
+a label value the API server accepts (kept as it is when it already is one); any list of phases,
+in any case, parses to those phases.
 """
 
 from __future__ import annotations
@@ -139,3 +141,19 @@ def test_any_text_is_a_time_or_invalid_input(text: str) -> None:
         assert exc.line().startswith("error: --after: ")
     else:
         assert moment.tzinfo is not None
+
+
+@given(st.text(max_size=100))
+def test_any_name_becomes_a_label_value_the_api_server_accepts(text: str) -> None:
+    from shared.sim.apiserver import selectors
+
+    value = resource.label_value(text)
+    assert selectors.valid_label_value(value)
+    if text and len(text) <= 63 and selectors.valid_label_value(text):
+        assert value == text  # a name that is already a label value is kept as it is
+
+
+@given(st.lists(st.sampled_from(eventfilter.PHASES), min_size=1, max_size=5), st.booleans())
+def test_any_list_of_phases_in_any_case_parses_to_those_phases(chosen: list[str], upper: bool) -> None:
+    text = ",".join(p.upper() if upper else p.lower() for p in chosen)
+    assert eventfilter.parse_phases(text) == frozenset(chosen)
