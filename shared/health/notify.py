@@ -22,6 +22,7 @@ so tokens stay out of the values file; an unset variable is an error at start, n
 from __future__ import annotations
 
 import collections
+import http.client
 import json
 import logging
 import os
@@ -214,8 +215,11 @@ class Sender:
             self.tries += 1
             try:
                 status = self.post(self.url, body, content_type, self.sink.timeoutSeconds)
-            except OSError as exc:  # refused, reset, timed out, DNS
+            except (OSError, http.client.HTTPException) as exc:  # refused, reset, timed out, DNS, a garbled answer
                 status, problem = 0, f"{type(exc).__name__}: {exc}"
+            except Exception as exc:  # a URL the HTTP client refuses: no retry helps, the thread lives on
+                problem = f"{type(exc).__name__}: {exc}"
+                break
             if 200 <= status < 300:
                 self.delivered += 1
                 counted(self.sink.name, "delivered")

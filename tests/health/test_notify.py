@@ -6,7 +6,8 @@ Slack-style sink as ``{"text": ...}``, each sink only for the outcomes it lists 
 a tripped breaker is announced once per trip, not once per refused node; CONTACT_SUPPORT reaches
 the ``contactSupport`` outcome and exhausted attempts ``remediationFailed``; a receiver answering
 500 and then 200 gets the notification after the retries; a receiver that is down (connection
-refused) gets it once it listens; a 404 is not retried; a full queue drops its oldest
+refused) gets it once it listens; a 404 is not retried; a garbled answer is; a URL the HTTP client refuses
+fails each notice without killing the sender; a full queue drops its oldest
 notification and counts it; ``urlFrom: {env}`` reads the URL from the environment and an unset
 variable is an error naming the field, and ``nvsentinel run`` exit 2 before touching the cluster;
 the values reject a sink with both or neither URL; the chart hands the controller a Secret as its
@@ -274,6 +275,58 @@ def test_a_404_is_not_retried() -> None:
         notifier.close()
         wrong.close()
     assert sender.tries == 1
+
+
+def test_a_url_the_http_client_refuses_fails_each_notice_and_the_sender_lives_on() -> None:
+    notifier = notify.Notifier(notifications(sinks=[{"name": "bus", "url": "http://[bad/", **FAST}]))
+    sender = notifier.senders[0]
+    try:
+        notifier.notify(notify.QUARANTINED, "node-1", "quarantined")
+        wait_for(lambda: sender.failed == 1, "the first given up")
+        notifier.notify(notify.QUARANTINED, "node-2", "quarantined")
+        wait_for(lambda: sender.failed == 2, "the second given up by the same thread")
+    finally:
+        notifier.close()
+    assert sender.tries == 2
+
+
+def garbling_server() -> tuple[socket.socket, threading.Thread, list[int]]:
+    """Answers its first connection with bytes that are no HTTP, then proper 200s."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    served: list[int] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            with conn:
+                conn.recv(65536)
+                answer = b"not http at all\r\n\r\n" if not served else b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"
+                served.append(len(served))
+                conn.sendall(answer)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return listener, thread, served
+
+
+def test_a_garbled_answer_is_retried() -> None:
+    listener, thread, served = garbling_server()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/hook"
+    notifier = notify.Notifier(notifications(sinks=[{"name": "bus", "url": url, **FAST}]))
+    sender = notifier.senders[0]
+    try:
+        notifier.notify(notify.QUARANTINED, "node-1", "quarantined")
+        wait_for(lambda: sender.delivered == 1, "delivered after a garbled answer")
+    finally:
+        notifier.close()
+        listener.close()
+        thread.join(10)
+    assert (sender.tries, len(served)) == (2, 2)
 
 
 def test_a_full_queue_drops_its_oldest_notification() -> None:
