@@ -49,6 +49,11 @@ def prune(
     return resource.prune(api, older_than=older_than, now=now, dry_run=dry_run, keep=quarantine_causes(api), most=most)
 
 
+def collected(count: int) -> None:
+    """Where the HealthEvents one collection deleted are counted; the metric belongs here."""
+    logger.debug("collected %d HealthEvent(s)", count)
+
+
 class Collector:
     """The controller's collection: ``maybe_run`` each pass, acting at most once per interval."""
 
@@ -75,6 +80,7 @@ class Collector:
         except errors.ToolError as exc:
             logger.warning("old HealthEvents not collected: %s", exc.line())
             return None
+        collected(len(deleted))
         if len(deleted) < BATCH:
             self._last = moment  # caught up: wait the interval; a full batch goes on next pass
         if deleted:

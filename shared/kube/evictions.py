@@ -19,14 +19,15 @@ from shared.kube.api import KubeApi
 
 Result = Literal["evicted", "blocked", "gone"]
 DISRUPTION_BUDGET_CAUSE = "DisruptionBudget"
-_BUDGET_NAME = re.compile(r"^The disruption budget (\S+) needs")
+_BUDGET_NAME = re.compile(r"^The disruption budget (\S+) (?:needs|is still being processed)")
 
 
 def budget_refusal(body: Any) -> tuple[str, str]:
     """(budget name, its cause message) from a 429 Status body, ("", "") when no budget refused.
 
     The API server puts the budget in ``details.causes``: reason ``DisruptionBudget``, message
-    ``The disruption budget NAME needs N healthy pods and has M currently``
+    ``The disruption budget NAME needs N healthy pods and has M currently`` (or ``... is still being
+    processed by the server.`` before the disruption controller has counted it)
     (``kubernetes:pkg/registry/core/pod/storage/eviction.go``)."""
     try:
         data = json.loads(body) if isinstance(body, str | bytes) else body

@@ -40,6 +40,15 @@ def test_a_budget_refusal_names_the_budget() -> None:
     )
 
 
+def test_a_budget_not_yet_counted_is_named_too() -> None:
+    cause = {
+        "reason": "DisruptionBudget",
+        "message": "The disruption budget web is still being processed by the server.",
+    }
+    pending = {**REFUSED, "details": {"causes": [cause]}}
+    assert evictions.budget_refusal(json.dumps(pending))[0] == "web"
+
+
 def test_throttling_names_no_budget() -> None:
     throttled = {**REFUSED, "message": "Too many requests, please try again later.", "details": {}}
     assert evictions.budget_refusal(json.dumps(throttled)) == ("", "")
