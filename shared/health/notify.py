@@ -59,6 +59,8 @@ TYPES: dict[str, str] = {
 assert set(TYPES) == set(hsettings.OUTCOMES)
 
 CLOUDEVENTS_JSON = "application/cloudevents+json"
+DROP_LOG_EVERY = 100
+"""A full queue's drops are logged at warning level on the first and then every this many."""
 _PERMANENT = frozenset(range(400, 500)) - {408, 425, 429}
 """Answers a retry cannot change (a wrong URL, a revoked token); 408/425/429 are worth another try."""
 
@@ -136,13 +138,11 @@ class Sender:
         *,
         queue_size: int,
         source: str,
-        post: Callable[[str, bytes, str, float], int] | None = None,
     ) -> None:
         self.sink = sink
         self.url = url
         self.queue_size = queue_size
         self.source = source
-        self.post = post or http_post
         self.base = hsettings.parse_duration(sink.backoffBase).total_seconds()
         self.most = hsettings.parse_duration(sink.backoffMax).total_seconds()
         self.delivered = self.failed = self.dropped = self.tries = 0
@@ -162,12 +162,15 @@ class Sender:
                 lost = self._queue.popleft()
                 self.dropped += 1
                 counted(self.sink.name, "dropped")
-                logger.warning(
-                    "notification queue of sink %s full (%d): dropped %s about %s",
+                # a receiver down during a storm drops thousands: say so on the first and every 100th
+                logger.log(
+                    logging.WARNING if self.dropped % DROP_LOG_EVERY == 1 else logging.DEBUG,
+                    "notification queue of sink %s full (%d): dropped %s about %s (%d dropped so far)",
                     self.sink.name,
                     self.queue_size,
                     lost.outcome,
                     lost.subject,
+                    self.dropped,
                     extra={"subject": lost.subject},
                 )
             self._queue.append(notice)
@@ -214,7 +217,7 @@ class Sender:
         for attempt in range(1, self.sink.attempts + 1):
             self.tries += 1
             try:
-                status = self.post(self.url, body, content_type, self.sink.timeoutSeconds)
+                status = http_post(self.url, body, content_type, self.sink.timeoutSeconds)
             except (OSError, http.client.HTTPException) as exc:  # refused, reset, timed out, DNS, a garbled answer
                 status, problem = 0, f"{type(exc).__name__}: {exc}"
             except Exception as exc:  # a URL the HTTP client refuses: no retry helps, the thread lives on
@@ -266,11 +269,10 @@ class Notifier:
         *,
         now: Callable[[], datetime] = clock.WALL.now,
         env: Mapping[str, str] | None = None,
-        post: Callable[[str, bytes, str, float], int] | None = None,
     ) -> None:
         self.now = now
         self.senders = [
-            Sender(sink, url, queue_size=settings.queueSize, source=settings.source, post=post)
+            Sender(sink, url, queue_size=settings.queueSize, source=settings.source)
             for sink, url in zip(settings.sinks, resolve_urls(settings, env), strict=True)
         ]
 

@@ -329,7 +329,7 @@ def test_a_garbled_answer_is_retried() -> None:
     assert (sender.tries, len(served)) == (2, 2)
 
 
-def test_a_full_queue_drops_its_oldest_notification() -> None:
+def test_a_full_queue_drops_its_oldest_notification(caplog: pytest.LogCaptureFixture) -> None:
     slow = Receiver()
     slow.gate = threading.Event()
     notifier = notify.Notifier(notifications(queueSize=3, sinks=[{"name": "bus", "url": slow.url, **FAST}]))
@@ -340,6 +340,10 @@ def test_a_full_queue_drops_its_oldest_notification() -> None:
         for i in range(2, 11):
             notifier.notify(notify.QUARANTINED, f"node-{i}", "quarantined")
         assert (sender.dropped, sender.pending()) == (6, 4)
+        warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+        assert warned == [
+            "notification queue of sink bus full (3): dropped quarantined about node-2 (1 dropped so far)"
+        ]
         slow.gate.set()
         wait_for(lambda: sender.delivered == 4, "the four kept delivered")
     finally:
