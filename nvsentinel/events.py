@@ -50,15 +50,56 @@ def publish(
 @app.command("list")
 def list_(
     node: Annotated[str | None, typer.Option("--node", help="Only this node's events.", show_default=False)] = None,
+    check: Annotated[
+        str | None, typer.Option("--check", help="Only this checkName, e.g. SysLogsXIDError.", show_default=False)
+    ] = None,
+    agent: Annotated[
+        str | None, typer.Option("--agent", help="Only this agent, e.g. syslog-health-monitor.", show_default=False)
+    ] = None,
+    fatal: Annotated[
+        bool | None,
+        typer.Option("--fatal/--not-fatal", help="Only fatal (or only non-fatal) events.", show_default=False),
+    ] = None,
+    phase: Annotated[
+        str | None,
+        typer.Option(
+            "--phase",
+            help="Only these outcomes, comma-separated, e.g. Quarantined,Blocked; Pending: not processed yet.",
+            show_default=False,
+        ),
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since", help="Only events generated in this last span of cluster time, e.g. 1h, 30m.", show_default=False
+        ),
+    ] = None,
+    after: Annotated[
+        str | None,
+        typer.Option(
+            "--after",
+            help="Only events generated at or after this RFC 3339 time, e.g. 2026-01-01T00:00:00Z.",
+            show_default=False,
+        ),
+    ] = None,
     output: opt.Output = "table",
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
 ) -> None:
-    """Stored events, oldest first, with what fault quarantine did (PHASE)."""
+    """Stored events, oldest first, with what fault quarantine did (PHASE); the filters combine."""
     from shared.health import service
 
     chosen = opt.chosen_format(output)
-    rows = service.list_events(opt.cluster(kubeconfig, context), node)
+    rows = service.list_events(
+        opt.cluster(kubeconfig, context),
+        node=node,
+        check=check,
+        agent=agent,
+        fatal=fatal,
+        phase=phase,
+        since=since,
+        after=after,
+    )
     out.emit(rows, chosen, table=out.Table(rows, COLUMNS), wide=out.Table(rows, WIDE_COLUMNS))
 
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from shared import clock, errors, metrics, nodes
-from shared.health import analyzer, conditions, config, followup, kevents, quarantine, resource
+from shared.health import analyzer, conditions, config, followup, garbage, kevents, notify, quarantine, resource
 from shared.health import breaker as hbreaker
 from shared.health import event as hevent
 from shared.kube import errors as kube_errors
@@ -151,8 +151,11 @@ class Controller:
             breaker=self.breaker,
             now=clk.now,
         )
-        self.followup = followup.FollowUp(api, cfg, clk=clk)
+        self.notifier = notify.Notifier(cfg.settings.nvsentinel.notifications, now=clk.now)
+        self.followup = followup.FollowUp(api, cfg, clk=clk, notifier=self.notifier)
         self.events = kube_events.Recorder(api, component=kevents.QUARANTINE, now=clk.now)
+        self.collector = garbage.Collector(api, cfg.settings.nvsentinel, now=clk.now)
+        self._breaker_announced = False
         self.analyzer = analyzer.Analyzer(cfg.settings.analyzer, now=clk.now)
         self._gauges_at: float | None = None
         self.stopping = threading.Event()
@@ -181,8 +184,27 @@ class Controller:
             # before any drain: a cordon protects new work at once, a drain can wait a pass
             self._quarantine_pass(by_node, result)
         result.followups = self.followup.run_once()
+        self._announce_breaker(result)
+        self.collector.maybe_run()
         self._refresh_gauges(force=result.processed > 0)
         return result
+
+    def _announce_breaker(self, result: PassResult) -> None:
+        """One notification when quarantines start being refused, not one per refused node; a pass
+        that quarantines again (the breaker let it) makes the next trip worth announcing."""
+        blocked = result.phases.get("Blocked", 0)
+        if blocked and not self._breaker_announced:
+            self._breaker_announced = True
+            settings = self.breaker.settings
+            self.notifier.notify(
+                notify.BREAKER_TRIPPED,
+                "circuit-breaker",
+                f"circuit breaker TRIPPED: {blocked} quarantine(s) refused this pass "
+                f"(limit {settings.threshold(self.breaker.gpu_nodes())} per {settings.duration})",
+                refused=blocked,
+            )
+        elif not blocked and result.phases.get("Quarantined", 0):
+            self._breaker_announced = False
 
     def _refresh_gauges(self, *, force: bool) -> None:
         """Quarantined nodes and breaker state, read back from the cluster (the objects are the truth)."""
@@ -293,11 +315,18 @@ class Controller:
     def _announce(self, node: nodes.Node, ev: hevent.HealthEvent, outcome: quarantine.Outcome) -> None:
         """The Event about a quarantine decision that changed (or was refused to change) the node."""
         what, matched = kevents.cause(ev), kevents.rules(outcome.rule_sets)
+        facts = {"checkName": ev.checkName, "agent": ev.agent, "recommendedAction": ev.recommendedAction.name}
         if outcome.phase == "Quarantined" and quarantine.is_enforced(node, ev):
-            self.events.normal(node, kevents.NODE_QUARANTINED, f"{what}: {matched} matched: {kevents.applied(node)}")
+            said = f"{what}: {matched} matched: {kevents.applied(node)}"
+            self.events.normal(node, kevents.NODE_QUARANTINED, said)
+            self.notifier.notify(
+                notify.QUARANTINED, ev.nodeName, said, enforced=True, ruleSets=outcome.rule_sets, **facts
+            )
         elif outcome.phase == "Quarantined":
-            self.events.normal(
-                node, kevents.QUARANTINE_SKIPPED, f"{what}: {matched} matched; monitor mode, not cordoned"
+            said = f"{what}: {matched} matched; monitor mode, not cordoned"
+            self.events.normal(node, kevents.QUARANTINE_SKIPPED, said)
+            self.notifier.notify(
+                notify.QUARANTINED, ev.nodeName, said, enforced=False, ruleSets=outcome.rule_sets, **facts
             )
         elif outcome.phase == "Blocked":
             settings = self.breaker.settings
@@ -309,9 +338,9 @@ class Controller:
                 f"({limit} quarantine(s) per {settings.duration}); not cordoned",
             )
         elif outcome.phase == "UnQuarantined":
-            self.events.normal(
-                node, kevents.NODE_UNQUARANTINED, f"healthy {what} from {ev.agent} cleared the last cause: released"
-            )
+            said = f"healthy {what} from {ev.agent} cleared the last cause: released"
+            self.events.normal(node, kevents.NODE_UNQUARANTINED, said)
+            self.notifier.notify(notify.RELEASED, ev.nodeName, said, **facts)
 
     # ------------------------------------------------------------ the loop
     def loop(self) -> LeaderLoop:
@@ -331,7 +360,10 @@ class Controller:
         """Until ``stop``: hold the Lease, reconcile, wait for a HealthEvent change. A stop asked
         during a pass ends it after the event in hand (its node write and status write done)."""
         self.stopping = stop
-        self.loop().run(stop)
+        try:
+            self.loop().run(stop)
+        finally:
+            self.notifier.close()
 
 
 def _unprocessed(kind: str, obj: dict[str, Any]) -> bool:

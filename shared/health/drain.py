@@ -229,32 +229,21 @@ class Drainer:
         deadline = started + timedelta(minutes=self.settings.deleteAfterTimeoutMinutes)
         pending, blocked, waiting, messages = [], False, [], []
         found = self.pods(ev.nodeName, ev, status.entity)
-        if first and found:
-            self.events.normal(
-                node,
-                kevents.DRAIN_STARTED,
-                f"{kevents.cause(ev)}: moving {len(found)} pod(s): {kube_events.listing(pod_key(p) for p, _ in found)}",
-            )
+        self._begin(ev, node, found, now=now, deadline=deadline, first=first)
         for pod, mode in found:
             meta = pod["metadata"]
             key = pod_key(pod)
             if mode == "Immediate":
-                result, message = evictions.evict(
+                result, message, budget = evictions.evict(
                     self.api, meta["namespace"], meta["name"], grace_seconds=int(self.settings.evictionTimeoutInSeconds)
                 )
                 if result == "blocked":
                     blocked = True
                     pending.append(key)
                     messages.append(f"{key}: {message}")
+                    self._held(node, key, budget, message)
                 elif result == "evicted":
-                    logger.info("evicted %s", key, extra={"subject": ev.nodeName})
-                    self.events.normal(
-                        pod,
-                        kevents.EVICTED,
-                        f"Evicted from node {ev.nodeName} by its drain for {kevents.cause(ev)}",
-                        kind="Pod",
-                        api_version="v1",
-                    )
+                    self._evicted(ev, node, pod, key)
             elif mode == "DeleteAfterTimeout" and now >= deadline:
                 rest.delete(self.api, rest.core_path("pods", meta["namespace"], meta["name"]), what=f"pod {key}")
                 logger.info("deleted %s after the drain timeout", key, extra={"subject": ev.nodeName})
@@ -278,14 +267,62 @@ class Drainer:
             attempts = status.attempts + 1
             pause = min(self.most, self.base * 2 ** (attempts - 1))
             update.update(attempts=attempts, nextAttemptAt=hevent.format_time(now + pause))
-            self.events.warning(
-                node,
-                kevents.DRAIN_FAILED,
-                f"{kevents.cause(ev)}: eviction refused, retrying: " + kube_events.listing(messages, most=3),
-            )
         else:
             update.update(nextAttemptAt=None)
         return status.model_copy(update=update)
+
+    def _begin(
+        self,
+        ev: hevent.HealthEvent,
+        node: nodes.Node,
+        found: list[tuple[dict[str, Any], str]],
+        *,
+        now: datetime,
+        deadline: datetime,
+        first: bool,
+    ) -> None:
+        """The step's Events before it acts: the drain's start, and the timeout that deletes pods."""
+        if first and found:
+            forced = (
+                " (drainOverrides.force: every pod evicted now)"
+                if ev.drainOverrides and ev.drainOverrides.force
+                else ""
+            )
+            self.events.normal(
+                node,
+                kevents.DRAIN_STARTED,
+                f"{kevents.cause(ev)}: moving {len(found)} pod(s){forced}: "
+                f"{kube_events.listing(pod_key(p) for p, _ in found)}",
+            )
+        overdue = [pod_key(p) for p, mode in found if mode == "DeleteAfterTimeout" and now >= deadline]
+        if overdue:
+            self.events.warning(
+                node,
+                kevents.DRAIN_TIMED_OUT,
+                f"{kevents.cause(ev)}: deleteAfterTimeoutMinutes ({self.settings.deleteAfterTimeoutMinutes:g}) "
+                f"passed, deleting {len(overdue)} pod(s): {kube_events.listing(overdue)}",
+            )
+
+    def _evicted(self, ev: hevent.HealthEvent, node: nodes.Node, pod: dict[str, Any], key: str) -> None:
+        """An Event on the pod (its own history) and one on the node (the drain's history)."""
+        logger.info("evicted %s", key, extra={"subject": ev.nodeName})
+        self.events.normal(
+            pod,
+            kevents.EVICTED,
+            f"Evicted from node {ev.nodeName} by its drain for {kevents.cause(ev)}",
+            kind="Pod",
+            api_version="v1",
+        )
+        self.events.normal(node, kevents.POD_EVICTED, f"Evicted {key} for {kevents.cause(ev)}")
+
+    def _held(self, node: nodes.Node, key: str, budget: str, message: str) -> None:
+        """A refused eviction, retried after a backoff. The text names no count or delay, so each
+        retry during a long hold raises one Event's count instead of writing another Event."""
+        if budget:
+            said = f"Eviction of {key} held by PodDisruptionBudget {budget}; retrying"
+        else:
+            said = f"Eviction of {key} refused ({message}); retrying"
+        self.events.warning(node, kevents.EVICTION_BLOCKED, said)
 
     def _announce(self, node: nodes.Node, waiting: list[tuple[str, str]], deadline: datetime) -> None:
         """Upstream's waiting Events (research/nvsentinel.md §4); a pass that waits again repeats the same

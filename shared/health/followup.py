@@ -17,18 +17,20 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 
 from shared import clock, errors, nodes
-from shared.health import config, drain, remediation, resource
+from shared.health import config, drain, notify, remediation, resource
 from shared.kube.api import KubeApi
 
 logger = logging.getLogger(__name__)
 
 
 class FollowUp:
-    def __init__(self, api: KubeApi, cfg: config.Config, *, clk: clock.Clock) -> None:
+    def __init__(
+        self, api: KubeApi, cfg: config.Config, *, clk: clock.Clock, notifier: notify.Notifier = notify.NONE
+    ) -> None:
         self.api = api
         self.cfg = cfg
         self.drainer = drain.Drainer(api, cfg.settings.node_drainer, now=clk.now)
-        self.remediator = remediation.Remediator(api, cfg.settings.fault_remediation, now=clk.now)
+        self.remediator = remediation.Remediator(api, cfg.settings.fault_remediation, now=clk.now, notifier=notifier)
 
     def active(self) -> bool:
         v = self.cfg.settings

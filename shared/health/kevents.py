@@ -2,8 +2,11 @@
 
 What each step did to a node shows in ``kubectl describe node`` and ``kubectl get events``:
 quarantine (``NodeQuarantined``, ``QuarantineSkipped``, ``NodeUnquarantined``), drain
-(``DrainStarted``, ``Evicted`` or ``DeletedAfterTimeout`` on each pod, upstream's waiting Events
-``AwaitingPodCompletion`` and ``WaitingBeforeForceDelete``, ``DrainFailed``, ``DrainCompleted``) and
+(``DrainStarted``, ``PodEvicted`` on the node and ``Evicted`` on the pod for each eviction,
+``EvictionBlocked`` while a PodDisruptionBudget holds one, upstream's waiting Events
+``AwaitingPodCompletion`` and ``WaitingBeforeForceDelete``, ``DrainTimedOut`` and
+``DeletedAfterTimeout`` on each pod when ``deleteAfterTimeoutMinutes`` passes, ``DrainFailed``,
+``DrainCompleted``) and
 remediation (``RemediationCreated``, ``RemediationSucceeded``, ``RemediationFailed``,
 ``RemediationAttemptsExhausted``). The validation lifecycle's reasons are in
 ``shared.lifecycle.reconcile``. Writing (references, naming, aggregation of repeats, best effort)
@@ -34,6 +37,9 @@ AWAITING_COMPLETION = "AwaitingPodCompletion"
 WAITING_FORCE_DELETE = "WaitingBeforeForceDelete"
 DELETED_AFTER_TIMEOUT = "DeletedAfterTimeout"
 DRAIN_FAILED = "DrainFailed"
+POD_EVICTED = "PodEvicted"
+EVICTION_BLOCKED = "EvictionBlocked"
+DRAIN_TIMED_OUT = "DrainTimedOut"
 DRAIN_COMPLETED = "DrainCompleted"
 REMEDIATION_CREATED = "RemediationCreated"
 REMEDIATION_SUCCEEDED = "RemediationSucceeded"

@@ -29,7 +29,7 @@ from typing import Any
 
 from shared import errors, nodes
 from shared.health import event as hevent
-from shared.health import kevents, quarantine, resource
+from shared.health import kevents, notify, quarantine, resource
 from shared.health import settings as hsettings
 from shared.kube import errors as kube_errors
 from shared.kube import events as kube_events
@@ -77,11 +77,13 @@ class Remediator:
         *,
         now: Callable[[], datetime],
         events: kube_events.Recorder | None = None,
+        notifier: notify.Notifier = notify.NONE,
     ) -> None:
         self.api = api
         self.settings = settings
         self.now = now
         self.events = events or kube_events.Recorder(api, component=COMPONENT, now=now)
+        self.notifier = notifier
 
     def resolve(self, ev: hevent.HealthEvent) -> hsettings.MaintenanceAction | None:
         name = ev.recommendedAction.name
@@ -214,7 +216,9 @@ class Remediator:
             obj = rest.get(self.api, object_path(action, current.object))
         except errors.NotFound:
             message = f"{current.object} was deleted"
-            self.events.warning(node, kevents.REMEDIATION_FAILED, f"{kevents.cause(ev)}: {action.kind} {message}")
+            said = f"{kevents.cause(ev)}: {action.kind} {message}"
+            self.events.warning(node, kevents.REMEDIATION_FAILED, said)
+            self._notify_failed(ev, said, kind=action.kind, object=current.object)
             return current.model_copy(update={"state": "Failed", "message": message})
         done = completion(obj, action.completeConditionType)
         if done is None:
@@ -234,7 +238,24 @@ class Remediator:
             self.events.normal(node, kevents.REMEDIATION_SUCCEEDED, said)
         else:
             self.events.warning(node, kevents.REMEDIATION_FAILED, said)
+            self._notify_failed(ev, said, kind=action.kind, object=current.object)
         return current.model_copy(update={"state": "Succeeded" if done else "Failed", "message": message})
+
+    def _notify_failed(self, ev: hevent.HealthEvent, said: str, **facts: Any) -> None:
+        """A failed repair needs a person: CONTACT_SUPPORT faults as such, every other as a failed remediation."""
+        outcome = (
+            notify.CONTACT_SUPPORT
+            if ev.recommendedAction == hevent.RecommendedAction.CONTACT_SUPPORT
+            else notify.REMEDIATION_FAILED
+        )
+        self.notifier.notify(
+            outcome,
+            ev.nodeName,
+            said,
+            checkName=ev.checkName,
+            recommendedAction=ev.recommendedAction.name,
+            **facts,
+        )
 
     def _action_by_kind(self, kind: str) -> hsettings.MaintenanceAction | None:
         everything = [
@@ -304,6 +325,7 @@ class Remediator:
     ) -> resource.RemediationStatus:
         self._label(ev.nodeName, "remediation-failed")
         self.events.warning(node, reason, message)
+        self._notify_failed(ev, f"{kevents.cause(ev)}: {message}", state=state)
         logger.warning("%s", message, extra={"subject": ev.nodeName})
         return current.model_copy(update={"state": state, "message": message})
 

@@ -26,6 +26,10 @@ from shared.kube.customresource import CustomResource, ObjectMeta
 
 GROUP, VERSION, PLURAL = "nvsentinel.nvidia.com", "v1alpha1", "healthevents"
 NODE_LABEL = "nvsentinel.nvidia.com/node"
+CHECK_LABEL = "nvsentinel.nvidia.com/check"
+AGENT_LABEL = "nvsentinel.nvidia.com/agent"
+FATAL_LABEL = "nvsentinel.nvidia.com/fatal"
+"""Labels written at publish, so ``events list`` filters by label selector on the server."""
 
 
 class DrainStatus(BaseModel):
@@ -126,9 +130,7 @@ def publish(api: KubeApi, events: list[hevent.HealthEvent], *, now: Callable[[],
         if ev.generatedTimestamp is None:
             ev = ev.model_copy(update={"generatedTimestamp": now()})
         name = object_name(ev)
-        stored = HealthEventObject(
-            metadata=ObjectMeta(name=name, labels={NODE_LABEL: _label_value(ev.nodeName)}), spec=ev
-        )
+        stored = HealthEventObject(metadata=ObjectMeta(name=name, labels=labels(ev)), spec=ev)
         try:
             rest.create(api, RESOURCE.path(), stored.creation_document(), what=RESOURCE.what(name))
         except kube_errors.AlreadyExists:
@@ -138,13 +140,24 @@ def publish(api: KubeApi, events: list[hevent.HealthEvent], *, now: Callable[[],
     return PublishResult(created, duplicates)
 
 
-def _label_value(text: str) -> str:
+def label_value(text: str) -> str:
+    """``text`` as a label value: other characters as ``-``, at most 63, alphanumeric at both ends."""
     return re.sub(r"[^A-Za-z0-9_.-]", "-", text)[:63].strip("-_.")
 
 
-def list_events(api: KubeApi, *, node: str | None = None) -> list[Stored]:
-    """Every stored event (of one node), oldest first by generatedTimestamp then name."""
-    selector = f"{NODE_LABEL}={_label_value(node)}" if node else None
+def labels(ev: hevent.HealthEvent) -> dict[str, str]:
+    """The labels of a published event: node, check, agent (those not empty) and fatal."""
+    found = {NODE_LABEL: label_value(ev.nodeName), FATAL_LABEL: str(ev.isFatal).lower()}
+    for key, text in ((CHECK_LABEL, ev.checkName), (AGENT_LABEL, ev.agent)):
+        if label_value(text):
+            found[key] = label_value(text)
+    return found
+
+
+def list_events(api: KubeApi, *, node: str | None = None, selector: str | None = None) -> list[Stored]:
+    """Every stored event (of one node, matching a label selector), oldest first by generatedTimestamp then name."""
+    if node:
+        selector = ",".join(p for p in (f"{NODE_LABEL}={label_value(node)}", selector) if p)
     items = rest.list_items(api, RESOURCE.path(), label_selector=selector)
     stored = []
     for item in items:
@@ -202,15 +215,33 @@ def update_status(api: KubeApi, name: str, **parts: BaseModel | str | None) -> N
     )
 
 
-def prune(api: KubeApi, *, older_than: timedelta, now: Callable[[], datetime], dry_run: bool = False) -> list[str]:
-    """Delete processed events created before now - older_than; unprocessed ones are kept."""
+def prune(
+    api: KubeApi,
+    *,
+    older_than: timedelta,
+    now: Callable[[], datetime],
+    dry_run: bool = False,
+    keep: frozenset[str] = frozenset(),
+    most: int | None = None,
+) -> list[str]:
+    """Delete processed events created before now - older_than, read page by page; the names.
+
+    Kept: unprocessed events (no ``status.phase``: the controller still owes them an outcome) and
+    the names in ``keep`` (the causes of current quarantines, ``shared.health.garbage``). At most
+    ``most`` are deleted in one call, so one call never holds a controller pass for long."""
     cutoff = now() - older_than
-    doomed = []
-    for item in rest.list_items(api, RESOURCE.path()):
+    doomed: list[str] = []
+    for item in rest.iter_items(api, RESOURCE.path()):
         meta = item.get("metadata") or {}
-        created = datetime.fromisoformat(str(meta.get("creationTimestamp", "")).replace("Z", "+00:00"))
-        if created < cutoff and (item.get("status") or {}).get("phase"):
-            doomed.append(meta["name"])
+        try:
+            created = datetime.fromisoformat(str(meta.get("creationTimestamp", "")).replace("Z", "+00:00"))
+        except ValueError:
+            continue
+        name = str(meta.get("name", ""))
+        if created < cutoff and (item.get("status") or {}).get("phase") and name not in keep:
+            doomed.append(name)
+            if most is not None and len(doomed) >= most:
+                break
     if not dry_run:
         for name in doomed:
             rest.delete(api, RESOURCE.path(name=name), what=f"healthevent {name}")

@@ -10,7 +10,9 @@ there too.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,11 +51,32 @@ def publish(cluster: Cluster, source: str) -> dict[str, Any]:
         return resource.publish(api, events, now=clock.for_api_client(api).now).document()
 
 
-def list_events(cluster: Cluster, node: str | None) -> list[dict[str, Any]]:
-    from shared.health import resource
+def list_events(
+    cluster: Cluster,
+    *,
+    node: str | None = None,
+    check: str | None = None,
+    agent: str | None = None,
+    fatal: bool | None = None,
+    phase: str | None = None,
+    since: str | None = None,
+    after: str | None = None,
+) -> list[dict[str, Any]]:
+    """The stored events every given filter selects (``shared.health.eventfilter``), oldest first.
 
+    A bad filter value is InvalidInput before the cluster is asked anything."""
+    from shared.health import eventfilter, resource
+
+    def chosen(now: Callable[[], datetime]) -> eventfilter.Filter:
+        return eventfilter.Filter.of(
+            node=node, check=check, agent=agent, fatal=fatal, phase=phase, since=since, after=after, now=now
+        )
+
+    chosen(clock.WALL.now)  # a bad flag is exit 2 before connecting
     with _client(cluster) as lazy:
-        stored = resource.list_events(lazy(), node=node)
+        api = lazy()
+        wanted = chosen(clock.for_api_client(api).now if since is not None else clock.WALL.now)
+        stored = [s for s in resource.list_events(api, selector=wanted.selector()) if wanted.matches(s)]
     return [
         {
             "name": s.name,
@@ -73,12 +96,12 @@ def list_events(cluster: Cluster, node: str | None) -> list[dict[str, Any]]:
 
 def prune(cluster: Cluster, older_than: str, dry_run: bool) -> list[str]:
     """Delete HealthEvents older than ``older_than`` (e.g. 720h); the names deleted (or, dry, to delete)."""
-    from shared.health import resource, settings
+    from shared.health import garbage, settings
 
     age = settings.parse_duration(older_than)
     with _client(cluster) as lazy:
         api = lazy()
-        return resource.prune(api, older_than=age, now=clock.for_api_client(api).now, dry_run=dry_run)
+        return garbage.prune(api, older_than=age, now=clock.for_api_client(api).now, dry_run=dry_run)
 
 
 def replay(cfg: config.Config, events_file: str, nodes_file: Path | None) -> dict[str, Any]:

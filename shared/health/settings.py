@@ -15,7 +15,7 @@ import math
 from datetime import timedelta
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -102,9 +102,68 @@ class Global(BaseModel):
     dryRun: bool = True
 
 
+Outcome = Literal[
+    "quarantined", "released", "breakerTripped", "remediationFailed", "contactSupport", "validationFailed"
+]
+OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
+
+
+class UrlFrom(_Strict):
+    """Where a sink's URL is read at start: an environment variable (set from a Secret in the pod)."""
+
+    env: str = Field(min_length=1, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class Sink(_Strict):
+    """One notification receiver (``shared.health.notify``)."""
+
+    name: str = Field(min_length=1)
+    type: Literal["cloudevents", "slack"] = "cloudevents"
+    url: str = Field("", description="The receiver; prefer urlFrom for URLs that carry a token.")
+    urlFrom: UrlFrom | None = None
+    outcomes: list[Outcome] = Field(default_factory=lambda: list(OUTCOMES))
+    timeoutSeconds: float = Field(5, gt=0, le=120)
+    attempts: int = Field(5, ge=1, le=100, description="Tries per notification before it is dropped.")
+    backoffBase: str = "1s"
+    backoffMax: str = "1m"
+
+    @model_validator(mode="after")
+    def _one_url(self) -> Sink:
+        if bool(self.url) == (self.urlFrom is not None):
+            raise ValueError(f"sink {self.name!r}: set exactly one of url and urlFrom")
+        if self.url and not self.url.startswith(("http://", "https://")):
+            raise ValueError(f"sink {self.name!r}: url must start with http:// or https://")
+        _duration_or_value_error(self.backoffBase)
+        _duration_or_value_error(self.backoffMax)
+        return self
+
+
+class Notifications(_Strict):
+    source: str = Field("/nvsentinel", min_length=1, description="CloudEvents source: name the cluster here.")
+    queueSize: int = Field(1000, ge=1, le=1_000_000, description="Per sink; the oldest is dropped when full.")
+    sinks: list[Sink] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _unique(self) -> Notifications:
+        seen: set[str] = set()
+        for i, sink in enumerate(self.sinks):
+            if sink.name in seen:
+                raise ValueError(f"sinks[{i}].name: duplicate name {sink.name!r}")
+            seen.add(sink.name)
+        return self
+
+
 class Ours(_Strict):
-    retention: str = "720h"
+    retention: str = Field("720h", description="HealthEvents older than this are deleted; 0s keeps them all.")
+    gcInterval: str = Field("1h", description="How often the running controller deletes old HealthEvents.")
     workers: int = Field(16, ge=1, le=256)
+    notifications: Notifications = Field(default_factory=Notifications)
+
+    @field_validator("retention", "gcInterval")
+    @classmethod
+    def _duration(cls, text: str) -> str:
+        _duration_or_value_error(text)
+        return text
 
 
 DrainMode = Literal["Immediate", "AllowCompletion", "DeleteAfterTimeout"]
@@ -232,6 +291,14 @@ STRICT_SECTIONS: dict[str, type[BaseModel]] = {
 def parse_duration(text: str) -> timedelta:
     """``90s``, ``5m``, ``1h30m``, ``7d``; InvalidInput otherwise."""
     return timedelta(seconds=durations.parse(text))
+
+
+def _duration_or_value_error(text: str) -> timedelta:
+    """``parse_duration`` inside a validator: pydantic reports a ValueError with the field's path."""
+    try:
+        return parse_duration(text)
+    except errors.InvalidInput as exc:
+        raise ValueError(exc.message) from None
 
 
 def default_text() -> str:

@@ -8,6 +8,8 @@ returns what happened; 404 (the pod is already gone) is success for an idempoten
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any, Literal
 
 from shared import errors
@@ -16,10 +18,36 @@ from shared.kube import rest
 from shared.kube.api import KubeApi
 
 Result = Literal["evicted", "blocked", "gone"]
+DISRUPTION_BUDGET_CAUSE = "DisruptionBudget"
+_BUDGET_NAME = re.compile(r"^The disruption budget (\S+) (?:needs|is still being processed)")
 
 
-def evict(api: KubeApi, namespace: str, name: str, *, grace_seconds: int | None = None) -> tuple[Result, str]:
-    """Evict one pod: ("evicted" | "blocked" (429, the budget's message) | "gone", message)."""
+def budget_refusal(body: Any) -> tuple[str, str]:
+    """(budget name, its cause message) from a 429 Status body, ("", "") when no budget refused.
+
+    The API server puts the budget in ``details.causes``: reason ``DisruptionBudget``, message
+    ``The disruption budget NAME needs N healthy pods and has M currently`` (or ``... is still being
+    processed by the server.`` before the disruption controller has counted it)
+    (``kubernetes:pkg/registry/core/pod/storage/eviction.go``)."""
+    try:
+        data = json.loads(body) if isinstance(body, str | bytes) else body
+    except ValueError:
+        return "", ""
+    details = data.get("details") if isinstance(data, dict) else None
+    causes = details.get("causes") if isinstance(details, dict) else None
+    for cause in causes if isinstance(causes, list) else []:
+        if isinstance(cause, dict) and cause.get("reason") == DISRUPTION_BUDGET_CAUSE:
+            message = str(cause.get("message") or "") or "refused by a PodDisruptionBudget"
+            found = _BUDGET_NAME.match(message)
+            return (found.group(1) if found else "unknown"), message
+    return "", ""
+
+
+def evict(api: KubeApi, namespace: str, name: str, *, grace_seconds: int | None = None) -> tuple[Result, str, str]:
+    """Evict one pod: ("evicted" | "blocked" (429) | "gone", message, budget).
+
+    ``budget`` names the PodDisruptionBudget that refused a blocked eviction (its cause message is
+    then the message), "" for a refusal without one (throttling)."""
     body: dict[str, Any] = {
         "apiVersion": "policy/v1",
         "kind": "Eviction",
@@ -42,10 +70,11 @@ def evict(api: KubeApi, namespace: str, name: str, *, grace_seconds: int | None 
     except Exception as exc:
         error = kube_errors.from_exception(exc, where=f"pod {namespace}/{name}")
         if isinstance(error, kube_errors.Throttled):
-            return "blocked", error.message
+            budget, said = budget_refusal(getattr(exc, "body", None))
+            return "blocked", said or error.message, budget
         if isinstance(error, errors.NotFound):
-            return "gone", ""
+            return "gone", "", ""
         if error is exc:
             raise
         raise error from exc
-    return "evicted", ""
+    return "evicted", "", ""

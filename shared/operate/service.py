@@ -70,7 +70,7 @@ def run(
     the same lines, exit 2): a rule that fails at every evaluation would otherwise run, never match,
     and leave only a counter behind."""
     from shared import stopping
-    from shared.health import controller, resource
+    from shared.health import controller, notify, resource
     from shared.kube import client
     from shared.lifecycle import controller as lifecycle
 
@@ -79,6 +79,7 @@ def run(
         if problems:
             raise errors.InvalidInput("\nerror: ".join(problems))
     cfg = config.load(values_file, enforce=enforce)
+    notify.resolve_urls(cfg.health.settings.nvsentinel.notifications)  # an unset URL variable: exit 2 first
     stop = stop or threading.Event()
     # the node workers, plus the watches, the leader loop and the lifecycle beside them
     connections = cfg.health.settings.nvsentinel.workers + 8

@@ -1,14 +1,16 @@
 """The Kubernetes Events nvsentinel records while it quarantines, drains and remediates (simulated cluster).
 
 Covers: an Xid 79 end to end leaves, on the node, ``NodeQuarantined`` (rule set and taint named),
-``DrainStarted``, ``DrainCompleted``, ``RemediationCreated`` (naming the RebootNode) and, after the
+``DrainStarted``, ``PodEvicted``, ``DrainCompleted``, ``RemediationCreated`` (naming the RebootNode) and, after the
 reboot, ``RemediationSucceeded``, each with the node's real uid, and ``Evicted`` on the pod in its own
 namespace naming the node; ``kubectl describe node`` lists them in its Events section; a healthy event
 gives ``NodeUnquarantined``; the breaker's refusal is a Warning ``QuarantineSkipped`` with its reason
 and monitor mode a Normal one; a drain waiting on a pod counts upstream's ``AwaitingPodCompletion``
-up across passes instead of writing new Events; an eviction refused by a budget is a Warning
-``DrainFailed``; CONTACT_SUPPORT and exhausted attempts are Warnings; a controller whose identity may
-not write Events still quarantines and drains, and logs one warning.
+up across passes instead of writing new Events; an eviction held by a PodDisruptionBudget is one
+Warning ``EvictionBlocked`` naming the budget, counted up over a long hold (one object, count =
+attempts), then ``PodEvicted`` once the budget goes; a drain past ``deleteAfterTimeoutMinutes`` says
+``DrainTimedOut`` before it deletes; CONTACT_SUPPORT and exhausted attempts are Warnings; a
+controller whose identity may not write Events still quarantines and drains, and logs one warning.
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ def test_an_xid_79_leaves_a_trail_of_events_on_the_node_with_its_real_uid(cluste
     assert reasons(api, names[0]) == [
         "NodeQuarantined",
         "DrainStarted",
+        "PodEvicted",
         "DrainCompleted",
         "RemediationCreated",
         "RemediationSucceeded",
@@ -80,6 +83,9 @@ def test_an_xid_79_leaves_a_trail_of_events_on_the_node_with_its_real_uid(cluste
     assert quarantined["message"].startswith("GpuXidError (error 79, GPU_UUID GPU-1): rule set ")
     assert "cordoned, tainted " in quarantined["message"]
     assert one(api, names[0], "DrainStarted")["message"].endswith("moving 1 pod(s): team/trainer")
+    assert (
+        one(api, names[0], "PodEvicted")["message"] == "Evicted team/trainer for GpuXidError (error 79, GPU_UUID GPU-1)"
+    )
     [reboot] = rest.list_items(api, REBOOTS)
     created = one(api, names[0], "RemediationCreated")
     assert f"created RebootNode {reboot['metadata']['name']} for RESTART_BM (attempt 1 of " in created["message"]
@@ -156,25 +162,63 @@ def test_a_drain_waiting_on_a_pod_counts_one_event_up_across_passes(cluster: Any
     assert waiting["lastTimestamp"] > waiting["firstTimestamp"]
 
 
-def test_an_eviction_refused_by_a_budget_is_a_warning(cluster: Any, tmp_path: Path) -> None:
-    sim, api, names = cluster
-    pod(api, "team", "db", names[0], labels={"app": "db"})
+def budget(api: Any, name: str = "db") -> None:
     rest.create(
         api,
         "/apis/policy/v1/namespaces/team/poddisruptionbudgets",
         {
             "apiVersion": "policy/v1",
             "kind": "PodDisruptionBudget",
-            "metadata": {"name": "db", "namespace": "team"},
+            "metadata": {"name": name, "namespace": "team"},
             "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "db"}}},
         },
     )
+
+
+def test_an_eviction_held_by_a_budget_is_one_warning_counted_up_over_a_long_hold(cluster: Any, tmp_path: Path) -> None:
+    sim, api, names = cluster
+    pod(api, "team", "db", names[0], labels={"app": "db"})
+    budget(api, "db-quorum")
     sim.advance(5)
     publish(api, event(names[0]))
-    make(api, tmp_path, IMMEDIATE + "fault-remediation: {enabled: false}\n").reconcile_once()
-    failed = one(api, names[0], "DrainFailed")
-    assert failed["type"] == "Warning"
-    assert "eviction refused, retrying: team/db: Cannot evict pod" in failed["message"]
+    ctl = make(api, tmp_path, IMMEDIATE + "fault-remediation: {enabled: false}\n")
+    passes = 0
+    for _ in range(12):  # backoff 10 s doubling to 2 min: each advance passes the next attempt
+        ctl.reconcile_once()
+        passes += 1
+        sim.advance(121)
+    held = one(api, names[0], "EvictionBlocked")
+    assert held["type"] == "Warning"
+    assert held["message"] == "Eviction of team/db held by PodDisruptionBudget db-quorum; retrying"
+    assert held["count"] == passes  # one attempt per pass, one object for all of them
+    assert held["source"]["component"] == "nvsentinel-node-drainer"
+    assert reasons(api, names[0]).count("EvictionBlocked") == 1
+    drain = resource.list_events(api, node=names[0])[0].status.drain
+    assert drain is not None and drain.attempts == passes and drain.state == "InProgress"
+    rest.delete(api, "/apis/policy/v1/namespaces/team/poddisruptionbudgets/db-quorum")
+    ctl.reconcile_once()
+    assert reasons(api, names[0])[-2:] == ["PodEvicted", "DrainCompleted"]
+
+
+def test_a_drain_past_its_timeout_says_so_on_the_node_before_deleting(cluster: Any, tmp_path: Path) -> None:
+    sim, api, names = cluster
+    pod(api, "team", "job", names[1], seconds=100000)
+    sim.advance(3)
+    publish(api, event(names[1]))
+    values = (
+        "node-drainer:\n  deleteAfterTimeoutMinutes: 1\n  userNamespaces: [{name: team, mode: DeleteAfterTimeout}]\n"
+    )
+    ctl = make(api, tmp_path, values + "fault-remediation: {enabled: false}\n")
+    ctl.reconcile_once()
+    assert "DrainTimedOut" not in reasons(api, names[1])
+    sim.advance(61)
+    ctl.reconcile_once()
+    timed_out = one(api, names[1], "DrainTimedOut")
+    assert timed_out["type"] == "Warning"
+    assert timed_out["message"] == (
+        "GpuXidError (error 79, GPU_UUID GPU-1): deleteAfterTimeoutMinutes (1) passed, deleting 1 pod(s): team/job"
+    )
+    assert reasons(api, names[1])[-1] == "DrainCompleted"
 
 
 def test_remediation_for_people_and_exhausted_attempts_are_warnings(cluster: Any, tmp_path: Path) -> None:

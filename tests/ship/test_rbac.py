@@ -5,7 +5,8 @@ Covers: ``nvsentinel run`` (enforcing, values from the chart's ConfigMap) takes 
 node's kernel log through quarantine, an Immediate drain, a DeleteAfterTimeout drain, a RebootNode
 that reboots the node and the validation lifecycle's post-remediation request (a Certification run
 by the in-process certification engine), plus a TerminateNode, a GPUReset, a non-fatal event's
-core Event, an analyzer-derived event, a ValidationRequest for the Job provider and a WorkloadRun;
+core Event, an analyzer-derived event, a ValidationRequest for the Job provider and a WorkloadRun,
+and an hour later the collection of old HealthEvents;
 the certification controller runs a Certification and a WorkloadRun to their verdicts; each
 monitor (xid, dcgm, nic, csp) publishes through its command line with the DaemonSet's arguments.
 For each: no request was denied, and every (verb, group, resource[/subresource]) the roles grant
@@ -211,6 +212,9 @@ node-drainer:
   userNamespaces:
     - {name: batch, mode: DeleteAfterTimeout}
     - {name: "*", mode: Immediate}
+nvsentinel:
+  retention: 1h
+  gcInterval: 1m
 """
 WORKLOAD_RUN = """\
 apiVersion: nvcre.nvidia.com/v1alpha1
@@ -391,6 +395,10 @@ def test_nvsentinel_run_enforcing_uses_exactly_its_role(
             ),
             sim,
         )
+        # An hour on, the controller deletes the HealthEvents no quarantine holds (nvsentinel.retention).
+        before = len(resource.list_events(api_client))
+        sim.advance(3601)
+        wait_for("old HealthEvents collected", lambda: len(resource.list_events(api_client)) < before, sim)
     finally:
         stop.set()
         sim.vclock.set_speed(600)  # the lifecycle sleeps in cluster time: let it wake up and stop
