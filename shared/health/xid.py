@@ -31,6 +31,7 @@ _DMESG_T = re.compile(r"^\[(?P<stamp>[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d
 _UPTIME = re.compile(r"\[\s*(?P<secs>\d+\.\d+)\]")
 _SYSLOG = re.compile(r"^(?P<stamp>[A-Z][a-z]{2} [ \d]?\d \d\d:\d\d:\d\d) ")
 _ISO = re.compile(r"^(?P<stamp>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)")
+_GPC_TPC = re.compile(r"\(GPC (?P<gpc>\d+), TPC (?P<tpc>\d+)")
 _TO_NONE = {"RESTART_APP", "IGNORE", "XID_154_EVAL", "NONE"}
 _TO_RESET = {"WORKFLOW_XID_48", "RESET_GPU", "RESET_FABRIC"}
 
@@ -124,6 +125,8 @@ def to_event(xid: XidLine, *, node: str, parser: Parser, now: datetime, raw: str
         metadata["pid"] = xid.pid
     if raw:
         metadata["JOURNAL_MESSAGE"] = raw.rstrip("\n")
+    if where := _GPC_TPC.search(xid.message):  # Xid 13's engine unit: the analyzer tells GPU from app faults
+        metadata["gpcTpc"] = f"{where['gpc']}/{where['tpc']}"
     mnemonic = (catalogue().get(xid.code) or {}).get("mnemonic", "")
     if mnemonic:
         metadata["mnemonic"] = mnemonic
