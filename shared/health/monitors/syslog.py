@@ -1,10 +1,11 @@
-"""The syslog health monitor: Xid events from kernel logs, read once, followed, or from the journal.
+"""The syslog health monitor: events from kernel logs, read once, followed, or from the journal.
 
-``nvsentinel monitor xid`` is upstream's syslog-health-monitor (check ``SysLogsXIDError``). One
+``nvsentinel monitor xid`` is upstream's syslog-health-monitor: checks ``SysLogsXIDError``,
+``SysLogsSXIDError`` (NVSwitch) and ``SysLogsGPUFallenOff`` (``shared.health.kernlog``). One
 request chooses the source: a kernel log (``--file``, stdin, or every ``DIR/<node>/kern.log`` of a
 node root) read once; the same logs followed as they grow (``--follow``, ``tail.follow_xid``); or
 a systemd journal dump (``--journal``, ``journal``). Every path parses lines with
-``shared.health.xid``, publishes through ``agent.publisher`` (nothing with ``dry_run``) and hands
+``shared.health.kernlog``, publishes through ``agent.publisher`` (nothing with ``dry_run``) and hands
 each batch to the caller's ``emit`` as it is found. How the events are printed is the caller's
 (``report`` has the tables); this module never writes to stdout.
 """
@@ -75,8 +76,8 @@ def _boot(request: XidRequest) -> datetime | None:
 
 
 def _log_events(request: XidRequest) -> list[hevent.HealthEvent]:
-    """Every Xid event of one kernel log (``--file``, stdin) or of each ``DIR/<node>/kern.log``."""
-    from shared.health import xid
+    """Every event of one kernel log (``--file``, stdin) or of each ``DIR/<node>/kern.log``."""
+    from shared.health import kernlog
 
     boot, now = _boot(request), clock.WALL.now()
     sources: list[tuple[str, str]] = []
@@ -88,7 +89,7 @@ def _log_events(request: XidRequest) -> list[hevent.HealthEvent]:
         file = request.file
         text = files.read_stdin(where="-") if file in (None, "-") else files.read_text(Path(str(file)))
         sources = [(request.node, text)]
-    return [e for name, text in sources for e in xid.events_from_text(text, node=name, now=now, boot_time=boot)]
+    return [e for name, text in sources for e in kernlog.events_from_text(text, node=name, now=now, boot_time=boot)]
 
 
 def _journal_events(request: XidRequest) -> list[hevent.HealthEvent]:
