@@ -73,19 +73,24 @@ def _record(fields: dict[str, str]) -> Record | None:
     return Record(fields["MESSAGE"], when, fields.get("_HOSTNAME", ""))
 
 
+def json_record(raw: bytes | str, *, number: int, source: str) -> Record | None:
+    """One line of ``journalctl -o json``: its kernel record, None for another service's or a blank line."""
+    if not raw.strip():
+        return None
+    try:
+        obj = json.loads(raw)
+    except ValueError:
+        raise errors.InvalidInput(
+            f"line {number}: not a journal JSON record (journalctl -o json)", where=source
+        ) from None
+    if not isinstance(obj, dict):
+        raise errors.InvalidInput(f"line {number}: a journal JSON record is an object", where=source)
+    return _record({str(k): _text(v) for k, v in obj.items()})
+
+
 def parse_json(data: bytes, *, source: str) -> Iterator[Record]:
     for number, raw in enumerate(data.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            obj = json.loads(raw)
-        except ValueError:
-            raise errors.InvalidInput(
-                f"line {number}: not a journal JSON record (journalctl -o json)", where=source
-            ) from None
-        if not isinstance(obj, dict):
-            raise errors.InvalidInput(f"line {number}: a journal JSON record is an object", where=source)
-        record = _record({str(k): _text(v) for k, v in obj.items()})
+        record = json_record(raw, number=number, source=source)
         if record is not None:
             yield record
 
