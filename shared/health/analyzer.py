@@ -143,6 +143,32 @@ def trigger_of(derived_event: hevent.HealthEvent) -> dict[str, Any]:
     return doc
 
 
+class History:
+    """The events a pass judges, indexed once per node: what rules count, and the recoveries.
+
+    Rules read the wire form; it is built once per event, and only for the nodes a pass looks at,
+    so a pass over thousands of events stays linear and an idle pass costs one walk."""
+
+    def __init__(self, events: Iterable[hevent.HealthEvent]) -> None:
+        self._events: dict[str, list[hevent.HealthEvent]] = defaultdict(list)
+        self._docs: dict[str, list[tuple[datetime, dict[str, Any]]]] = {}
+        self.recovered: dict[str, list[hevent.HealthEvent]] = defaultdict(list)
+        for ev in events:
+            if ev.generatedTimestamp is None:
+                continue
+            if ev.agent == AGENT:
+                if ev.isHealthy:
+                    self.recovered[ev.nodeName].append(ev)
+            elif not ev.isHealthy:
+                self._events[ev.nodeName].append(ev)
+
+    def counted(self, node: str) -> list[tuple[datetime, dict[str, Any]]]:
+        """The node's unhealthy events from monitors, as (time, wire form)."""
+        if node not in self._docs:
+            self._docs[node] = [(_at(e), e.wire()) for e in self._events.get(node, [])]
+        return self._docs[node]
+
+
 @dataclass
 class _Rule:
     spec: hsettings.AnalyzerRule
@@ -174,22 +200,17 @@ class Analyzer:
         self.now = now
 
     # ------------------------------------------------------------ firing
-    def evaluate(self, trigger: hevent.HealthEvent, history: Iterable[hevent.HealthEvent]) -> hevent.HealthEvent | None:
+    def evaluate(
+        self, trigger: hevent.HealthEvent, history: Iterable[hevent.HealthEvent] | History
+    ) -> hevent.HealthEvent | None:
         """The derived event of the first rule ``trigger`` makes fire over ``history``, or None."""
         if trigger.agent == AGENT or trigger.isHealthy or not self.rules:
             return None
+        record = history if isinstance(history, History) else History(history)
         doc = trigger.wire()
         until = trigger.generatedTimestamp
-        node = [e for e in history if e.nodeName == trigger.nodeName]
-        past = [
-            e
-            for e in node
-            if e.agent != AGENT
-            and not e.isHealthy
-            and e.generatedTimestamp is not None
-            and (until is None or e.generatedTimestamp <= until)
-        ]
-        recoveries = [e for e in node if e.agent == AGENT and e.isHealthy]
+        past = [(t, d) for t, d in record.counted(trigger.nodeName) if until is None or t <= until]
+        recoveries = record.recovered.get(trigger.nodeName, [])
         now = self.now()
         for rule in self.rules:
             if not rule.counted(doc, doc):
@@ -198,7 +219,7 @@ class Analyzer:
             boundary = self._boundary(rule, doc, recoveries)
             if boundary is not None:
                 since = max(since, boundary + timedelta(microseconds=1))
-            recent = [(_at(e), e.wire()) for e in past if _at(e) >= since]
+            recent = [(t, d) for t, d in past if t >= since]
             if all(self._enough(rule, s, recent, doc) for s in rule.spec.sequence):
                 return derived(trigger, rule.spec)
         return None
@@ -240,10 +261,7 @@ class Analyzer:
         """Healthy derived events due: open conditions quiet for their ``quietFor``, or cleared by
         one of the ``healthy`` events (the new ones of this pass) matching the rule's ``healthyEvent``."""
         events = list(history)
-        by_node: dict[str, list[hevent.HealthEvent]] = defaultdict(list)
-        for ev in events:
-            if ev.agent != AGENT and not ev.isHealthy and ev.generatedTimestamp is not None:
-                by_node[ev.nodeName].append(ev)
+        record = History(events)
         fresh = [h for h in healthy if h.isHealthy and h.agent != AGENT and h.generatedTimestamp is not None]
         now = self.now()
         out = []
@@ -253,11 +271,7 @@ class Analyzer:
             at = self._cleared_by(rule, open_event, trigger, fresh, since)
             if at is None and rule.quiet is not None:
                 last = max(
-                    (
-                        _at(e)
-                        for e in by_node[open_event.nodeName]
-                        if _at(e) >= since and rule.counted(e.wire(), trigger)
-                    ),
+                    (t for t, doc in record.counted(open_event.nodeName) if t >= since and rule.counted(doc, trigger)),
                     default=since,
                 )
                 if now >= last + rule.quiet:
@@ -293,7 +307,8 @@ class Analyzer:
     ) -> list[hevent.HealthEvent]:
         """Everything to publish for a pass: derived events of ``pending``, then recoveries due."""
         past, new = list(history), list(pending)
-        out = [d for d in (self.evaluate(e, past) for e in new) if d is not None]
+        record = History(past)
+        out = [d for d in (self.evaluate(e, record) for e in new) if d is not None]
         return hevent.unique(out + self.recoveries(past, healthy=new))
 
 
