@@ -49,6 +49,7 @@ META_RULE, META_CHECK, META_AGENT = "analyzerRule", "analyzerTriggerCheck", "ana
 
 
 def _field(data: dict[str, Any], path: str) -> Any:
+    """``a.b`` of a wire document; None where the path leaves the document."""
     current: Any = data
     for part in path.split("."):
         if not isinstance(current, dict):
@@ -171,6 +172,8 @@ class History:
 
 @dataclass
 class _Rule:
+    """A rule with its durations parsed once."""
+
     spec: hsettings.AnalyzerRule
     window: timedelta
     quiet: timedelta | None
@@ -180,6 +183,7 @@ class _Rule:
         return self.spec.name
 
     def counted(self, doc: dict[str, Any], trigger: dict[str, Any]) -> bool:
+        """Whether some entry of the rule counts ``doc`` for ``trigger``."""
         return any(matches(doc, s.criteria, trigger) for s in self.spec.sequence)
 
 

@@ -4,10 +4,10 @@ Reads every line style of reference/samples/xid: ``dmesg -T`` stamps (``[Fri Apr
 2024]``), uptime stamps (``[31543.449440]``, turned into wall time with ``boot_time``), syslog and
 journal prefixes (``Dec  2 11:38:27 host kernel:``, the year taken from ``year``), and bare lines
 (stamped ``now``). Only GPU ``NVRM: Xid (...)`` lines are events; ``NVRM: GPU at PCI:…: GPU-<uuid>``
-lines map a bus id to its GPU for later events; everything else (SXid, continuation lines, other
-kernel noise) is ignored. The recommended action comes from NVIDIA's Xid catalogue (package data,
-``rules/xid-catalog.json``) through upstream's bucket mapping (research §8.2); isFatal is
-action ≠ NONE, as upstream.
+lines map a bus id to its GPU for later events; everything else is another parser's
+(``shared.health.kernlog`` runs this one beside the SXid and lost-GPU ones) or kernel noise. The
+recommended action comes from NVIDIA's Xid catalogue (package data, ``rules/xid-catalog.json``)
+through upstream's bucket mapping (research §8.2); isFatal is action ≠ NONE, as upstream.
 """
 
 from __future__ import annotations
