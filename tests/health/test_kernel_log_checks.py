@@ -7,7 +7,8 @@ is one; a module load (a new boot) reports a failed init again; a start line not
 fallen-off line in time is nothing; a journal record holding the whole message is one event.
 SXid: fields, severity from the line, the Fabric Manager's harmless list, follow-up lines ignored.
 Property tests: no line crashes either parser or the scanner; generated SXid lines and fallen-off
-messages round-trip through the parsers.
+messages round-trip through the parsers. The default rule sets quarantine on a fatal SXid and a lost
+GPU, not on a non-fatal or harmless SXid.
 """
 
 from __future__ import annotations
@@ -158,4 +159,23 @@ def test_generated_fallen_off_messages_round_trip(pci: str, device: str, indent:
     ]
     assert lost(kernlog.events(lines, node="n", now=NOW)) == [
         ("GPU_FALLEN_OFF_BUS", "RESTART_BM", [("PCI", gpufallen.bus(pci)), ("PCI_ID", f"10de:{device}")])
+    ]
+
+
+def test_the_default_rule_sets_quarantine_on_a_fatal_sxid_and_a_lost_gpu_not_on_a_non_fatal_sxid() -> None:
+    from shared.health import config, replay
+
+    lines = [
+        *SXID_LINES,
+        "[Tue Mar  4 10:12:00 2025] NVRM: GPU 0000:0a:00.0: RmInitAdapter failed! (0x24:0x72:1568)",
+    ]
+    events = [
+        e.model_copy(update={"nodeName": f"node-{i}"}) for i, e in enumerate(kernlog.events(lines, node="n", now=NOW))
+    ]
+    outcomes = replay.run(config.load(None), events).outcomes
+    assert [(o["checkName"], o["phase"], o["ruleSets"]) for o in outcomes] == [
+        (sxid.CHECK, "NotMatched", []),
+        (sxid.CHECK, "Quarantined", ["Syslog fatal error ruleset"]),
+        (sxid.CHECK, "NotMatched", []),
+        (gpufallen.CHECK, "Quarantined", ["Syslog fatal error ruleset"]),
     ]
