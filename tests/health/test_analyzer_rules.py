@@ -7,7 +7,10 @@ fire only when they are apart (a storm is one); the first matching rule wins; ov
 rule or change its count; bad rules fail at load with one line naming the field; a quiet
 condition publishes one healthy twin stamped at last event + quietFor, deterministic and never
 twice, and the recovery is the rule's history boundary; a healthy event on the same entity clears
-a ``healthyEvent`` rule, one on another entity does not; property tests: criteria never crash
+a ``healthyEvent`` rule, one on another entity does not; each default rule fires on its pattern
+(NIC flaps and degradation per port, SXids per NVSwitch link, a GPU fallen off twice through an Xid
+79 and then the driver's line, Xid 48, 74, five bursts of fatal Xids) and not beside it (another
+port or link, outside the window, one burst, Xid 45); property tests: criteria never crash
 on arbitrary events, bursts and distinct counts never exceed the events, and analysing the same
 history twice gives the same events.
 """
@@ -271,3 +274,88 @@ def test_analysing_the_same_history_twice_gives_the_same_events(steps: list[tupl
     settled = [*history, *first, *closing]
     known = {e.dedupe_key() for e in [*first, *closing]}
     assert {e.dedupe_key() for e in engine.analyze(history, settled)} <= known
+
+
+def nic(check: str, minutes: float, port: str = "mlx5_0/1") -> hevent.HealthEvent:
+    return hevent.parse(
+        {
+            "agent": "nic-health-monitor",
+            "checkName": check,
+            "componentClass": "NIC",
+            "isFatal": True,
+            "recommendedAction": "REPLACE_VM",
+            "nodeName": "node-1",
+            "entitiesImpacted": [
+                {"entityType": "NIC", "entityValue": port.split("/")[0]},
+                {"entityType": "NIC_PORT", "entityValue": port},
+            ],
+            "generatedTimestamp": (T0 + timedelta(minutes=minutes)).isoformat(),
+        }
+    )
+
+
+def sxid_event(minutes: float, link: str = "28") -> hevent.HealthEvent:
+    return ev("20034", minutes, check="SysLogsSXIDError", fatal=True).model_copy(
+        update={
+            "entitiesImpacted": [
+                hevent.Entity(entityType="NVSWITCH", entityValue="2"),
+                hevent.Entity(entityType="PCI", entityValue="0000:86:00.0"),
+                hevent.Entity(entityType="NVLINK", entityValue=link),
+            ]
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("history", "fires"),
+    [
+        ([nic("InfiniBandStateCheck", m) for m in (0, 10, 20)], "RepeatedNICLinkFlap"),
+        ([nic("InfiniBandStateCheck", 0, "mlx5_1/1"), *[nic("InfiniBandStateCheck", m) for m in (10, 20)]], None),
+        ([nic("InfiniBandStateCheck", m) for m in (0, 10, 70)], None),  # the first left the hour
+        (
+            [
+                nic("InfiniBandLinkRateCheck", 0),
+                nic("InfiniBandDegradationCheck", 5),
+                nic("InfiniBandLinkRateCheck", 9),
+            ],
+            "RepeatedNICDegradation",
+        ),
+        ([sxid_event(m) for m in (0, 5, 10)], "RepeatedSXidOnSameNVLink"),
+        ([sxid_event(0), sxid_event(5, link="29"), sxid_event(10)], None),
+        (
+            [
+                ev("79", 0, fatal=True, action="RESTART_BM"),
+                ev("GPU_FALLEN_OFF_BUS", 60 * 30, check="SysLogsGPUFallenOff", fatal=True, action="RESTART_BM"),
+            ],
+            "RepeatedGPUFallenOffBus",
+        ),
+        ([ev("48", 0, fatal=True), ev("48", 0.5, fatal=True)], None),  # one burst
+        ([ev("48", 0, fatal=True), ev("48", 90, fatal=True)], "RepeatedXid48OnSameGPU"),
+        ([ev("74", m, fatal=True) for m in (0, 10, 20)], "RepeatedXid74OnSameGPU"),
+        ([ev("45", m, fatal=True) for m in (0, 10, 20, 30, 40)], None),  # Xid 45 is excluded (upstream #1710)
+        (
+            [ev(c, m, fatal=True) for c, m in zip(["94", "95", "62", "64", "94"], (0, 10, 20, 30, 40), strict=True)],
+            "RepeatedXidErrorOnSameGPU",
+        ),
+    ],
+    ids=[
+        "nic-flap",
+        "nic-flap-across-ports",
+        "nic-flap-out-of-window",
+        "nic-degradation-with-link-rate",
+        "sxid-same-link",
+        "sxid-across-links",
+        "fallen-off-twice-xid-then-driver-line",
+        "xid48-one-burst",
+        "xid48-twice",
+        "xid74-three-bursts",
+        "xid45-excluded",
+        "fatal-xids-five-bursts",
+    ],
+)
+def test_each_default_rule_fires_on_its_pattern_and_not_beside_it(
+    history: list[hevent.HealthEvent], fires: str | None
+) -> None:
+    last = max(e.generatedTimestamp for e in history if e.generatedTimestamp is not None)
+    derived = analyzer.Analyzer(defaults(), now=lambda: last).evaluate(history[-1], history)
+    assert (derived.checkName if derived else None) == fires
