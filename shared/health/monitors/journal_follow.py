@@ -35,6 +35,8 @@ HOST_COMMAND = ("journalctl", "-k", "-f", "-o", "json", "--no-pager", "--lines",
 
 
 class Lines(Protocol):
+    """Where followed lines come from: ``tail.Tail`` (a file) or ``PipeLines`` (a process)."""
+
     def read(self) -> list[str]: ...
 
     def close(self) -> None: ...
@@ -76,7 +78,9 @@ class PipeLines:
 class JournalFollower:
     """Records from ``lines`` → events, one scanner per node (``--node``, else the record's host)."""
 
-    def __init__(self, lines: Lines, *, source: str, node: str | None, boot_time: datetime | None, now: datetime):
+    def __init__(
+        self, lines: Lines, *, source: str, node: str | None, boot_time: datetime | None, now: datetime
+    ) -> None:
         self.lines, self.source, self.node = lines, source, node
         self.boot_time, self.year = boot_time, now.year
         self.scanners: dict[str, kernlog.Scanner] = {}
