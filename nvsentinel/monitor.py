@@ -50,7 +50,11 @@ def xid(
     dry_run: DryRun = False,
     follow: Annotated[
         bool,
-        typer.Option("--follow", help="Keep reading the lines appended to the log (survives truncation and rotation)."),
+        typer.Option(
+            "--follow",
+            help="Keep reading the lines appended to the log, or with --journal the journal's new records "
+            "(a growing journalctl -o json file, else journalctl -k -f); survives truncation and rotation.",
+        ),
     ] = False,
     interval: Annotated[
         str | None,
@@ -78,7 +82,9 @@ def xid(
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
 ) -> None:
-    """Xid lines → HealthEvents (syslog-health-monitor, SysLogsXIDError); -o json prints NDJSON."""
+    """Kernel log → HealthEvents (syslog-health-monitor: SysLogsXIDError, SysLogsSXIDError, SysLogsGPUFallenOff).
+
+    -o json prints NDJSON."""
     from shared.health.monitors import commands, syslog
 
     fmt = opt.chosen_format(output)

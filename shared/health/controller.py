@@ -226,12 +226,12 @@ class Controller:
             logger.debug("metrics refresh failed: %s", exc.line())
 
     def _analyze(self, pending: list[resource.Stored], everything: list[resource.Stored]) -> None:
-        """Publish the analyzer's derived events; they are processed in the next pass like any event.
+        """Publish the analyzer's derived events and recoveries; they are processed in the next pass like any event.
 
-        A derived event's name follows from its trigger, so re-analysing after a restart publishes
-        nothing new."""
+        A derived event's name follows from its trigger (a recovery's from the condition's end), so
+        re-analysing after a restart publishes nothing new."""
         history = [s.event for s in everything]
-        derived = [d for d in (self.analyzer.evaluate(s.event, history) for s in pending) if d is not None]
+        derived = self.analyzer.analyze([s.event for s in pending], history)
         if derived:
             created = resource.publish(self.api, derived, now=self.clock.now).created
             for name in created:

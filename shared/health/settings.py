@@ -20,6 +20,7 @@ from typing import Any, Literal, TypeVar, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from shared import durations, errors, merge
+from shared.health import event as hevent
 from shared.kube import labelselector
 
 Kind = Literal["HealthEvent", "Node"]
@@ -242,24 +243,151 @@ class FaultRemediation(_Strict):
     maintenance: Maintenance = Field(default_factory=Maintenance)
 
 
+ACTIONS: tuple[str, ...] = tuple(hevent.RecommendedAction.__members__)
+CRITERIA_OPERATORS = ("anyOf", "noneOf", "sameEntity")
+"""A criterion's value is a literal, ``"this.<path>"`` (the trigger's value) or one of these (analyzer.py)."""
+
+
+def _duration(text: str | None) -> str | None:
+    """``text`` when it is a duration (or None); ValueError, reported with the field's path, if not."""
+    if text is not None:
+        try:
+            durations.parse(text)
+        except errors.InvalidInput as exc:
+            raise ValueError(exc.message) from None
+    return text
+
+
 class Sequence(_Strict):
+    """One count of an analyzer rule: events matching ``criteria``, at least ``errorCount`` of them."""
+
     criteria: dict[str, Any] = Field(default_factory=dict)
     errorCount: int = Field(1, ge=1)
+    burstGap: str | None = Field(None, description="Events closer together than this count as one burst.")
+    distinct: str | None = Field(
+        None, description="Count distinct values of this field (entity:<TYPE>: of that entity type) instead of events."
+    )
+
+    @field_validator("burstGap")
+    @classmethod
+    def _gap(cls, value: str | None) -> str | None:
+        return _duration(value)
+
+    @field_validator("criteria")
+    @classmethod
+    def _operators(cls, criteria: dict[str, Any]) -> dict[str, Any]:
+        for path, wanted in criteria.items():
+            if not isinstance(wanted, dict):
+                continue
+            if len(wanted) != 1 or next(iter(wanted)) not in CRITERIA_OPERATORS:
+                raise ValueError(f"{path}: an operator is one of {', '.join(CRITERIA_OPERATORS)}, got {sorted(wanted)}")
+            op, arg = next(iter(wanted.items()))
+            if op in ("anyOf", "noneOf") and not isinstance(arg, list):
+                raise ValueError(f"{path}: {op} takes a list")
+            if op == "sameEntity" and (path != "entitiesImpacted" or not isinstance(arg, str)):
+                raise ValueError(f"{path}: sameEntity applies to entitiesImpacted and names an entity type")
+        return criteria
+
+
+class Recovery(_Strict):
+    """When a derived condition clears, so a healthy derived event releases what it caused."""
+
+    quietFor: str | None = Field(None, description="Healthy once no event counted by the rule arrived for this long.")
+    healthyEvent: dict[str, Any] | None = Field(
+        None, description="Healthy on a healthy event with these fields (this.<path>: the trigger's) on the entity."
+    )
+
+    @field_validator("quietFor")
+    @classmethod
+    def _quiet(cls, value: str | None) -> str | None:
+        return _duration(value)
+
+    @model_validator(mode="after")
+    def _some(self) -> Recovery:
+        if self.quietFor is None and self.healthyEvent is None:
+            raise ValueError("give quietFor, healthyEvent or both")
+        return self
+
+
+def _action(value: str | None) -> str | None:
+    if value is not None and value not in ACTIONS:
+        raise ValueError(f"unknown recommendedAction {value!r} ({', '.join(ACTIONS)})")
+    return value
 
 
 class AnalyzerRule(_Strict):
-    name: str
+    name: str = Field(min_length=1)
     description: str = ""
     enabled: bool = True
     timeWindow: str = "24h"
     recommendedAction: str = "CONTACT_SUPPORT"
+    fatal: bool | None = Field(None, description="Default: the action is not NONE (upstream).")
     message: str = ""
     sequence: list[Sequence] = Field(min_length=1)
+    recovery: Recovery | None = None
+
+    @field_validator("timeWindow")
+    @classmethod
+    def _window(cls, value: str | None) -> str | None:
+        return _duration(value)
+
+    @field_validator("recommendedAction")
+    @classmethod
+    def _act(cls, value: str | None) -> str | None:
+        return _action(value)
+
+
+class RuleOverride(_Strict):
+    """Changes to one default rule by name, so a values file need not repeat the whole list."""
+
+    enabled: bool | None = None
+    timeWindow: str | None = None
+    recommendedAction: str | None = None
+    fatal: bool | None = None
+    message: str | None = None
+    errorCount: int | None = Field(None, ge=1, description="Replaces every sequence's errorCount.")
+
+    @field_validator("timeWindow")
+    @classmethod
+    def _window(cls, value: str | None) -> str | None:
+        return _duration(value)
+
+    @field_validator("recommendedAction")
+    @classmethod
+    def _act(cls, value: str | None) -> str | None:
+        return _action(value)
 
 
 class Analyzer(_Strict):
     enabled: bool = True
     rules: list[AnalyzerRule] = Field(default_factory=list)
+    ruleOverrides: dict[str, RuleOverride] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _names(self) -> Analyzer:
+        names: set[str] = set()
+        for i, rule in enumerate(self.rules):
+            if rule.name in names:
+                raise ValueError(f"rules[{i}].name: duplicate rule {rule.name!r}")
+            names.add(rule.name)
+        for name in self.ruleOverrides:
+            if name not in names:
+                raise ValueError(f"ruleOverrides.{name}: no rule of that name")
+        return self
+
+    def effective(self) -> list[AnalyzerRule]:
+        """The enabled rules, each with its override applied, in order."""
+        out = []
+        for rule in self.rules:
+            change = self.ruleOverrides.get(rule.name)
+            if change is not None:
+                update = change.model_dump(exclude_none=True, exclude={"errorCount"})
+                if change.errorCount is not None:
+                    update["sequence"] = [s.model_copy(update={"errorCount": change.errorCount}) for s in rule.sequence]
+                rule = rule.model_copy(update=update)
+            if rule.enabled:
+                out.append(rule)
+        return out if self.enabled else []
 
 
 class Settings(BaseModel):
@@ -342,4 +470,5 @@ def validated(schema: type[_Model], data: dict[str, Any], *, source: str) -> _Mo
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"])
-        raise errors.InvalidInput(f"{field}: {first['msg']}", where=source) from None
+        message = str(first["ctx"]["error"]) if first["type"] == "value_error" else first["msg"]  # no "Value error, "
+        raise errors.InvalidInput(f"{field}: {message}", where=source) from None

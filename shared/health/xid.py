@@ -4,10 +4,10 @@ Reads every line style of reference/samples/xid: ``dmesg -T`` stamps (``[Fri Apr
 2024]``), uptime stamps (``[31543.449440]``, turned into wall time with ``boot_time``), syslog and
 journal prefixes (``Dec  2 11:38:27 host kernel:``, the year taken from ``year``), and bare lines
 (stamped ``now``). Only GPU ``NVRM: Xid (...)`` lines are events; ``NVRM: GPU at PCI:…: GPU-<uuid>``
-lines map a bus id to its GPU for later events; everything else (SXid, continuation lines, other
-kernel noise) is ignored. The recommended action comes from NVIDIA's Xid catalogue (package data,
-``rules/xid-catalog.json``) through upstream's bucket mapping (research §8.2); isFatal is
-action ≠ NONE, as upstream.
+lines map a bus id to its GPU for later events; everything else is another parser's
+(``shared.health.kernlog`` runs this one beside the SXid and lost-GPU ones) or kernel noise. The
+recommended action comes from NVIDIA's Xid catalogue (package data, ``rules/xid-catalog.json``)
+through upstream's bucket mapping (research §8.2); isFatal is action ≠ NONE, as upstream.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ _DMESG_T = re.compile(r"^\[(?P<stamp>[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d
 _UPTIME = re.compile(r"\[\s*(?P<secs>\d+\.\d+)\]")
 _SYSLOG = re.compile(r"^(?P<stamp>[A-Z][a-z]{2} [ \d]?\d \d\d:\d\d:\d\d) ")
 _ISO = re.compile(r"^(?P<stamp>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)")
+_GPC_TPC = re.compile(r"\(GPC (?P<gpc>\d+), TPC (?P<tpc>\d+)")
 _TO_NONE = {"RESTART_APP", "IGNORE", "XID_154_EVAL", "NONE"}
 _TO_RESET = {"WORKFLOW_XID_48", "RESET_GPU", "RESET_FABRIC"}
 
@@ -124,6 +125,8 @@ def to_event(xid: XidLine, *, node: str, parser: Parser, now: datetime, raw: str
         metadata["pid"] = xid.pid
     if raw:
         metadata["JOURNAL_MESSAGE"] = raw.rstrip("\n")
+    if where := _GPC_TPC.search(xid.message):  # Xid 13's engine unit: the analyzer tells GPU from app faults
+        metadata["gpcTpc"] = f"{where['gpc']}/{where['tpc']}"
     mnemonic = (catalogue().get(xid.code) or {}).get("mnemonic", "")
     if mnemonic:
         metadata["mnemonic"] = mnemonic

@@ -3,7 +3,8 @@
 Covers: the same Xid three times in 24 hours emits one derived event, twice does not, and the
 window slides with virtual time; "any fatal event twice in 7 days" counts across checks; the
 analyzer's own events never trigger; through the controller on the simulated cluster the derived
-event is published once and quarantines like any other.
+event is published once and quarantines like any other; a GPU quiet for the rule's
+``quietFor`` gets a healthy derived event that releases the node, published once.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import kubernetes
 import pytest
 
 from shared import clock, errors
@@ -123,3 +125,65 @@ def test_the_controller_publishes_the_derived_event_once_and_quarantines_on_it(
     ctl.reconcile_once()
     derived = [s for s in resource.list_events(api_client) if s.event.agent == analyzer.AGENT]
     assert [(s.event.checkName, s.phase) for s in derived] == [("RepeatedXid", "Quarantined")]
+
+
+QUIET = """
+health-events-analyzer:
+  rules:
+    - name: RepeatedXid
+      timeWindow: 24h
+      recommendedAction: CONTACT_SUPPORT
+      sequence:
+        - criteria: {checkName: SysLogsXIDError, errorCode: this.errorCode, entitiesImpacted: {sameEntity: PCI}}
+          errorCount: 3
+      recovery: {quietFor: 10m}
+node-drainer: {enabled: false}
+fault-remediation: {enabled: false}
+fault-quarantine: {circuitBreaker: {enabled: false}}
+"""
+
+
+def test_a_quiet_gpu_releases_the_quarantine_its_derived_event_made(
+    gpu_sim: Any, api_client: Any, tmp_path: Path
+) -> None:
+    [node] = gpu_sim.add_gpu_nodes(1)
+    resource.install(api_client)
+    controller.ensure_namespace(api_client, "nvsentinel")
+    path = tmp_path / "hsettings.yaml"
+    path.write_text(QUIET)
+    clk = clock.for_api_client(api_client, max_age=0)
+    ctl = controller.Controller(api_client, config.load(path, enforce=True), namespace="nvsentinel", clk=clk)
+    now = clk.now()
+    resource.publish(
+        api_client,
+        [
+            hevent.parse(
+                {
+                    "agent": "syslog-health-monitor",
+                    "checkName": "SysLogsXIDError",
+                    "componentClass": "GPU",
+                    "errorCode": ["13"],
+                    "nodeName": node,
+                    "entitiesImpacted": [{"entityType": "PCI", "entityValue": "0000:a1:00"}],
+                    "generatedTimestamp": hevent.format_time(now - timedelta(minutes=m)),
+                }
+            )
+            for m in (3, 2, 1)
+        ],
+        now=clk.now,
+    )
+    ctl.reconcile_once()
+    ctl.reconcile_once()
+    core = kubernetes.client.CoreV1Api(api_client)
+    assert core.read_node(node).spec.unschedulable is True
+    ctl.reconcile_once()  # still failing recently: nothing recovers
+    assert [s.event.isHealthy for s in resource.list_events(api_client) if s.event.agent == analyzer.AGENT] == [False]
+    gpu_sim.advance(11 * 60)
+    ctl.reconcile_once()
+    ctl.reconcile_once()
+    stored = resource.list_events(api_client)
+    derived = [(s.event.isHealthy, s.phase) for s in stored if s.event.agent == analyzer.AGENT]
+    assert derived == [(False, "Quarantined"), (True, "UnQuarantined")]
+    assert not core.read_node(node).spec.unschedulable
+    ctl.reconcile_once()  # a further pass (or a restart) publishes nothing new
+    assert len([s for s in resource.list_events(api_client) if s.event.agent == analyzer.AGENT]) == 2

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from shared import errors
-from shared.health import xid
+from shared.health import gpufallen, kernlog, xid
 from shared.health.monitors import journal
 
 START = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -103,15 +103,22 @@ def test_a_journal_of_the_samples_gives_the_expected_events(team_shared: Path, e
     parsed = journal.parse(data, None, source="dump")
     assert len(parsed) == len(lines)
     events = journal.events(parsed, node=None, now=START)
-    assert summary(events) == [
+    xids = [e for e in events if e.checkName == xid.CHECK]
+    assert summary(xids) == [
         (r["xid_code"], r["pci_bus_id"], r["pid"], r["message_excerpt"].rstrip()) for r in expected
+    ]
+    # the GPU the driver could not bring up (lines 29-34) and the one fallen off the bus without an Xid (41-43)
+    lost = [(e.checkName, e.errorCode, e.entitiesImpacted[0].entityValue) for e in events if e not in xids]
+    assert lost == [
+        (gpufallen.CHECK, [gpufallen.INIT_FAILED], "0000:0a:00"),
+        (gpufallen.CHECK, [gpufallen.FALLEN], "0000:b3:00"),
     ]
     by_line = {int(r["line_number"]): r for r in expected}
     first = by_line[min(by_line)]
     assert events[0].generatedTimestamp == START + timedelta(seconds=int(first["line_number"]) - 1)
     assert {e.nodeName for e in events} == {"gpu-node-7"}
-    assert {(e.agent, e.checkName, e.componentClass) for e in events} == {(xid.AGENT, xid.CHECK, xid.COMPONENT)}
-    text_events = xid.events_from_text("\n".join(lines), node="gpu-node-7", now=START)
+    assert {(e.agent, e.componentClass) for e in events} == {(xid.AGENT, xid.COMPONENT)}
+    text_events = kernlog.events_from_text("\n".join(lines), node="gpu-node-7", now=START)
     assert [e.entitiesImpacted for e in events] == [e.entitiesImpacted for e in text_events]  # GPU UUIDs too
     assert [e.recommendedAction for e in events] == [e.recommendedAction for e in text_events]
 
@@ -133,7 +140,8 @@ def test_cli_reads_a_journal_file_and_stdin(
     done = run_cli("nvsentinel", "monitor", "xid", "--journal", "--file", str(dump), "--dry-run", "-o", "json")
     assert done.code == 0, done.stderr
     printed = [json.loads(line) for line in done.stdout.splitlines()]
-    assert [p["errorCode"] for p in printed] == [[r["xid_code"]] for r in expected]
+    assert [p["errorCode"] for p in printed if p["checkName"] == xid.CHECK] == [[r["xid_code"]] for r in expected]
+    assert [p["checkName"] for p in printed].count(gpufallen.CHECK) == 2
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(as_export(records(lines)))))
     piped = run_cli(
         "nvsentinel",
@@ -150,7 +158,7 @@ def test_cli_reads_a_journal_file_and_stdin(
         "json",
     )
     assert piped.code == 0, piped.stderr
-    assert [json.loads(line)["nodeName"] for line in piped.stdout.splitlines()] == ["n2"] * len(expected)
+    assert [json.loads(line)["nodeName"] for line in piped.stdout.splitlines()] == ["n2"] * (len(expected) + 2)
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,8 @@
 Covers: a single read of a kernel log hands all its Xid events to ``emit`` in one batch, in line
 order, and publishes nothing on a dry run; every ``DIR/<node>/kern.log`` of a node root is read,
 each under its node; flags that do not go together are refused naming the flag (``--interval``
-without ``--follow``, ``--journal`` with ``--node-root``, an unknown ``--format``); ``-o table``
+without ``--follow``, ``--journal`` with ``--node-root``, the export format or stdin with
+``--journal --follow``, an unknown ``--format``); ``-o table``
 prints one row per Xid with its code; ``-o json`` prints NDJSON; an unknown ``-o`` is refused
 before anything is read or published.
 """
@@ -55,10 +56,17 @@ def test_a_node_root_reads_each_nodes_kernel_log(tmp_path: Path) -> None:
     [
         ({"file": "k.log", "node": "n", "interval": "1s"}, "--follow"),
         ({"journal": True, "node_root": Path("nodes")}, "--node-root"),
-        ({"journal": True, "follow": True, "file": "j"}, "--follow"),
+        ({"input_format": "journal-export", "follow": True, "file": "j"}, "--format"),
+        ({"journal": True, "follow": True, "file": "-"}, "--file"),
         ({"input_format": "xml"}, "--format"),
     ],
-    ids=["interval-without-follow", "journal-with-node-root", "journal-with-follow", "unknown-input-format"],
+    ids=[
+        "interval-without-follow",
+        "journal-with-node-root",
+        "export-format-with-follow",
+        "journal-follow-from-stdin",
+        "unknown-input-format",
+    ],
 )
 def test_flags_that_do_not_go_together_are_refused_naming_the_flag(request_fields: dict[str, Any], where: str) -> None:
     with pytest.raises(errors.InvalidInput) as refused:

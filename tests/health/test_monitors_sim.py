@@ -3,7 +3,10 @@
 Covers: ``gpu-dead`` and ``thermal`` faults become GpuPcieWatch (fatal) and GpuThermalWatch
 (non-fatal) events on the right node and GPU; a repair publishes the healthy event quarantine's
 un-quarantine path needs; ``nic[0]=0.0`` takes port mlx5_0 down (fatal) and its clearing brings a
-healthy event; a run that publishes creates HealthEvent resources once, not again on a repeat.
+healthy event; a port at 40 % of its rate is fatal and stays so while slow, the counters' one-off
+growth recovers alone, the restored rate brings the healthy event; a port slow from the first read
+is caught by its peers and a state file keeps what was reported; a run that publishes creates
+HealthEvent resources once, not again on a repeat.
 """
 
 from __future__ import annotations
@@ -79,14 +82,38 @@ def test_a_nic_down_fault_is_a_fatal_port_event_and_its_clearing_a_healthy_one(c
     ]
 
 
-def test_a_degraded_nic_is_non_fatal_degradation(cluster: Any) -> None:
+def test_a_nic_at_40_percent_stays_unhealthy_while_degraded_and_recovers_when_restored(cluster: Any) -> None:
     sim, names, root = cluster
     mem = memory.Memory()
     nic_read(root, mem)
     sim.fabric.inject(fabric.parse_all([f"{names[0]}:nic[3]=0.4"]))
-    (event,) = nic_read(root, mem)
-    assert rows([event]) == [(names[0], "InfiniBandDegradationCheck", "mlx5_3/1", False, False)]
-    assert event.errorCode == ["link_error_recovery", "symbol_error"]
+    rate, counters = nic_read(root, mem)
+    assert rows([rate, counters]) == [
+        (names[0], "InfiniBandLinkRateCheck", "mlx5_3/1", True, False),
+        (names[0], "InfiniBandDegradationCheck", "mlx5_3/1", False, False),
+    ]
+    assert "160 Gb/sec, 40% of its nominal 400 Gb/sec" in rate.message
+    assert (rate.recommendedAction.name, rate.errorCode) == ("REPLACE_VM", ["LINK_RATE_DEGRADED"])
+    assert counters.errorCode == ["link_error_recovery", "symbol_error"]
+    # the counters stopped growing, the link is still slow: only the counter check recovers
+    assert rows(nic_read(root, mem)) == [(names[0], "InfiniBandDegradationCheck", "mlx5_3/1", False, True)]
+    assert nic_read(root, mem) == []
+    sim.fabric.remove(Selector(node=names[0], kind=Kind.NIC))
+    assert rows(nic_read(root, mem)) == [(names[0], "InfiniBandLinkRateCheck", "mlx5_3/1", False, True)]
+
+
+def test_a_port_that_comes_up_slow_is_caught_by_its_peers_and_a_state_file_keeps_its_best_rate(
+    cluster: Any, tmp_path: Path
+) -> None:
+    sim, names, root = cluster
+    sim.fabric.inject(fabric.parse_all([f"{names[1]}:nic[0]=0.75"]))
+    state = tmp_path / "nic-state.json"
+    first = memory.Memory(state)
+    assert rows([e for e in nic_read(root, first) if e.checkName.endswith("LinkRateCheck")]) == [
+        (names[1], "InfiniBandLinkRateCheck", "mlx5_0/1", False, False)  # 75 %: slow, not lost
+    ]
+    first.save()
+    assert nic_read(root, memory.Memory(state)) == []  # a new run remembers it reported this
 
 
 def test_the_cli_publishes_dcgm_events_once_with_a_state_file(

@@ -314,11 +314,12 @@ def test_nvsentinel_run_enforcing_uses_exactly_its_role(
     log = (sim.noderoot.root / names[0] / "kern.log").read_text()
     xids = xid.events_from_text(log, node=names[0], now=clock.WALL.now())
     assert [e.recommendedAction.name for e in xids] == ["RESTART_BM"]
-    # Five of the same Xid on one GPU of another node: the analyzer derives an event (and creates it).
+    # The same Xid on one GPU of another node, a quarter of an hour apart (separate bursts): the
+    # analyzer derives an event (and creates it).
     first = xids[0].generatedTimestamp
     assert first is not None
     repeated = [
-        xids[0].model_copy(update={"generatedTimestamp": first + timedelta(seconds=i), "nodeName": names[5]})
+        xids[0].model_copy(update={"generatedTimestamp": first - timedelta(minutes=15 * i), "nodeName": names[5]})
         for i in range(5)
     ]
     resource.publish(

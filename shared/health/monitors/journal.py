@@ -30,7 +30,7 @@ from typing import Literal
 
 from shared import errors
 from shared.health import event as hevent
-from shared.health import xid
+from shared.health import kernlog
 
 Format = Literal["journal-json", "journal-export"]
 FORMATS: tuple[str, ...] = ("journal-json", "journal-export")
@@ -73,19 +73,24 @@ def _record(fields: dict[str, str]) -> Record | None:
     return Record(fields["MESSAGE"], when, fields.get("_HOSTNAME", ""))
 
 
+def json_record(raw: bytes | str, *, number: int, source: str) -> Record | None:
+    """One line of ``journalctl -o json``: its kernel record, None for another service's or a blank line."""
+    if not raw.strip():
+        return None
+    try:
+        obj = json.loads(raw)
+    except ValueError:
+        raise errors.InvalidInput(
+            f"line {number}: not a journal JSON record (journalctl -o json)", where=source
+        ) from None
+    if not isinstance(obj, dict):
+        raise errors.InvalidInput(f"line {number}: a journal JSON record is an object", where=source)
+    return _record({str(k): _text(v) for k, v in obj.items()})
+
+
 def parse_json(data: bytes, *, source: str) -> Iterator[Record]:
     for number, raw in enumerate(data.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            obj = json.loads(raw)
-        except ValueError:
-            raise errors.InvalidInput(
-                f"line {number}: not a journal JSON record (journalctl -o json)", where=source
-            ) from None
-        if not isinstance(obj, dict):
-            raise errors.InvalidInput(f"line {number}: a journal JSON record is an object", where=source)
-        record = _record({str(k): _text(v) for k, v in obj.items()})
+        record = json_record(raw, number=number, source=source)
         if record is not None:
             yield record
 
@@ -164,19 +169,14 @@ def read_host() -> bytes:
 def events(
     records: list[Record], *, node: str | None, now: datetime, boot_time: datetime | None = None
 ) -> list[hevent.HealthEvent]:
-    """Xid events of the records, in order; one parser (bus id → GPU) per node."""
-    parsers: dict[str, xid.Parser] = {}
+    """The records' events (Xid, SXid, fallen off the bus), in order; one scanner per node."""
+    scanners: dict[str, kernlog.Scanner] = {}
     out = []
     for number, record in enumerate(records, start=1):
         name = node or record.host
         if not name:
             raise errors.InvalidInput(f"record {number} has no _HOSTNAME; name the node with --node", where="--node")
-        parser = parsers.setdefault(name, xid.Parser(boot_time=boot_time, year=now.year))
+        scanner = scanners.setdefault(name, kernlog.Scanner(name, boot_time=boot_time, year=now.year))
         for line in record.message.splitlines() or [""]:
-            found = parser.feed(number, line)
-            if found is None:
-                continue
-            if record.when is not None:
-                found = xid.XidLine(found.line_number, found.code, found.pci, found.pid, found.message, record.when)
-            out.append(xid.to_event(found, node=name, parser=parser, now=now, raw=line))
+            out += scanner.scan(number, line, now=now, when=record.when)
     return out

@@ -11,12 +11,21 @@ Reads ``<sysfs>/class/infiniband/<dev>/ports/<n>/{state,phys_state,link_layer,co
   fatal (REPLACE_VM) upstream; any other error counter is non-fatal degradation (NONE). Upstream
   uses rate thresholds over a 1 s poll; a one-shot read has no rate, so any growth counts.
 
+- ``…LinkRateCheck``: the port is up but its ``rate`` is below nominal. Nominal is the fastest rate
+  this port has reported (kept in the monitor's memory, so a state file carries it across runs and
+  reboots) or the fastest of its peers on the node with the same link layer — a port that comes up
+  degraded on the first read is still caught. Below ``FATAL_RATE_FRACTION`` of nominal the link is
+  as good as lost: fatal, REPLACE_VM, like a port that went down; above it, non-fatal (NONE). The
+  event is reported on every read while the port is slow, so the memory keeps the condition open
+  and publishes the healthy event only when the rate is back.
+
 The first read of a port only records its counters (nothing to compare with); a counter that went
 down (reboot, reset) is a new baseline, not an error. Traffic counters are ignored.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -26,6 +35,10 @@ from shared.health import event as hevent
 from shared.health.monitors import memory
 
 AGENT, COMPONENT = "nic-health-monitor", "NIC"
+FATAL_RATE_FRACTION = 0.5
+"""A port slower than this share of its nominal rate is fatal (jobs crawl at that speed)."""
+RATE_CODE = "LINK_RATE_DEGRADED"
+_RATE = re.compile(r"^\s*(?P<gbps>\d+(?:\.\d+)?) Gb/sec")
 FATAL_COUNTERS = frozenset(
     {"link_downed", "excessive_buffer_overrun_errors", "local_link_integrity_errors", "rnr_nak_retry_err"}
 )
@@ -52,6 +65,13 @@ class Port:
     phys_state: str  # "LinkUp", "Disabled", …
     link_layer: str
     counters: dict[str, int] = field(default_factory=dict)
+    rate: str = ""
+    """sysfs ``rate`` as written, e.g. ``400 Gb/sec (4X NDR)``; empty when the file is missing."""
+
+    @property
+    def gbps(self) -> float | None:
+        m = _RATE.match(self.rate)
+        return float(m["gbps"]) if m else None
 
     @property
     def up(self) -> bool:
@@ -69,6 +89,13 @@ def _value(path: Path) -> str:
     except errors.InvalidInput:
         return ""
     return text.split(":", 1)[1].strip() if ":" in text else text
+
+
+def _raw(path: Path) -> str:
+    try:
+        return files.read_text(path).strip()
+    except errors.InvalidInput:
+        return ""
 
 
 def read_ports(sysfs: Path) -> list[Port]:
@@ -89,6 +116,7 @@ def read_ports(sysfs: Path) -> list[Port]:
                 phys_state=_value(folder / "phys_state"),
                 counters=counters,
                 link_layer=_value(folder / "link_layer") or "InfiniBand",
+                rate=_raw(folder / "rate"),
             )
         )
     return ports
@@ -138,6 +166,9 @@ def events(ports: list[Port], *, node: str, now: datetime, mem: memory.Memory) -
                     f" ({port.phys_state or 'unknown'})",
                 )
             )
+        slow = _rate_event(port, ports, node=node, now=now, mem=mem)
+        if slow is not None:
+            out.append(slow)
         slot = f"{node}|{port.device}/{port.port}"
         before = mem.counters.get(slot)
         mem.counters[slot] = dict(port.counters)
@@ -163,6 +194,33 @@ def events(ports: list[Port], *, node: str, now: datetime, mem: memory.Memory) -
                 )
             )
     return out
+
+
+def _rate_event(
+    port: Port, ports: list[Port], *, node: str, now: datetime, mem: memory.Memory
+) -> hevent.HealthEvent | None:
+    """``…LinkRateCheck`` when ``port`` is up and slower than nominal; remembers the port's best rate."""
+    gbps = port.gbps
+    if gbps is None or not port.up:
+        return None
+    slot = f"{node}|{port.device}/{port.port}|rate"
+    best = max(gbps, mem.counters.get(slot, {}).get("bestMbps", 0) / 1000)
+    mem.counters[slot] = {"bestMbps": round(best * 1000)}
+    peers = [p.gbps for p in ports if p.up and p.link_layer == port.link_layer and p.gbps is not None]
+    nominal = max([best, *[g for g in peers if g is not None]])
+    if gbps >= nominal:
+        return None
+    share = gbps / nominal
+    return _event(
+        port,
+        node,
+        "LinkRateCheck",
+        fatal=share < FATAL_RATE_FRACTION,
+        codes=[RATE_CODE],
+        now=now,
+        message=f"{port.device} port {port.port} runs at {gbps:g} Gb/sec, "
+        f"{share:.0%} of its nominal {nominal:g} Gb/sec",
+    )
 
 
 def seen(ports: list[Port]) -> set[str]:

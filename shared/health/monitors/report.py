@@ -1,7 +1,8 @@
 """How a monitor run is shown: the record of each event and the columns of its table.
 
 A monitor's events print as NDJSON (one ``HealthEvent.wire()`` per line, as they are found), as
-YAML or JSON, or as a table. The Xid monitor read once shows one row per Xid (its code first);
+YAML or JSON, or as a table. The Xid monitor read once shows one row per event (the Xid, the
+NVSwitch SXid or the lost GPU's code first);
 followed, and for the other monitors, a row says which check and entity failed or recovered. The
 tables are declared here, next to the monitors, and laid out by ``shared.output``.
 """
@@ -16,9 +17,16 @@ from shared.health import event as hevent
 MESSAGE_WIDTH = 60
 """Characters of an event's message a table shows; the data formats carry it whole."""
 
+
+def _code(event: hevent.HealthEvent) -> str:
+    """An Xid's number; ``SXid:<n>`` for an NVSwitch error; the code of a GPU lost without an Xid."""
+    code = event.errorCode[0] if event.errorCode else ""
+    return f"SXid:{code}" if event.checkName == "SysLogsSXIDError" else code
+
+
 XID_COLUMNS = (
     output.Column("NODE", lambda e: e.nodeName),
-    output.Column("XID", lambda e: e.errorCode[0]),
+    output.Column("XID", _code),
     output.Column("ACTION", lambda e: e.recommendedAction.name),
     output.Column("MESSAGE", lambda e: e.message[:MESSAGE_WIDTH]),
 )

@@ -1,10 +1,11 @@
-"""The syslog health monitor: Xid events from kernel logs, read once, followed, or from the journal.
+"""The syslog health monitor: events from kernel logs, read once, followed, or from the journal.
 
-``nvsentinel monitor xid`` is upstream's syslog-health-monitor (check ``SysLogsXIDError``). One
+``nvsentinel monitor xid`` is upstream's syslog-health-monitor: checks ``SysLogsXIDError``,
+``SysLogsSXIDError`` (NVSwitch) and ``SysLogsGPUFallenOff`` (``shared.health.kernlog``). One
 request chooses the source: a kernel log (``--file``, stdin, or every ``DIR/<node>/kern.log`` of a
 node root) read once; the same logs followed as they grow (``--follow``, ``tail.follow_xid``); or
 a systemd journal dump (``--journal``, ``journal``). Every path parses lines with
-``shared.health.xid``, publishes through ``agent.publisher`` (nothing with ``dry_run``) and hands
+``shared.health.kernlog``, publishes through ``agent.publisher`` (nothing with ``dry_run``) and hands
 each batch to the caller's ``emit`` as it is found. How the events are printed is the caller's
 (``report`` has the tables); this module never writes to stdout.
 """
@@ -57,6 +58,8 @@ def run(
         raise errors.InvalidInput(
             f"unknown input format {request.input_format!r} ({', '.join(INPUT_FORMATS)})", where="--format"
         )
+    if (request.journal or request.input_format != "text") and request.follow:
+        return _follow_journal(request, cluster=cluster, emit=emit)
     if request.journal or request.input_format != "text":
         events = _journal_events(request)
     elif request.follow:
@@ -75,8 +78,8 @@ def _boot(request: XidRequest) -> datetime | None:
 
 
 def _log_events(request: XidRequest) -> list[hevent.HealthEvent]:
-    """Every Xid event of one kernel log (``--file``, stdin) or of each ``DIR/<node>/kern.log``."""
-    from shared.health import xid
+    """Every event of one kernel log (``--file``, stdin) or of each ``DIR/<node>/kern.log``."""
+    from shared.health import kernlog
 
     boot, now = _boot(request), clock.WALL.now()
     sources: list[tuple[str, str]] = []
@@ -88,19 +91,13 @@ def _log_events(request: XidRequest) -> list[hevent.HealthEvent]:
         file = request.file
         text = files.read_stdin(where="-") if file in (None, "-") else files.read_text(Path(str(file)))
         sources = [(request.node, text)]
-    return [e for name, text in sources for e in xid.events_from_text(text, node=name, now=now, boot_time=boot)]
+    return [e for name, text in sources for e in kernlog.events_from_text(text, node=name, now=now, boot_time=boot)]
 
 
 def _journal_events(request: XidRequest) -> list[hevent.HealthEvent]:
     """``--journal``: the dump from --file, stdin (-) or this host's journalctl, parsed to Xid events."""
     from shared.health.monitors import journal
 
-    if request.follow:
-        raise errors.InvalidInput(
-            "--follow reads a growing kernel log; for the journal, run the command "
-            "again (events already published are duplicates)",
-            where="--follow",
-        )
     if request.node_root is not None:
         raise errors.InvalidInput("--journal reads --file or stdin, not --node-root", where="--node-root")
     if request.file == "-":
@@ -112,6 +109,34 @@ def _journal_events(request: XidRequest) -> list[hevent.HealthEvent]:
     fmt: Any = None if request.input_format == "text" else request.input_format
     parsed = journal.parse(data, fmt, source=source)
     return journal.events(parsed, node=request.node, now=clock.WALL.now(), boot_time=_boot(request))
+
+
+def _follow_journal(
+    request: XidRequest, *, cluster: agent.Connection, emit: Callable[[list[hevent.HealthEvent]], None]
+) -> list[hevent.HealthEvent]:
+    """``--journal --follow``: journal JSON records from a growing file or ``journalctl -k -f``."""
+    from shared.health.monitors import journal_follow
+
+    if request.input_format == "journal-export":
+        raise errors.InvalidInput(
+            "--follow reads journal-json (journalctl -k -f -o json); the export format cannot be followed",
+            where="--format",
+        )
+    if request.node_root is not None:
+        raise errors.InvalidInput("--journal reads --file or this host's journal, not --node-root", where="--node-root")
+    lines, source = journal_follow.open_source(request.file)
+    return journal_follow.follow(
+        lines,
+        source=source,
+        node=request.node,
+        boot_time=_boot(request),
+        interval=durations.parse(request.interval or FOLLOW_INTERVAL),
+        duration=None if request.duration is None else durations.parse(request.duration),
+        dry_run=request.dry_run,
+        cluster=cluster,
+        emit=emit,
+        now=clock.WALL.now,
+    )
 
 
 def _follow(

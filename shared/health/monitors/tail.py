@@ -19,7 +19,7 @@ from typing import IO
 
 from shared import errors, files
 from shared.health import event as hevent
-from shared.health import xid
+from shared.health import kernlog
 from shared.health.monitors import agent
 
 
@@ -66,20 +66,18 @@ class Tail:
 
 
 class XidFollower:
-    """One node's log: a ``Tail`` plus the Xid parser state (bus id → GPU, line numbers)."""
+    """One node's log: a ``Tail`` plus the scanner's state (bus id → GPU, started messages, line numbers)."""
 
     def __init__(self, node: str, path: Path, *, boot_time: datetime | None, now: datetime) -> None:
         self.node, self.tail = node, Tail(path)
-        self.parser = xid.Parser(boot_time=boot_time, year=now.year)
+        self.scanner = kernlog.Scanner(node, boot_time=boot_time, year=now.year)
         self.number = 0
 
     def read(self, now: datetime) -> list[hevent.HealthEvent]:
         out = []
         for line in self.tail.read():
             self.number += 1
-            found = self.parser.feed(self.number, line)
-            if found is not None:
-                out.append(xid.to_event(found, node=self.node, parser=self.parser, now=now, raw=line))
+            out += self.scanner.scan(self.number, line, now=now)
         return out
 
 

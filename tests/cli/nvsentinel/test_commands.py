@@ -52,7 +52,7 @@ def test_monitor_xid_dry_run_prints_one_event_per_xid_line(run_cli: Any, team_sh
     result = run_cli("nvsentinel", "monitor", "xid", "--file", str(log), "--node", "node-7", "--dry-run", "-o", "json")
     assert result.code == 0
     events = [json.loads(line) for line in result.stdout.splitlines()]
-    assert len(events) == 30
+    assert len(events) == 32  # 30 Xid lines, a GPU that failed to initialise, one fallen off the bus without an Xid
     assert {e["agent"] for e in events} == {"syslog-health-monitor"}
     assert events[12]["errorCode"] == ["79"] and events[12]["recommendedAction"] == "RESTART_BM"
 
