@@ -249,3 +249,7 @@ def test_a_contact_support_outcome_ends_with_a_person_whatever_an_older_repair_r
     assert shown.code == 0, shown.stderr
     [row] = [r for r in json.loads(shown.stdout) if r["node"] == node]
     assert (row["cordoned"], row["state"], row["action"]) == (True, "remediation-failed", "CONTACT_SUPPORT")
+    table = run_cli("nvsentinel", "nodes", f"--kubeconfig={sim_kubeconfig}")
+    [header, line] = table.stdout.splitlines()
+    assert header.split() == ["NODE", "QUARANTINED", "CORDONED", "ACTION", "CAUSES"]
+    assert line.split()[:4] == [node, "True", "True", "CONTACT_SUPPORT"]
