@@ -6,7 +6,10 @@ is quarantined, drained, rebooted, handed to validation, validated with the quar
 tolerated, and returned — schedulable, untainted, the fault conditions False (``ValidationPassed``,
 the request named), no state label, ``uncordon-by`` written — with no hand step; at every pass
 the labels tell the truth (``uncordon-by`` never on a cordoned node, the cordon labels never on a
-schedulable one). A taint someone else put on the repaired node keeps the validation pod Pending,
+schedulable one). The same walk through ``nvsentinel run``'s controllers on
+their own threads (``shared.operate.service.run``), waited for in generous real time while the
+test only moves the cluster's clock and runs the monitors. A taint someone else put on the
+repaired node keeps the validation pod Pending,
 as the scheduler would. A CONTACT_SUPPORT outcome beside a reboot in progress ends with a person:
 the node stays cordoned, ``remediation-failed`` outranks the later reboot's success, an annotation
 and a Warning Event say a person must act, no validation is started, and ``nvsentinel nodes``
@@ -16,6 +19,8 @@ shows it.
 from __future__ import annotations
 
 import json
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -153,6 +158,56 @@ def test_the_seed_rule_set_brings_a_dead_gpu_node_back_into_service_with_no_hand
     fq.reconcile_once()
     again = condition(nodes.get(api, node), "SysLogsXIDError")
     assert again["status"] == "True" and request not in again["message"]
+
+
+REAL_SECONDS = 180.0
+"""How long the walk through ``nvsentinel run`` may take in real time: generous, the machine may be busy."""
+
+
+def test_nvsentinel_run_closes_the_loop_on_its_own(
+    gpu_sim: Any, api_client: Any, sim_kubeconfig: Path, tmp_path: Path
+) -> None:
+    from shared.health import service as hservice
+    from shared.operate import service
+
+    sim, api = gpu_sim, api_client
+    [node] = sim.add_gpu_nodes(1)
+    values = tmp_path / "values.yaml"
+    values.write_text(VALUES)
+    resource.install(api)  # what `nvsentinel crds install` (or the chart) did before the monitors started
+    vresource.install(api)
+    watch = Monitors(sim, api)
+    watch.poll()
+    stop = threading.Event()
+    cluster = hservice.Cluster(kubeconfig=sim_kubeconfig, namespace="nvsentinel")
+    runner = threading.Thread(target=lambda: service.run(cluster, values, True, stop=stop), daemon=True)
+    runner.start()
+    try:
+        sim.fabric.inject(fabric.parse_all([f"{node}:xid[0]=79"]))
+        deadline = time.monotonic() + REAL_SECONDS
+        validated = False
+        while time.monotonic() < deadline:
+            watch.poll()
+            now = nodes.get(api, node)
+            truthful(now)
+            validated = validated or sessions.read(now)[1] is not None
+            done = [v for v in vresource.list_all(api) if v.status.phase is Phase.SUCCEEDED]
+            if done and not nodes.is_cordoned(now) and labels(now).get(f"{PREFIX}uncordon-by"):
+                break
+            sim.advance(15)
+            time.sleep(0.2)  # let the controllers' threads take their turn
+        else:
+            raise AssertionError(f"not back in service within {REAL_SECONDS:.0f} real seconds: {labels(now)}")
+    finally:
+        stop.set()
+        sim.vclock.set_speed(600)  # the lifecycle sleeps in cluster time: let it wake up and stop
+        runner.join(timeout=30)
+    assert not runner.is_alive()
+    assert validated
+    back = nodes.get(api, node)
+    assert not [t for t in back["spec"].get("taints") or [] if t["key"] == GPU_ERROR["key"]]
+    assert condition(back, "SysLogsXIDError")["reason"] == conditions.CLEARED_BY_VALIDATION
+    assert quarantine.STATE_LABEL not in labels(back)
 
 
 def test_a_taint_someone_else_set_keeps_the_validation_pod_off_the_repaired_node(
