@@ -2,8 +2,9 @@
 
 recipe → bundle → simulated install → validate → certification (a NIC at 40 % is found and named)
 → report → nvsentinel in monitor mode, then enforcing, its monitors reading the simulated nodes'
-files → an Xid 79 on one GPU → quarantine → drain → remediation (a simulated reboot) → the node
-proves itself again → a driver upgrade → the drift gate fails → re-certification.
+files → an Xid 79 on one GPU → the seed's GPU rule set cordons and taints the node → drain →
+remediation (a simulated reboot) → the node proves itself again and returns to service, its
+conditions cleared, with no hand step → a driver upgrade → the drift gate fails → re-certification.
 
 Every step runs the real console scripts as subprocesses and prints each command (``$ …``) before
 its output. Long-running programs (the simulated cluster, ``nvsentinel run``, the monitors) run in
@@ -164,6 +165,14 @@ class Background:
             print(f"  [{self.label}] {line}", flush=True)
         if len(lines) > limit:
             print(f"  [{self.label}] ... ({len(lines) - limit} more lines in {self.log.name})", flush=True)
+
+    def grep(self, keep: Callable[[str], bool]) -> None:
+        """Print every line of the whole log that ``keep`` accepts (also one an earlier ``show`` passed
+        over), shortened; they are not shown again."""
+        self.pending = [line for line in [*self.pending, *self.new_lines()] if not keep(line)]
+        for line in self.log.read_text(errors="replace").splitlines():
+            if keep(line):
+                print(f"  [{self.label}] {_brief(line)}", flush=True)
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -528,6 +537,48 @@ def certify() -> None:
 
 
 VALUES = """# nvsentinel values for this cluster, over the embedded defaults (docs/nvsentinel.md).
+# The product description's example rule set, verbatim: a fatal GPU event cordons the node and taints
+# it nvidia.com/gpu-error=fatal:NoSchedule. A ruleSets list replaces the defaults' whole list, so the
+# NIC rule set the first step relies on is listed too.
+fault-quarantine:
+  validation:
+    enabled: true  # a repaired node comes back through validation, not through a healthy event
+  ruleSets:
+    - enabled: true
+      version: "1"
+      name: "GPU fatal error ruleset"
+      priority: 100
+      match:
+        all:
+          - kind: "HealthEvent"
+            expression: "event.agent == 'gpu-health-monitor' && event.componentClass == 'GPU' && event.isFatal == true"
+          - kind: "Node"
+            expression: |
+              !('k8saas.nvidia.com/ManagedByNVSentinel' in node.metadata.labels &&
+                node.metadata.labels['k8saas.nvidia.com/ManagedByNVSentinel'] == "false")
+      cordon:
+        shouldCordon: true
+      taint:
+        key: "nvidia.com/gpu-error"
+        value: "fatal"
+        effect: "NoSchedule"
+    - version: "1"
+      name: "NIC health monitor fatal error ruleset"
+      match:
+        all:
+          - kind: "HealthEvent"
+            expression: "event.agent == 'nic-health-monitor' && event.isFatal == true"
+      cordon:
+        shouldCordon: true
+# The product description's lifecycle switches: validate repaired nodes, and uncordon on a pass.
+global:
+  lifecycleManager:
+    enabled: true
+lifecycle-manager:
+  config:
+    schedulingGate:
+      cordon:
+        remove: true
 # Tenant pods are evicted at once when their node is quarantined (the default waits for them to finish).
 node-drainer:
   userNamespaces:
@@ -556,14 +607,14 @@ CAUSES = "nvsentinel.nvidia.com/quarantine-causes"
 
 def operate(work: Path, cluster: Cluster) -> Background:
     """Monitor mode, then enforcing through the remediation; returns the enforcing ``nvsentinel run``."""
-    xid = monitor_mode(work, cluster)
-    controller = enforce(work, cluster, xid)
+    monitors = monitor_mode(work, cluster)
+    controller = enforce(work, cluster, monitors)
     remediate(cluster, controller)
     return controller
 
 
-def monitor_mode(work: Path, cluster: Cluster) -> Background:
-    """Step 11: nvsentinel records a quarantine but touches no node; returns the XID monitor, still running."""
+def monitor_mode(work: Path, cluster: Cluster) -> list[Background]:
+    """Step 11: nvsentinel records a quarantine but touches no node; returns the Xid and DCGM monitors, running."""
     logs = work / "logs"
     step("11. Operate, in monitor mode first: nvsentinel records what it would do and touches no node")
     Path("nvsentinel-values.yaml").write_text(VALUES, encoding="utf-8")
@@ -580,6 +631,23 @@ def monitor_mode(work: Path, cluster: Cluster) -> Background:
         ["nvsentinel", "monitor", "xid", "--node-root", "nodes", "--follow", "--interval", "500ms", *KC],
         logs / "monitor-xid.log",
         comment="follows every nodes/<node>/kern.log",
+    )
+    dcgm = Background(
+        "dcgm monitor",
+        [
+            "nvsentinel",
+            "monitor",
+            "dcgm",
+            "--node-root",
+            "nodes",
+            "--state",
+            "dcgm-state.json",
+            "--interval",
+            "1s",
+            *KC,
+        ],
+        logs / "monitor-dcgm.log",
+        comment="reads every nodes/<node>/dcgm-health.json (dcgmi health -c -j)",
     )
     nic = Background(
         "nic monitor",
@@ -607,10 +675,10 @@ def monitor_mode(work: Path, cluster: Cluster) -> Background:
     run("nvsentinel", "nodes", *KC)
     nic.stop()
     controller.stop()
-    return xid
+    return [xid, dcgm]
 
 
-def enforce(work: Path, cluster: Cluster, xid: Background) -> Background:
+def enforce(work: Path, cluster: Cluster, monitors: list[Background]) -> Background:
     """Steps 12-15: an Xid on a tenant's node ends in cordon and drain; returns the enforcing controller."""
     logs = work / "logs"
     step("12. Enforce: a tenant trains on node-002; nvsentinel now cordons, drains and remediates")
@@ -635,10 +703,12 @@ def enforce(work: Path, cluster: Cluster, xid: Background) -> Background:
     step("13. An Xid 79 on GPU 3 of node-002: the GPU has fallen off the bus")
     run("python", "-m", "shared.sim", "inject", *KC, "node-002:xid[3]=79")
     run("tail", "-n", "2", "nodes/node-002/kern.log")
+    # the cordon stays until validation passes (or the walk fails): a state that lasts, safe to wait for
     wait_for("node-002 is cordoned", lambda: cluster.cordoned("node-002"))
-    xid.show()
+    for monitor in monitors:
+        monitor.show()
     controller.show(lambda line: "Quarantined" in line)
-    step("14. Quarantine: the Syslog rule set matched the fatal Xid; the node is cordoned")
+    step("14. Quarantine: the GPU rule set matched the DCGM monitor's fatal Xid; the node is cordoned and tainted")
     run("nvsentinel", "nodes", *KC, "-o", "wide")
     run("nvsentinel", "events", "list", *KC, "--node", "node-002")
     step("15. Drain: the tenant's pod is evicted through the Eviction API (PodDisruptionBudgets apply)")
@@ -707,6 +777,14 @@ def _phase(cluster: Cluster, name: str) -> str:
     return str(((cluster.get(f"{VALIDATIONS}/{name}") or {}).get("status") or {}).get("phase") or "")
 
 
+STATE_LABEL = "dgxc.nvidia.com/nvsentinel-state"
+
+
+def _condition(cluster: Cluster, node: str, kind: str) -> dict[str, Any]:
+    conditions = (cluster.node(node).get("status") or {}).get("conditions") or []
+    return next((c for c in conditions if c.get("type") == kind), {})
+
+
 def validate_return(cluster: Cluster, controller: Background) -> None:
     step(
         "17. Validation: quarantine hands the repaired node to the lifecycle controller, which runs a ValidationRequest"
@@ -729,13 +807,39 @@ def validate_return(cluster: Cluster, controller: Background) -> None:
         lambda: any(verdict_logged(line) for line in controller.log.read_text(errors="replace").splitlines()),
         timeout=30,
     )
-    controller.show(verdict_logged)
+    controller.grep(verdict_logged)
     run("nvsentinel", "validation", "list", *KC)
     if _phase(cluster, request) != "Succeeded":
         raise DemoFailed(f"{request} did not pass")
-    step("18. Pass: the gate is removed and node-002 takes work again")
+    step("18. Pass: the gate and the quarantine taint go, the fault conditions are cleared; node-002 takes work again")
     wait_for("node-002 is schedulable again", lambda: not cluster.cordoned("node-002"))
-    kubectl(*KC, "get", "node", "node-002", "-L", VALIDATION_STATE)
+    wait_for(
+        "node-002's SysLogsXIDError condition is False",
+        lambda: _condition(cluster, "node-002", "SysLogsXIDError").get("status") == "False",
+    )
+    kubectl(*KC, "get", "node", "node-002", "-L", VALIDATION_STATE, "-L", STATE_LABEL)
+    node = cluster.node("node-002")
+    taints = ", ".join(f"{t['key']}:{t['effect']}" for t in (node.get("spec") or {}).get("taints") or []) or "none"
+    note(f"node-002: schedulable, taints: {taints}")
+    for kind in ("SysLogsXIDError", "GpuDriverWatch"):
+        c = _condition(cluster, "node-002", kind)
+        note(f"node-002 condition {kind}={c.get('status')} ({c.get('reason')}): {c.get('message')}")
+    labels = (node.get("metadata") or {}).get("labels") or {}
+    note(
+        "node-002 labels: "
+        + ", ".join(
+            f"{k}={v}" for k, v in sorted(labels.items()) if "cordon" in k or k in (STATE_LABEL, VALIDATION_STATE)
+        )
+    )
+    kubectl(
+        *KC,
+        "get",
+        "events",
+        "--field-selector",
+        "involvedObject.name=node-002,reason=ValidationPassed",
+        "-o",
+        "custom-columns=TYPE:.type,REASON:.reason,MESSAGE:.message",
+    )
     run("nvsentinel", "nodes", *KC, "-o", "wide")
 
 

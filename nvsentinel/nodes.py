@@ -18,20 +18,25 @@ COLUMNS = (
     out.Column.key("CAUSES", "causes"),
     out.Column.key("CONDITIONS", "conditions", wide=True),
 )
+ACTION = out.Column.key("ACTION", "action")
+"""What a person must do for a node (CONTACT_SUPPORT, ...); shown only when some node needs one."""
 
 
 @app.callback()
 def show(
     ctx: typer.Context, output: opt.Output = "table", kubeconfig: opt.Kubeconfig = None, context: opt.Context = None
 ) -> None:
-    """Per node: quarantined, cordoned, the rule sets holding it, failing conditions."""
+    """Per node: quarantined, cordoned, what a person must do, the rule sets holding it, failing conditions."""
     if ctx.invoked_subcommand is not None:
         return
     from shared.health import service
 
     chosen = opt.chosen_format(output)
     rows = service.node_table(opt.cluster(kubeconfig, context))
-    out.emit(rows, chosen, table=out.Table(rows, COLUMNS))
+    columns: tuple[out.Column, ...] = COLUMNS
+    if any(r["action"] for r in rows):  # a node waits for a person: say what, beside its state
+        columns = (*COLUMNS[:4], ACTION, *COLUMNS[4:])
+    out.emit(rows, chosen, table=out.Table(rows, columns))
 
 
 @app.command("release")

@@ -6,8 +6,11 @@ unhealthy (codes, entities, message, action), lines removed by healthy events na
 entities (all lines when a healthy event names none); status True with reason
 ``<check>IsNotHealthy`` while lines remain, else False, ``<check>IsHealthy``, "No Health Failures".
 Non-fatal unhealthy events become core/v1 Events in ``default`` instead. STORE_ONLY events produce
-neither. The condition merge is a pure function; writing goes through ``shared.nodes.update`` on
-the status subresource, so concurrent writers never lose a line.
+neither. A repaired node that passes its post-repair validation has the fault conditions recorded
+at the hand-over set False with reason ``ValidationPassed`` (``clear``; the lifecycle calls it), so
+alerts on node conditions stop once the node is back in service. The condition merge is a pure
+function; writing goes through ``shared.nodes.update`` on the status subresource, so concurrent
+writers never lose a line.
 """
 
 from __future__ import annotations
@@ -38,7 +41,9 @@ def wants_condition(ev: hevent.HealthEvent) -> bool:
 def merge(conditions: list[dict[str, Any]], ev: hevent.HealthEvent, stamp: str) -> bool:
     """Fold one event into the node's conditions in place; True when anything changed."""
     current = next((c for c in conditions if c.get("type") == ev.checkName), None)
-    message = (current or {}).get("message") or ""
+    # a False condition's message is no list of faults (No Health Failures, or why it was cleared:
+    # ``clear``), so a new fault starts a fresh list
+    message = ((current or {}).get("message") or "") if (current or {}).get("status") == "True" else ""
     lines = [x for x in message.split(";") if x and x != HEALTHY_MESSAGE]
     if ev.isHealthy:
         if ev.entitiesImpacted:
@@ -65,6 +70,36 @@ def merge(conditions: list[dict[str, Any]], ev: hevent.HealthEvent, stamp: str) 
     current.update(wanted)
     current["lastHeartbeatTime"] = stamp
     return True
+
+
+CLEARED_BY_VALIDATION = "ValidationPassed"
+"""The reason of a fault condition a passed post-repair validation set False (``clear``)."""
+
+
+def clear(
+    conditions: list[dict[str, Any]], types: dict[str, str], *, reason: str, message: str, stamp: str
+) -> list[str]:
+    """Set False, in place, each condition of ``types`` (type → the message it had when recorded) that
+    still says what it said then; a condition a fault raised or changed since stays as it is, since
+    nothing has vouched for that fault. Returns the types set False, sorted."""
+    cleared = []
+    for c in conditions:
+        kind = str(c.get("type", ""))
+        if kind not in types or c.get("status") != "True" or c.get("message", "") != types[kind]:
+            continue
+        c.update(status="False", reason=reason, message=message[:MAX_MESSAGE], lastTransitionTime=stamp)
+        c["lastHeartbeatTime"] = stamp
+        cleared.append(kind)
+    return sorted(cleared)
+
+
+def raised(conditions: list[dict[str, Any]]) -> dict[str, str]:
+    """The fault conditions the platform connector holds True now (``merge``'s reason), type → message."""
+    return {
+        str(c["type"]): str(c.get("message", ""))
+        for c in conditions
+        if c.get("status") == "True" and str(c.get("reason", "")) == f"{c.get('type')}IsNotHealthy"
+    }
 
 
 def publish_condition(api: KubeApi, ev: hevent.HealthEvent, *, now: datetime) -> None:

@@ -150,6 +150,7 @@ class Controller:
             skip_labels=[(s.key, s.value) for s in fq.skipNodeLabels],
             breaker=self.breaker,
             now=clk.now,
+            hand_off=fq.validation.enabled,
         )
         self.notifier = notify.Notifier(cfg.settings.nvsentinel.notifications, now=clk.now)
         self.followup = followup.FollowUp(api, cfg, clk=clk, notifier=self.notifier)
@@ -296,7 +297,7 @@ class Controller:
         if outcome.phase != "Quarantined":
             slot.release()  # a retried write found the node already held, or nothing to do
         self._announce(written, ev, outcome)
-        if outcome.phase in ("Quarantined", "UnQuarantined", "Blocked"):
+        if outcome.phase in ("Quarantined", "UnQuarantined", "Blocked", "AwaitingValidation") and outcome.changed:
             logger.info(
                 "%s by %s", outcome.phase, ", ".join(outcome.rule_sets) or ev.checkName, extra={"subject": ev.nodeName}
             )

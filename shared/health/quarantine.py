@@ -13,7 +13,10 @@ one of ours:
 
 A healthy event removes exactly the causes it names (entity-level, research §3.6); when none is
 left, everything we added — and only that — is removed. An unhealthy event on an already
-quarantined node adds its own taints and labels too (upstream issue #1439). Monitor mode (dry
+quarantined node adds its own taints and labels too (upstream issue #1439). With the validation
+hand-off on (``fault-quarantine.validation.enabled``), a healthy event that clears the last cause of
+a node nvsentinel is repairing marks the causes ``cleared`` instead: the lifecycle hands the
+repaired node to validation, which decides its return. Monitor mode (dry
 run) records annotations but never cordons, taints or labels; such a record is not retroactively
 enforced when enforcement is switched on — the next unhealthy event for the node enforces it.
 """
@@ -41,7 +44,23 @@ OWNER = "NVSentinel"
 CORDON_OWNER = "fault-quarantine"
 """Our name in ``shared.nodes.CORDON_OWNER`` on a cordon quarantine set."""
 ANN_REMEDIATION = "latestFaultRemediationState"
-OWNED_ANNOTATIONS = (ANN_EVENTS, ANN_TAINTS, ANN_LABELS, ANN_CORDONED, ANN_CORDON_PRE, ANN_CAUSES, ANN_REMEDIATION)
+ANN_ACTION = "nvsentinel.nvidia.com/action-required"
+"""Set while a person must act (a CONTACT_SUPPORT outcome, remediation attempts exhausted): what, and
+why. It outranks every automatic state: the state label stays ``remediation-failed`` until the
+quarantine is lifted, whatever an older repair reports afterwards."""
+OWNED_ANNOTATIONS = (
+    ANN_EVENTS,
+    ANN_TAINTS,
+    ANN_LABELS,
+    ANN_CORDONED,
+    ANN_CORDON_PRE,
+    ANN_CAUSES,
+    ANN_REMEDIATION,
+    ANN_ACTION,
+)
+STATE_QUARANTINED = "quarantined"
+STATE_REMEDIATION_SUCCEEDED = "remediation-succeeded"
+STATE_REMEDIATION_FAILED = "remediation-failed"
 
 
 class Breaker(Protocol):
@@ -96,6 +115,13 @@ def is_quarantined(node: nodes.Node) -> bool:
     return bool(causes(node))
 
 
+def awaiting_repair(node: nodes.Node) -> bool:
+    """nvsentinel started a repair of the node (its state label says remediating or succeeded), so
+    with the validation hand-off on, a healthy event must not return it before validation."""
+    state = ((node.get("metadata") or {}).get("labels") or {}).get(STATE_LABEL, "")
+    return state in ("remediating", STATE_REMEDIATION_SUCCEEDED)
+
+
 def is_enforced(node: nodes.Node, ev: hevent.HealthEvent | None = None) -> bool:
     """Whether quarantine acted (cordon, taints) for the node — for ``ev``'s causes when given.
 
@@ -128,8 +154,10 @@ class Quarantiner:
         skip_labels: list[tuple[str, str]],
         breaker: Breaker,
         now: Callable[[], datetime],
+        hand_off: bool = False,
     ) -> None:
         self.engine = engine
+        self.hand_off = hand_off
         self.dry_run = dry_run
         self.prefix = label_prefix
         self.skip_labels = skip_labels
@@ -190,7 +218,7 @@ class Quarantiner:
         stamp = hevent.format_time(self.now())
         changed = False
         for key in cause_keys(ev):
-            if key not in current:
+            if key not in current or current[key].get("cleared"):
                 current[key] = {
                     "by": OWNER,
                     "ruleSets": decision.matched,
@@ -261,7 +289,8 @@ class Quarantiner:
             node_labels[key] = value
         if owned_labels:
             updates[ANN_LABELS] = json.dumps(owned_labels, sort_keys=True)
-        node_labels[STATE_LABEL] = "quarantined"
+        if ANN_ACTION not in anns:  # a node waiting for a person says so until the quarantine ends
+            node_labels[STATE_LABEL] = STATE_QUARANTINED
         return updates
 
     # ------------------------------------------------------------ healthy
@@ -270,9 +299,20 @@ class Quarantiner:
         gone = [k for k in current if _clears(ev, k)]
         if not gone:
             return Outcome("NoMatch")
-        for key in gone:
-            del current[key]
         anns = nodes.node_annotations(node)
+        remaining = [k for k in current if k not in gone and not current[k].get("cleared")]
+        if self.hand_off and awaiting_repair(node) and not remaining:
+            # the last fault cleared while nvsentinel repairs the node: validation, not a healthy
+            # event, decides when it returns (``fault-quarantine.validation.enabled``)
+            fresh = [k for k in gone if not current[k].get("cleared")]
+            if not fresh:
+                return Outcome("AwaitingValidation")
+            for key in fresh:
+                current[key]["cleared"] = hevent.format_time(self.now())
+            nodes.set_map(anns, {ANN_CAUSES: json.dumps(current, sort_keys=True)})
+            return Outcome("AwaitingValidation", message="repaired: validation decides its return", changed=True)
+        for key in [*gone, *(k for k in current if current[k].get("cleared"))]:
+            current.pop(key, None)
         if current:
             events = [
                 e
@@ -287,8 +327,12 @@ class Quarantiner:
         return Outcome("UnQuarantined", changed=True)
 
 
-def release(node: nodes.Node, *, label_prefix: str, stamp: str) -> bool:
-    """Undo everything nvsentinel owns on the node and nothing else; True when anything changed."""
+def release(node: nodes.Node, *, label_prefix: str, stamp: str, handing_over: bool = False) -> bool:
+    """Undo everything nvsentinel owns on the node and nothing else; True when anything changed.
+
+    ``handing_over``: the cordon and taints now belong to validation and stay, so the cordon labels
+    and the state label stay too (they still tell the truth) and no ``uncordon-by`` is written: the
+    lifecycle writes it when a pass actually uncordons the node (``shared.lifecycle.repaired``)."""
     anns = nodes.node_annotations(node)
     if not any(k in anns for k in OWNED_ANNOTATIONS):
         return False
@@ -306,26 +350,40 @@ def release(node: nodes.Node, *, label_prefix: str, stamp: str) -> bool:
     for entry in _json(anns, ANN_LABELS, []):
         if not entry.get("preExisting"):
             node_labels.pop(entry["key"], None)
+    if not handing_over:
+        nodes.set_map(node_labels, {STATE_LABEL: None})
+    if not handing_over and not nodes.is_cordoned(node):
+        returned_labels(node_labels, label_prefix=label_prefix, stamp=stamp)
+    nodes.set_map(anns, dict.fromkeys(OWNED_ANNOTATIONS))
+    return True
+
+
+def returned_labels(node_labels: dict[str, str], *, label_prefix: str, stamp: str) -> bool:
+    """The node is schedulable again: the ``cordon-*`` labels nvsentinel wrote go and ``uncordon-by``
+    says who lifted the cordon. Only call it once the node is really uncordoned: a cordon another
+    owner still holds (validation's after a hand-over) keeps the labels that say why. True when
+    anything changed."""
     had_cordon_labels = node_labels.get(f"{label_prefix}cordon-by") == OWNER
-    nodes.set_map(
+    changed = nodes.set_map(
         node_labels,
         {
             f"{label_prefix}cordon-by": None,
             f"{label_prefix}cordon-reason": None,
             f"{label_prefix}cordon-timestamp": None,
-            STATE_LABEL: None,
         },
     )
     if had_cordon_labels:
-        nodes.set_map(
-            node_labels,
-            {
-                f"{label_prefix}uncordon-by": OWNER,
-                f"{label_prefix}uncordon-timestamp": stamp.replace(":", "-")[:19] + "Z",
-            },
+        changed = (
+            nodes.set_map(
+                node_labels,
+                {
+                    f"{label_prefix}uncordon-by": OWNER,
+                    f"{label_prefix}uncordon-timestamp": stamp.replace(":", "-")[:19] + "Z",
+                },
+            )
+            or changed
         )
-    nodes.set_map(anns, dict.fromkeys(OWNED_ANNOTATIONS))
-    return True
+    return changed
 
 
 def hand_over(node: nodes.Node, *, to: str, label_prefix: str, stamp: str) -> bool:
@@ -350,4 +408,4 @@ def hand_over(node: nodes.Node, *, to: str, label_prefix: str, stamp: str) -> bo
             t["preExisting"] = True  # no longer quarantine's to remove
     if applied:
         anns[ANN_TAINTS] = json.dumps(applied, sort_keys=True)
-    return release(node, label_prefix=label_prefix, stamp=stamp)
+    return release(node, label_prefix=label_prefix, stamp=stamp, handing_over=True)

@@ -5,8 +5,10 @@ After the drain, an event's ``recommendedAction`` picks a maintenance object fro
 RESTART_BM → ``RebootNode``, REPLACE_VM → ``TerminateNode``, a GPU's COMPONENT_RESET →
 ``GPUReset`` (``spec.gpuUUID``), all ``janitor.dgxc.nvidia.com/v1alpha1``, cluster-scoped. An
 action with no mapping (CONTACT_SUPPORT, RUN_FIELDDIAG, …) is for people: the node is labelled
-``remediation-failed`` and an Event says why. Progress is in the event's ``status.remediation``;
-the object is followed until its complete condition (NodeReady, Complete) is True or False.
+``remediation-failed``, annotated ``quarantine.ANN_ACTION`` (what, for which event, why) and an
+Event says why; from then on no other remediation outcome rewrites the label (``_label``).
+Progress is in the event's ``status.remediation``; the object is followed until its complete
+condition (NodeReady, Complete) is True or False.
 
 Two events for the same repair must not reboot a node twice: objects are deduplicated by
 equivalence group (``restart``, ``reset-<GPU UUID>``), kept in the node annotation
@@ -104,10 +106,11 @@ class Remediator:
                 "Unsupported",
                 f"no automatic remediation for {ev.recommendedAction.name}: {ev.message}",
                 node=node,
+                event=stored.name,
             )
         if current.state == "InProgress" and current.object:
             return self._follow(ev, action, current, node)
-        return self._start(ev, action, current, node)
+        return self._start(ev, action, current, node, event=stored.name)
 
     # ------------------------------------------------------------ pieces
     def _settled(
@@ -129,6 +132,8 @@ class Remediator:
         action: hsettings.MaintenanceAction,
         current: resource.RemediationStatus,
         node: nodes.Node,
+        *,
+        event: str,
     ) -> resource.RemediationStatus:
         """Create the object, unless its group (or a superseding one) has one in progress or ran out of attempts."""
         group, entity = action.equivalenceGroup, None
@@ -154,6 +159,7 @@ class Remediator:
                 f"{limit} remediation attempt(s) of group {group} did not clear the fault",
                 node=node,
                 reason=kevents.ATTEMPTS_EXHAUSTED,
+                event=event,
             )
         name = self._create(ev, action, node, entity=entity)
         self._record(ev.nodeName, group, name, action)
@@ -223,7 +229,9 @@ class Remediator:
         done = completion(obj, action.completeConditionType)
         if done is None:
             return current
-        self._label(ev.nodeName, "remediation-succeeded" if done else "remediation-failed")
+        self._label(
+            ev.nodeName, quarantine.STATE_REMEDIATION_SUCCEEDED if done else quarantine.STATE_REMEDIATION_FAILED
+        )
         message = next(
             (
                 c.get("message", "")
@@ -321,13 +329,45 @@ class Remediator:
         message: str,
         *,
         node: nodes.Node,
+        event: str,
         reason: str = kevents.REMEDIATION_FAILED,
     ) -> resource.RemediationStatus:
-        self._label(ev.nodeName, "remediation-failed")
+        self._needs_person(ev, event, message)
         self.events.warning(node, reason, message)
         self._notify_failed(ev, f"{kevents.cause(ev)}: {message}", state=state)
         logger.warning("%s", message, extra={"subject": ev.nodeName})
         return current.model_copy(update={"state": state, "message": message})
 
     def _label(self, node: str, state: str) -> None:
-        nodes.update(self.api, node, lambda n: nodes.set_map(nodes.labels(n), {quarantine.STATE_LABEL: state}))
+        """Write the state label, never over a node that waits for a person (``quarantine.ANN_ACTION``):
+        an older repair finishing after a CONTACT_SUPPORT outcome must not make the node look repaired."""
+
+        def mutate(n: nodes.Node) -> bool:
+            if quarantine.ANN_ACTION in nodes.node_annotations(n):
+                return False
+            return nodes.set_map(nodes.labels(n), {quarantine.STATE_LABEL: state})
+
+        nodes.update(self.api, node, mutate)
+
+    def _needs_person(self, ev: hevent.HealthEvent, stored: str, message: str) -> None:
+        """Label ``remediation-failed`` and say in ``quarantine.ANN_ACTION`` what a person must do,
+        in one write; it stays until the quarantine is lifted (it is one of quarantine's annotations)."""
+        said = json.dumps(
+            {
+                "action": ev.recommendedAction.name,
+                "event": stored,
+                "reason": message,
+                "at": hevent.format_time(self.now()),
+            },
+            sort_keys=True,
+        )
+
+        def mutate(n: nodes.Node) -> bool:
+            if not quarantine.is_quarantined(n):
+                return False  # released meanwhile: nothing is held, nobody needs to be asked
+            changed = nodes.set_map(nodes.node_annotations(n), {quarantine.ANN_ACTION: said})
+            return (
+                nodes.set_map(nodes.labels(n), {quarantine.STATE_LABEL: quarantine.STATE_REMEDIATION_FAILED}) or changed
+            )
+
+        nodes.update(self.api, ev.nodeName, mutate)

@@ -67,6 +67,7 @@ def run(
         skip_labels=[(s.key, s.value) for s in fq.skipNodeLabels],
         breaker=breaker.MemoryBreaker(fq.circuitBreaker, gpu_nodes, lambda: clock_now[0]),
         now=lambda: clock_now[0],
+        hand_off=fq.validation.enabled,
     )
     for ev in sorted(events, key=lambda e: e.generatedTimestamp.timestamp() if e.generatedTimestamp else 0):
         if ev.generatedTimestamp is not None:

@@ -150,9 +150,24 @@ def node_table(cluster: Cluster) -> list[dict[str, Any]]:
                 "causes": sorted({rs for c in held.values() for rs in c.get("ruleSets", [])}),
                 "conditions": failing,
                 "state": ((node["metadata"].get("labels") or {}).get(quarantine.STATE_LABEL, "")),
+                "action": _action_required(node),
             }
         )
     return rows
+
+
+def _action_required(node: nodes.Node) -> str:
+    """What a person must do for the node (``quarantine.ANN_ACTION``'s action), empty when nothing."""
+    import json
+
+    from shared.health import quarantine
+
+    text = ((node.get("metadata") or {}).get("annotations") or {}).get(quarantine.ANN_ACTION) or ""
+    try:
+        found = json.loads(text) if text else {}
+    except ValueError:
+        return "unreadable"
+    return str(found.get("action", "")) if isinstance(found, dict) else ""
 
 
 def release_node(cluster: Cluster, name: str, cfg: config.Config) -> bool:

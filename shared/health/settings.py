@@ -89,12 +89,23 @@ class SkipLabel(_Strict):
     value: str
 
 
+class Validation(_Strict):
+    """Upstream's ``fault-quarantine.validation``: the hand-off of a repaired node to validation."""
+
+    enabled: bool = Field(
+        False,
+        description="A healthy event does not release a node nvsentinel is repairing or has repaired: the "
+        "node stays cordoned and tainted until the lifecycle's post-repair validation passes.",
+    )
+
+
 class FaultQuarantine(_Strict):
     labelPrefix: str = "k8saas.nvidia.com/"
     gpuNodeLabel: str = "nvidia.com/gpu.present=true"
     circuitBreaker: CircuitBreaker = Field(default_factory=CircuitBreaker)
     skipNodeLabels: list[SkipLabel] = Field(default_factory=list)
     ruleSets: list[RuleSet] = Field(default_factory=list)
+    validation: Validation = Field(default_factory=Validation)
 
 
 class Global(BaseModel):

@@ -13,7 +13,8 @@ chosen by ``providers.<name>.kind`` through ``KINDS``:
 - ``Job`` (batch/v1): the test's command on each node of the group (Indexed, one pod per node,
   all the node's GPUs, ``backoffLimit: 0``, ``activeDeadlineSeconds`` = the provider's timeout).
 
-Both tolerate the gate: a cordon (``node.kubernetes.io/unschedulable``) and the gate's taints.
+Both tolerate the gate: a cordon (``node.kubernetes.io/unschedulable``), the gate's taints and the
+taints quarantine handed over with a repaired node (those validation now holds) — nothing else.
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from shared import errors
+from shared import nodes as nodes_
 from shared.kube import errors as kube_errors
 from shared.kube import jobs, rest
-from shared.lifecycle import models, settings
+from shared.lifecycle import models, repaired, settings
 
 if TYPE_CHECKING:
     from shared.kube.api import KubeApi
@@ -74,19 +76,30 @@ def _holds(obj: dict[str, Any], want: settings.Condition) -> bool:
 
 
 def _gate_taints(nodes: list[dict[str, Any]], cfg: settings.Configuration) -> list[tuple[str, str | None, str]]:
-    """Taints every node of the attempt carries that validation must tolerate: the cordon, the gate's."""
+    """Taints validation must tolerate: the cordon when every node carries it, and the taints
+    validation holds on the nodes — the gate's and those quarantine handed over with a repaired
+    node (``repaired.tolerated``, read from the node's taint owners, not from the values). A taint
+    another owner holds on any node of the group is never tolerated, so it keeps the test off that
+    node as the scheduler would."""
     found: list[tuple[str, str | None, str]] = []
     if nodes and all((n.get("spec") or {}).get("unschedulable") for n in nodes):
         found.append((UNSCHEDULABLE, None, "NoSchedule"))
-    for t in cfg.schedulingGate.taints:
-        if nodes and all(
-            any(
-                x.get("key") == t.key and (x.get("value") or "") == t.value and x.get("effect") == t.effect
-                for x in (n.get("spec") or {}).get("taints") or []
-            )
-            for n in nodes
-        ):
-            found.append((t.key, t.value, t.effect))
+    held: set[tuple[str, str, str]] = set()
+    foreign: set[tuple[str, str, str]] = set()
+    for n in nodes:
+        mine = set(repaired.tolerated(n))
+        held |= mine
+        for x in (n.get("spec") or {}).get("taints") or []:
+            taint = (str(x.get("key", "")), str(x.get("value") or ""), str(x.get("effect", "")))
+            if taint not in mine:
+                foreign.add(taint)
+    # the gate's taints as configured, when every node carries them: validation's by configuration
+    gate = {
+        (t.key, t.value, t.effect)
+        for t in cfg.schedulingGate.taints
+        if nodes and all(nodes_.has_taint(n, t.key, t.value, t.effect) for n in nodes)
+    }
+    found += sorted((held - foreign) | gate)
     return found
 
 

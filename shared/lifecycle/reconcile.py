@@ -22,8 +22,9 @@ Settling nodes is idempotent (it writes nothing when the node already says so), 
 killed between the status write and the node writes finishes the job on its next pass.
 
 Events (``shared.kube.events``): ``ValidationStarted``, ``ValidationPassed`` and ``ValidationFailed``
-(Warning) on the request when its status says so; on a node, ``NodeReturned`` when the gate is
-lifted and ``ValidationFailed`` (Warning) when a failed request keeps it gated.
+(Warning) on the request when its status says so; on a node, ``ValidationPassed`` when a pass lifts
+the gate, ``ValidationFailed`` (Warning) when a failed request keeps it gated and ``NodeReturned``
+when deleting the request lifts it.
 """
 
 from __future__ import annotations

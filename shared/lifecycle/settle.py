@@ -2,9 +2,13 @@
 
 A pass removes the request (and failed entries with the same tests) from each node's session; the
 nodes a failed group blames keep a failed entry and stay gated. A node whose session is empty has
-the lifecycle's gate lifted. A deleted request (finalizer): running attempt objects go, every node
-leaves the session, the gate is lifted where the session is empty, the finalizer is dropped. Both
-are idempotent: a controller killed half-way finishes the job on its next pass.
+the lifecycle's gate lifted; a repaired node's recorded fault conditions are set False just before,
+and its labels say it is back in service (``repaired``). Each node gets one Event for the verdict:
+``ValidationPassed`` (the gate lifted, the conditions cleared) or ``ValidationFailed`` (Warning).
+A deleted request (finalizer): running attempt objects go, every node leaves the session, the gate
+is lifted where the session is empty (``NodeReturned``; a repaired node's conditions stay True,
+nothing having vouched for the repair), the finalizer is dropped. Both are idempotent: a
+controller killed half-way finishes the job on its next pass.
 """
 
 from __future__ import annotations
@@ -13,8 +17,18 @@ import contextlib
 from collections.abc import Callable, Iterator
 
 from shared import errors, nodes
-from shared.lifecycle import models, providers, resource, sessions
-from shared.lifecycle.stepcontext import FAILED, RETURNED, Context, Phase, Progress, tests_of
+from shared.lifecycle import models, providers, repaired, resource, sessions
+from shared.lifecycle.stepcontext import (
+    FAILED,
+    PASSED,
+    RETURNED,
+    Context,
+    Phase,
+    Progress,
+    node_or_none,
+    stamp,
+    tests_of,
+)
 
 
 def blamed(vr: models.ValidationRequest) -> set[str]:
@@ -53,6 +67,14 @@ def _each_node(ctx: Context, vr: models.ValidationRequest, change: Change) -> It
         yield written, reached[0]
 
 
+def _returns(node: nodes.Node, vr: models.ValidationRequest, tests: list[str]) -> bool:
+    """Whether settling ``vr`` as passed on ``node`` empties its session, so the gate will be lifted."""
+    entries, active = sessions.read(node)
+    if active != vr.name and not any(e.name == vr.name for e in entries):
+        return False
+    return not sessions.passed(entries, vr.name, tests) and active in (None, vr.name)
+
+
 def settle(ctx: Context, vr: models.ValidationRequest) -> None:
     """Bring the nodes of an ended request in line with its verdict (idempotent)."""
     try:
@@ -60,6 +82,13 @@ def settle(ctx: Context, vr: models.ValidationRequest) -> None:
     except errors.InvalidInput:
         tests = sorted(set(vr.spec.tests))
     keep = blamed(vr)
+    now = stamp(ctx.clock)
+    cleared: dict[str, list[str]] = {}
+    for name in vr.spec.node_names():  # the conditions first: they never lag behind a schedulable node
+        node = node_or_none(ctx.api, name)
+        if name not in keep and node is not None and repaired.read(node) is not None and _returns(node, vr, tests):
+            with contextlib.suppress(errors.NotFound):
+                cleared[name] = repaired.clear_conditions(ctx.api, name, request=vr.name, stamp=now)
 
     def change(node: nodes.Node, name: str) -> tuple[bool, str | None]:
         entries, active = sessions.read(node)
@@ -69,12 +98,15 @@ def settle(ctx: Context, vr: models.ValidationRequest) -> None:
         active = None if active == vr.name else active
         changed = sessions.write(node, entries, active)
         if not entries and active is None and sessions.release_gate(node, ctx.cfg.schedulingGate):
-            return True, RETURNED
+            repaired.returned(node, stamp=now)
+            return True, PASSED
         return changed, FAILED if name in keep and changed else None
 
     for written, reason in _each_node(ctx, vr, change):
-        if reason == RETURNED:
-            ctx.events.normal(written, RETURNED, f"validation {vr.name} cleared the node: scheduling gate lifted")
+        name = written["metadata"]["name"]
+        if reason == PASSED:
+            also = f"; {', '.join(cleared[name])} set False" if cleared.get(name) else ""
+            ctx.events.normal(written, PASSED, f"validation {vr.name} passed: scheduling gate lifted{also}")
         elif reason == FAILED:
             ctx.events.warning(written, FAILED, f"validation {vr.name} failed: the node stays gated")
 
@@ -92,6 +124,8 @@ def finalize(ctx: Context, vr: models.ValidationRequest) -> Progress:
         active = None if active == vr.name else active
         changed = sessions.write(node, entries, active)
         lifted = not entries and active is None and sessions.release_gate(node, ctx.cfg.schedulingGate)
+        if lifted:  # schedulable again, though nothing vouched for the repair: its conditions stay
+            repaired.returned(node, stamp=stamp(ctx.clock))
         return changed or lifted, RETURNED if lifted else None
 
     for written, reason in _each_node(ctx, vr, leave):

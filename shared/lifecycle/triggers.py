@@ -5,8 +5,10 @@
   gets a request ``<node>-validation-<12 hex>`` (a hash of those events, so a restarted controller
   creates the same one) with ``postRemediation.tests``; then quarantine hands its cordon and taints
   over to validation (``quarantine.hand_over``) in one node write — the node is never uncordoned
-  in between and never carries two cordons. The request is created first: killed in between,
-  the next pass finds it (AlreadyExists) and finishes the hand-over.
+  in between and never carries two cordons; the same write records what the repair was for
+  (``repaired.record``: the events, the fault conditions raised for them), which a pass undoes.
+  The request is created first: killed in between, the next pass finds it (AlreadyExists) and
+  finishes the hand-over.
 - **New nodes** (upstream's node-validation controller, §7.5): nodes meeting every
   ``newNodeValidation.criteria`` and not yet marked get one request for the whole batch
   (``validation-new-<10 hex>``), are marked with ``nvsentinel.nvidia.com/new-node-validation`` and
@@ -27,7 +29,7 @@ from shared.health import event as hevent
 from shared.kube import errors as kube_errors
 from shared.kube import rest
 from shared.kube.api import KubeApi
-from shared.lifecycle import criteria, sessions, settings
+from shared.lifecycle import criteria, repaired, sessions, settings
 from shared.lifecycle import resource as vresource
 
 logger = logging.getLogger(__name__)
@@ -45,7 +47,9 @@ def post_remediation(api: KubeApi, cfg: settings.Configuration, *, label_prefix:
     if not cfg.postRemediation.enabled:
         return []
     by_node: dict[str, dict[str, resource.Stored]] = {}
+    every: dict[str, list[resource.Stored]] = {}
     for stored in resource.list_events(api):
+        every.setdefault(stored.event.nodeName, []).append(stored)
         if stored.phase in drain.QUARANTINING:
             by_node.setdefault(stored.event.nodeName, {})[stored.name] = stored
     made = []
@@ -63,14 +67,33 @@ def post_remediation(api: KubeApi, cfg: settings.Configuration, *, label_prefix:
         with contextlib.suppress(kube_errors.AlreadyExists):
             vresource.create(api, name, [node_name], cfg.postRemediation.tests, source="post-remediation")
         stamp = hevent.format_time(clock.now())
+        checks = _fault_checks([events[e] for e in holding], every.get(node_name, []))
 
-        def hand_over(node: nodes.Node, stamp: str = stamp) -> bool:
-            return quarantine.hand_over(node, to=sessions.OWNER, label_prefix=label_prefix, stamp=stamp)
+        def hand_over(
+            node: nodes.Node, stamp: str = stamp, checks: set[str] = checks, holding: list[str] = holding
+        ) -> bool:
+            kept = repaired.record(node, events=holding, checks=checks, label_prefix=label_prefix, stamp=stamp)
+            return quarantine.hand_over(node, to=sessions.OWNER, label_prefix=label_prefix, stamp=stamp) or kept
 
         nodes.update(api, node_name, hand_over)
         logger.info("repaired: validation %s takes the node over", name, extra={"subject": node_name})
         made.append(name)
     return made
+
+
+def _fault_checks(holding: list[resource.Stored], on_node: list[resource.Stored]) -> set[str]:
+    """The condition types the repair answers for: the holding events' checks, and those of every
+    other fatal unhealthy event of the node on the same component class (the syslog monitor's
+    ``SysLogsXIDError`` beside the GPU monitor's event for the same dead GPU, whichever rule set
+    quarantined), the repair and the validation after it having covered that component."""
+    classes = {s.event.componentClass for s in holding}
+    found = {s.event.checkName for s in holding}
+    found |= {
+        s.event.checkName
+        for s in on_node
+        if s.event.isFatal and not s.event.isHealthy and s.event.componentClass in classes
+    }
+    return found
 
 
 def _repaired(stored: resource.Stored | None) -> bool:

@@ -2,9 +2,9 @@
 
 Covers: a request that passes records ``ValidationStarted`` (nodes, tests, groups) and
 ``ValidationPassed`` on the ValidationRequest (cluster-scoped: its Events are in ``default``, with its
-real uid) and ``NodeReturned`` on each node whose gate is lifted; a request that fails on one GPU
+real uid) and ``ValidationPassed`` on each node whose gate is lifted; a request that fails on one GPU
 records a Warning ``ValidationFailed`` on the request and on the failed node (which stays gated),
-``NodeReturned`` only on the healthy one, and deleting the request returns the failed node with a
+``ValidationPassed`` only on the healthy one, and deleting the request returns the failed node with a
 ``NodeReturned`` saying so; redone passes record nothing twice.
 """
 
@@ -53,7 +53,7 @@ def test_a_passing_request_records_its_start_its_verdict_and_each_node_returned(
     ]
     for name in names:
         assert about(api, "Node", name) == [
-            ("Normal", "NodeReturned", "validation vr-pass cleared the node: scheduling gate lifted")
+            ("Normal", "ValidationPassed", "validation vr-pass passed: scheduling gate lifted")
         ]
     uid = vresource.get(api, "vr-pass")[1]["uid"]
     references = [
@@ -80,7 +80,7 @@ def test_a_failed_node_gets_a_warning_and_stays_gated_until_the_request_is_delet
     assert verdict[:2] == ("Warning", "ValidationFailed")
     assert verdict[2].startswith("failed: ") and names[1] in verdict[2]
     assert about(api, "Node", names[0]) == [
-        ("Normal", "NodeReturned", "validation vr-fail cleared the node: scheduling gate lifted")
+        ("Normal", "ValidationPassed", "validation vr-fail passed: scheduling gate lifted")
     ]
     assert about(api, "Node", names[1]) == [
         ("Warning", "ValidationFailed", "validation vr-fail failed: the node stays gated")

@@ -80,11 +80,14 @@ def test_demo_walks_the_lifecycle_exits_0_and_leaves_no_process(tmp_path: Path) 
             "PASSED:",  # aicr validate
             "node-005  ThresholdViolation",  # certification names the 40 % NIC
             "Quarantined by NIC health monitor fatal error ruleset: subject=node-005",  # monitor mode
-            "Quarantined by Syslog fatal error ruleset: subject=node-002",  # enforcing
+            "Quarantined by GPU fatal error ruleset: subject=node-002",  # enforcing, the seed's rule set
             "evicted tenant-a/trainer",  # drain
             "created RebootNode maintenance-node-002-",  # remediation
             "takes the node over",  # quarantine hands over to validation
             "Succeeded: every test passed on node-002",  # pass
+            "node-002: schedulable, taints: none",  # the quarantine taint went with the gate
+            "node-002 condition SysLogsXIDError=False (ValidationPassed): ValidationRequest node-002-validation-",
+            "k8saas.nvidia.com/uncordon-by=NVSentinel",  # written once the node is really uncordoned
             "change(s):",  # drift
             "after-driver-upgrade  Succeeded  node-001",  # re-certification
             "No drift between cm://default/golden and live cluster.",
