@@ -296,7 +296,6 @@ class Controller:
         outcome = box[-1]
         if outcome.phase != "Quarantined":
             slot.release()  # a retried write found the node already held, or nothing to do
-        self._announce(written, ev, outcome)
         if outcome.phase in ("Quarantined", "UnQuarantined", "Blocked", "AwaitingValidation") and outcome.changed:
             logger.info(
                 "%s by %s", outcome.phase, ", ".join(outcome.rule_sets) or ev.checkName, extra={"subject": ev.nodeName}
@@ -311,6 +310,9 @@ class Controller:
                 processedAt=hevent.format_time(self.clock.now()),
             ),
         )
+        # told once the outcome is stored: a failed status write redoes the event, and its Event
+        # and notification with it, so they are not said twice
+        self._announce(written, ev, outcome)
         return outcome.phase
 
     def _announce(self, node: nodes.Node, ev: hevent.HealthEvent, outcome: quarantine.Outcome) -> None:

@@ -186,11 +186,28 @@ def list_events(api: KubeApi, *, node: str | None = None, selector: str | None =
 
 
 def set_status(api: KubeApi, name: str, status: Status) -> None:
-    """Record the outcome (status subresource; last writer wins, the outcome is deterministic)."""
+    """Record the outcome (status subresource; the outcome is deterministic), conflict-safe.
+
+    Each attempt reads first: an outcome already stored (a write the server kept but did not
+    answer) is not written again; only its time may differ."""
     path = RESOURCE.path(name=name) + "/status"
-    current = rest.get(api, RESOURCE.path(name=name), what=f"healthevent {name}")
-    current["status"] = status.model_dump(exclude_none=True)
-    rest.replace(api, path, current, what=f"healthevent {name}")
+    wanted = status.model_dump(exclude_none=True)
+
+    def attempt() -> None:
+        current = rest.get(api, RESOURCE.path(name=name), what=f"healthevent {name}")
+        if wanted and _without_time(current.get("status") or {}) == _without_time(wanted):
+            return
+        current["status"] = wanted
+        rest.replace(api, path, current, what=f"healthevent {name}")
+
+    retry.call(attempt, policy=_STATUS_RETRY, what=f"healthevent {name}")
+
+
+_STATUS_RETRY = retry.RetryPolicy(attempts=8, base_delay=0.02, max_delay=0.5)
+
+
+def _without_time(status: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in status.items() if k != "processedAt"}
 
 
 def update_status(api: KubeApi, name: str, **parts: BaseModel | str | None) -> None:
@@ -210,9 +227,7 @@ def update_status(api: KubeApi, name: str, **parts: BaseModel | str | None) -> N
         current["status"] = wanted
         rest.replace(api, RESOURCE.path(name=name) + "/status", current, what=f"healthevent {name}")
 
-    retry.call(
-        attempt, policy=retry.RetryPolicy(attempts=8, base_delay=0.02, max_delay=0.5), what=f"healthevent {name}"
-    )
+    retry.call(attempt, policy=_STATUS_RETRY, what=f"healthevent {name}")
 
 
 def prune(

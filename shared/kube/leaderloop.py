@@ -27,6 +27,7 @@ runs on the loop.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import random
@@ -299,8 +300,9 @@ class LeaderLoop:
             changes = watch.events(
                 self.api, watching.path, resource_version=version, timeout_seconds=max(1, math.ceil(left))
             )
-            if any(stop.is_set() or self._woken.is_set() or watching.wakes(kind, obj) for kind, obj in changes):
-                break
+            with contextlib.closing(iter(changes)) as stream:
+                if any(stop.is_set() or self._woken.is_set() or watching.wakes(kind, obj) for kind, obj in stream):
+                    break
             version = changes.version
             if not changes.broken:
                 break  # the server ended it at its timeout: time for the next pass

@@ -12,7 +12,7 @@ a new list helps. Level-triggered either way: a missed event costs a re-list, ne
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 from shared.kube import errors as kube_errors
@@ -24,8 +24,10 @@ _AUTH = ["BearerToken"]
 class Changes:
     """One watch of ``path`` from ``resource_version``: (type, object) per change, iterated once.
 
-    Raises the mapped error when the watch cannot start or the server sends an ERROR event
-    (``Expired`` for 410); a stream that breaks off just ends, with ``broken`` set."""
+    A caller that stops early closes the iterator (``contextlib.closing``), which closes the
+    connection at once rather than when the garbage collector gets to it. Raises the mapped
+    error when the watch cannot start or the server sends an ERROR event (``Expired`` for 410);
+    a stream that breaks off just ends, with ``broken`` set."""
 
     def __init__(
         self,
@@ -45,10 +47,11 @@ class Changes:
         self.broken = False
         """True when the stream ended without the server closing it (cut, reset, truncated)."""
 
-    def __iter__(self) -> Iterator[tuple[str, dict[str, Any]]]:
+    def __iter__(self) -> Generator[tuple[str, dict[str, Any]], None, None]:
         from urllib3.exceptions import HTTPError
 
         response = self._open()
+        read_to_the_end = False
         try:
             buffer = b""
             for chunk in response.stream(4096, decode_content=True):
@@ -57,11 +60,14 @@ class Changes:
                     line, buffer = buffer.split(b"\n", 1)
                     if line.strip():
                         yield from self._event(json.loads(line))
+            read_to_the_end = True
         except (OSError, ValueError, HTTPError):
             # "Response ended prematurely", a reset, half a JSON line: the server or the way to
             # it went away mid-stream. Not an error for a level-based caller; it watches again.
             self.broken = True
         finally:
+            if not read_to_the_end:
+                response.close()  # a stream left mid-way cannot serve another request: close its socket
             response.release_conn()
 
     def _open(self) -> Any:

@@ -179,6 +179,22 @@ def test_label_keys_and_values_are_checked_and_reported_on_the_map(cluster: Clus
     )
 
 
+@pytest.mark.parametrize(
+    ("resource", "body"),
+    [
+        ("configmaps", objects.configmap("trailing", labels={"app": "v\n"})),
+        ("configmaps", objects.configmap("name\n")),
+    ],
+    ids=["label-value", "name"],
+)
+def test_a_trailing_newline_is_no_part_of_a_valid_name_or_label(
+    cluster: Cluster, resource: str, body: dict[str, Any]
+) -> None:
+    # Go's regexp anchors `$` at the end of the text only: "v\n" matches no validation pattern
+    status = refused(lambda: post(cluster, resource, body))
+    assert status["code"] == 422 and status["reason"] == "Invalid"
+
+
 def test_annotations_above_256_kib_in_total_are_too_long(cluster: Cluster) -> None:
     # apimachinery:pkg/api/validation/objectmeta.go ValidateAnnotations (TotalAnnotationSizeLimitB)
     body = objects.configmap("annotated")

@@ -56,7 +56,7 @@ _RESERVED = frozenset(
         "import", "let", "loop", "package", "namespace", "return", "var", "void", "while",
     }
 )  # fmt: skip
-_IDENT = re.compile(r"^[_a-zA-Z][_a-zA-Z0-9]*$")
+_IDENT = re.compile(r"^[_a-zA-Z][_a-zA-Z0-9]*\Z")
 
 
 def escape(name: str) -> str | None:

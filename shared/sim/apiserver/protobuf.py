@@ -49,7 +49,7 @@ _UNKNOWN = "k8s.io.apimachinery.pkg.runtime.Unknown"
 # The scheme every built-in kind of kube-apiserver is registered in; its name appears in
 # "no kind is registered" errors (kubernetes pkg/api/legacyscheme/scheme.go).
 _SCHEME = "pkg/api/legacyscheme/scheme.go:30"
-_QUANTITY_RE = re.compile(r"^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$")
+_QUANTITY_RE = re.compile(r"^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)\Z")
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 _NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
-_KEY = re.compile(rf"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?{_NAME}$")
-_VALUE = re.compile(rf"^({_NAME})?$")
+_KEY = re.compile(rf"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?{_NAME}\Z")
+_VALUE = re.compile(rf"^({_NAME})?\Z")
 _PREFIX_MAX = 253
 
 
@@ -95,9 +95,9 @@ def _split_outside_parens(text: str) -> list[str]:
     return parts
 
 
-_SET = re.compile(r"^(?P<key>[^\s!=<>(),]+)\s+(?P<op>in|notin)\s*\((?P<values>[^()]*)\)$")
-_CMP = re.compile(r"^(?P<key>[^\s!=<>(),]+)\s*(?P<op>==|=|!=|>|<)\s*(?P<value>[^\s!=<>(),]*)$")
-_EXISTS = re.compile(r"^(?P<neg>!?)\s*(?P<key>[^\s!=<>(),]+)$")
+_SET = re.compile(r"^(?P<key>[^\s!=<>(),]+)\s+(?P<op>in|notin)\s*\((?P<values>[^()]*)\)\Z")
+_CMP = re.compile(r"^(?P<key>[^\s!=<>(),]+)\s*(?P<op>==|=|!=|>|<)\s*(?P<value>[^\s!=<>(),]*)\Z")
+_EXISTS = re.compile(r"^(?P<neg>!?)\s*(?P<key>[^\s!=<>(),]+)\Z")
 
 
 def _check_key(key: str, text: str) -> None:

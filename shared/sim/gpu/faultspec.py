@@ -37,8 +37,8 @@ class Kind(StrEnum):
 _INDEXED = frozenset({Kind.NIC, Kind.GPU_DEAD, Kind.XID, Kind.THERMAL})
 _VALUED = frozenset({Kind.NIC, Kind.FLAKY, Kind.LINK, Kind.XID})
 _NAME = r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?"
-_NAME_RE = re.compile(rf"^{_NAME}$")
-_FAULT_RE = re.compile(r"^(?P<kind>[a-z-]+)(\[(?P<index>\d+)\])?(=(?P<value>[^=]*))?$")
+_NAME_RE = re.compile(rf"^{_NAME}\Z")
+_FAULT_RE = re.compile(r"^(?P<kind>[a-z-]+)(\[(?P<index>\d+)\])?(=(?P<value>[^=]*))?\Z")
 
 
 @dataclass(frozen=True, order=True)

@@ -29,7 +29,7 @@ _GROUP_TOO_LONG = ".spec.replicatedJob[].groupName is too long, must be less tha
 _JOB_TOO_LONG = "JobSet name is too long, job names generated for this JobSet will exceed 63 characters"
 _POD_TOO_LONG = "JobSet name is too long, pod names generated for this JobSet will exceed 63 characters"
 _SUBDOMAIN_TOO_LONG = ".spec.network.subdomain is too long, must be less than 63 characters"
-_RULE_NAME = re.compile(r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")
+_RULE_NAME = re.compile(r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?\Z")
 _JOB_FAILURE_REASONS = (
     "BackoffLimitExceeded",
     "DeadlineExceeded",

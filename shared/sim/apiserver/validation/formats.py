@@ -24,14 +24,14 @@ _LABEL_VALUE_FMT = "(" + _QNAME_FMT + ")?"
 _CONFIG_KEY_FMT = "[-._a-zA-Z0-9]+"
 _PERCENT_FMT = "[0-9]+%"
 
-_LABEL = re.compile(f"^{_LABEL_FMT}$")
-_SUBDOMAIN = re.compile(f"^{_SUBDOMAIN_FMT}$")
-_DNS1035 = re.compile(f"^{_DNS1035_FMT}$")
-_QNAME = re.compile(f"^{_QNAME_FMT}$")
-_LABEL_VALUE = re.compile(f"^{_LABEL_VALUE_FMT}$")
-_CONFIG_KEY = re.compile(f"^{_CONFIG_KEY_FMT}$")
-_PERCENT = re.compile(f"^{_PERCENT_FMT}$")
-_PORT_NAME_CHARS = re.compile("^[-a-z0-9]+$")
+_LABEL = re.compile(rf"^{_LABEL_FMT}\Z")
+_SUBDOMAIN = re.compile(rf"^{_SUBDOMAIN_FMT}\Z")
+_DNS1035 = re.compile(rf"^{_DNS1035_FMT}\Z")
+_QNAME = re.compile(rf"^{_QNAME_FMT}\Z")
+_LABEL_VALUE = re.compile(rf"^{_LABEL_VALUE_FMT}\Z")
+_CONFIG_KEY = re.compile(rf"^{_CONFIG_KEY_FMT}\Z")
+_PERCENT = re.compile(rf"^{_PERCENT_FMT}\Z")
+_PORT_NAME_CHARS = re.compile(r"^[-a-z0-9]+\Z")
 _ONE_LETTER = re.compile("[a-z]")
 
 _LABEL_MSG = (

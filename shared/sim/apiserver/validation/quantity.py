@@ -17,9 +17,9 @@ from fractions import Fraction
 FORMAT_ERROR = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 SUFFIX_ERROR = "unable to parse quantity's suffix"
 
-_SHAPE = re.compile(r"^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$")
-_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)$")
-_EXPONENT = re.compile(r"^[eE][+-]?\d+$")
+_SHAPE = re.compile(r"^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)\Z")
+_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)\Z")
+_EXPONENT = re.compile(r"^[eE][+-]?\d+\Z")
 _DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 _BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 _DECIMAL_SUFFIX = {v: k for k, v in _DECIMAL.items()}
