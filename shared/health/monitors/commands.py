@@ -9,8 +9,29 @@ declares. Reading, memory and publishing stay with the monitors (``syslog``, ``a
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 from shared import output
 from shared.health.monitors import agent, report, syslog
+
+MONITOR_PREFIX = "nvsentinel_monitor_"
+
+
+@contextlib.contextmanager
+def serving_metrics(address: str | None) -> Iterator[None]:
+    """``--metrics-addr``: the monitor's own metrics (``nvsentinel_monitor_*``) while it runs; nothing without it."""
+    if not address:
+        yield
+        return
+    from shared import metrics
+
+    server = metrics.serve(address, prefixes=(MONITOR_PREFIX,))
+    try:
+        yield
+    finally:
+        if server is not None:
+            server.stop()
 
 
 def xid(request: syslog.XidRequest, *, fmt: output.Format, cluster: agent.Connection) -> None:
