@@ -263,7 +263,7 @@ def test_a_deb_or_promtool_not_pinned_is_refused_and_nothing_lands(tmp_path: Pat
     def download(package: clients.DebPackage, dest: Path) -> None:
         (dest / package.filename).write_bytes(deb.read_bytes() + b"tampered")
 
-    with pytest.raises(clients.InstallError, match="not the pinned .*: refusing to install it"):
+    with pytest.raises(clients.InstallError, match=r"not the pinned .*: refusing to install it"):
         clients.install_tools([tool], venv=venv, download=download)
     assert not (venv / "bin" / "promtool").exists()
     other = replace(tool, sha256=_sha(b"another build"))
