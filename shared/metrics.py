@@ -57,11 +57,15 @@ class Declared:
     def _new(self, reg: CollectorRegistry) -> Any:
         raise NotImplementedError
 
-    def _metric(self, labels: dict[str, str]) -> Any:
+    def make(self) -> None:
+        """Create the prometheus_client metric in the process registry (once)."""
         if self._made is None:
             with self._lock:
                 if self._made is None:
                     self._made = self._new(registry())
+
+    def _metric(self, labels: dict[str, str]) -> Any:
+        self.make()
         if set(labels) != set(self.labels):
             raise ValueError(f"{self.name} takes labels {list(self.labels)}, got {sorted(labels)}")
         return self._made.labels(**{k: str(v) for k, v in labels.items()}) if self.labels else self._made
@@ -233,6 +237,10 @@ class _Only:
         self.prefixes = prefixes
 
     def collect(self) -> Iterator[Metric]:
+        # every declared metric is shown from the first scrape: an unlabelled counter reads 0
+        # rather than being absent, so increase() and absent() in alerts see it
+        for declared_metric in declared().values():
+            declared_metric.make()
         for family in self.source.collect():
             name = f"{family.name}_total" if family.type == "counter" else family.name
             if not self.prefixes or name.startswith(self.prefixes):

@@ -88,9 +88,9 @@ def test_any_label_value_and_amount_parse_back(value: str, amount: float) -> Non
 
 
 def test_an_unlabelled_counter_shows_zero_before_its_first_increment() -> None:
-    c = metrics.counter(_fresh("unused") + "_total", "x")
-    assert c.value() == 0
+    c = metrics.counter(_fresh("unused") + "_total", "x")  # declared, never touched
     assert parse(metrics.exposition(prefixes=(c.name,)))[1] == {(c.name, frozenset()): 0.0}
+    assert c.value() == 0
 
 
 def test_misuse_and_names_against_the_conventions_are_refused() -> None:
