@@ -5,8 +5,9 @@ Covers: counters, gauges and histograms with labels render and parse back to the
 declaring a name twice returns the first metric; the address parser defaults to loopback; the
 endpoint serves /metrics (GET and HEAD, text 0.0.4 or OpenMetrics by Accept), the process
 collectors and /healthz over 127.0.0.1, only the metrics under its prefixes, and its thread is
-gone after stop; declaring does not import prometheus_client; and each controller moves its named
-metrics (nvsentinel on the simulated cluster, nvcrectl on a stub runner).
+gone after stop; declaring does not import prometheus_client; each controller moves its named
+metrics (nvsentinel on the simulated cluster, nvcrectl on a stub runner); rule errors count by
+rule set name; the analyzer's derived events count once.
 """
 
 from __future__ import annotations
@@ -308,3 +309,29 @@ def test_nvcrectl_moves_its_metrics(monkeypatch: pytest.MonkeyPatch) -> None:
     assert _value("nvcrectl_certification_duration_seconds_count", phase="Failed") == count + 1
     assert _value("nvcrectl_certification_duration_seconds_sum", phase="Failed") == total + 1200
     assert _value("nvcrectl_leader") == 1
+
+
+def test_the_analyzers_derived_events_are_counted_once_by_check(gpu_sim: Any, api_client: Any, tmp_path: Path) -> None:
+    from datetime import timedelta
+
+    from shared import clock
+    from shared.health import config, controller, resource
+    from shared.health import event as hevent
+    from tests.health.test_analyzer import RULES
+
+    [node] = gpu_sim.add_gpu_nodes(1)
+    resource.install(api_client)
+    controller.ensure_namespace(api_client, "nvsentinel")
+    path = tmp_path / "hsettings.yaml"
+    path.write_text(RULES + "node-drainer: {enabled: false}\nfault-remediation: {enabled: false}\n")
+    clk = clock.for_api_client(api_client, max_age=0)
+    ctl = controller.Controller(api_client, config.load(path, enforce=True), namespace="nvsentinel", clk=clk)
+    now = clk.now()
+    stamps = [hevent.format_time(now - timedelta(minutes=m)) for m in (3, 2, 1)]
+    xid13 = {"agent": "syslog-health-monitor", "checkName": "SysLogsXIDError", "componentClass": "NIC"}
+    events = [hevent.parse({**xid13, "errorCode": ["13"], "nodeName": node, "generatedTimestamp": t}) for t in stamps]
+    before = controller.ANALYZER_EVENTS.value(check="RepeatedXid")
+    resource.publish(api_client, events, now=clk.now)
+    for _ in range(3):  # a re-analysis publishes nothing new and counts nothing
+        ctl.reconcile_once()
+    assert controller.ANALYZER_EVENTS.value(check="RepeatedXid") == before + 1

@@ -94,6 +94,11 @@ FOLLOWUPS = metrics.counter(
     "Drain and remediation states reached by quarantining events, by step (drain, remediation) and state.",
     ["step", "state"],
 )
+ANALYZER_EVENTS = metrics.counter(
+    "nvsentinel_analyzer_events_total",
+    "Derived HealthEvents the health-events analyzer published, by check.",
+    ["check"],
+)
 LEADER = metrics.gauge("nvsentinel_leader", "1 while this replica holds the fault-quarantine Lease.")
 BREAKER_STATES = (hbreaker.CLOSED, hbreaker.TRIPPED)
 
@@ -250,6 +255,10 @@ class Controller:
             created = resource.publish(self.api, derived, now=self.clock.now).created
             for name in created:
                 logger.info("analyzer published %s", name, extra={"subject": "analyzer"})
+            names = set(created)
+            for ev in derived:
+                if resource.object_name(ev) in names:
+                    ANALYZER_EVENTS.inc(check=ev.checkName)
 
     def _quarantine_pass(self, by_node: dict[str, list[resource.Stored]], result: PassResult) -> None:
         workers = min(self.cfg.settings.nvsentinel.workers, len(by_node))
