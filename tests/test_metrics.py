@@ -335,3 +335,22 @@ def test_the_analyzers_derived_events_are_counted_once_by_check(gpu_sim: Any, ap
     for _ in range(3):  # a re-analysis publishes nothing new and counts nothing
         ctl.reconcile_once()
     assert controller.ANALYZER_EVENTS.value(check="RepeatedXid") == before + 1
+
+
+@given(
+    st.sampled_from(["", "127.0.0.1", "0.0.0.0", "[::1]", "localhost", "10.1.2.3"]),
+    st.integers(min_value=0, max_value=65535),
+)
+def test_any_host_and_port_parse_back_with_loopback_as_the_default(host: str, port: int) -> None:
+    assert metrics.parse_address(f"{host}:{port}") == (host.strip("[]") or "127.0.0.1", port)
+    assert metrics.parse_address(str(port)) == ("127.0.0.1", port)
+
+
+@given(st.text(max_size=30))
+def test_any_address_text_parses_or_is_invalid_input_naming_the_flag(text: str) -> None:
+    try:
+        host, port = metrics.parse_address(text)
+    except errors.InvalidInput as exc:
+        assert exc.where == "--metrics-addr"
+    else:
+        assert 0 <= port <= 65535 and host
