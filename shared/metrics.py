@@ -35,14 +35,13 @@ if TYPE_CHECKING:
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0, 3600.0)
 """Seconds, from a single API call to an hour-long certification run."""
-PROCESS_PREFIXES = ("process_", "python_")
-"""The collectors every endpoint serves besides its program's metrics."""
 BASE_UNITS = ("_seconds", "_bytes", "_ratio")
 """What a histogram's name ends in: the unit it observes."""
 
 
 class Declared:
-    """A metric by name, help and label names; its prometheus_client object is made on first use."""
+    """A metric by name, help and label names; its prometheus_client object is made on first use
+    (a record, or the first scrape of an endpoint)."""
 
     kind = ""
 
@@ -134,6 +133,10 @@ class Histogram(Declared):
 
     def observe(self, value: float, **labels: str) -> None:
         self._metric(labels).observe(value)
+
+    def count(self, **labels: str) -> float:
+        """How many observations were made (the ``_count`` series)."""
+        return self.value(**labels)
 
 
 def _valid(name: str) -> bool:

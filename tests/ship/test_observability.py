@@ -212,6 +212,7 @@ def _storm(gpu_sim: Any, api_client: Any, tmp_path: Path) -> tuple[str, str, Any
     from tests.health.test_offline import SEED_VALUES
     from tests.health.test_quarantine_sim import xid79
 
+    _declared()  # the nvcrectl_ series too, as `nvsentinel run` serves them with its lifecycle controller
     names = gpu_sim.add_gpu_nodes(STORM_NODES + 2)
     resource.install(api_client)
     controller.ensure_namespace(api_client, "nvsentinel")
@@ -259,6 +260,7 @@ def test_a_running_controllers_scrape_after_a_storm_passes_promtool(
     before, text, one = _storm(gpu_sim, api_client, tmp_path)
     families = {f.name: f for f in text_string_to_metric_families(text)}
     assert "process_cpu_seconds" in families and "python_info" in families
+    assert {"nvcrectl_leader", "nvcrectl_certification_duration_seconds"} <= set(families)
     assert families["nvsentinel_event_to_cordon_seconds"].type == "histogram"
     processed = sum(
         _sample(text, "nvsentinel_events_processed_total", phase=p)
