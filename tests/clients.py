@@ -331,7 +331,10 @@ def deb_download(package: DebPackage, dest: Path) -> None:
                 out.write(chunk)
         os.replace(partial, dest / package.filename)
     except (urllib.error.URLError, OSError) as exc:
-        raise InstallError(f"could not download {url} (is the Debian mirror reachable?): {exc}") from None
+        raise InstallError(
+            f"could not download {url} (is the Debian mirror reachable? a Debian update that replaced "
+            f"{package.version} needs new pins in tests/clients.py): {exc}"
+        ) from None
     finally:
         partial.unlink(missing_ok=True)
 

