@@ -20,11 +20,9 @@ is listed in docs/metrics.md; ``declared()`` is what the dashboard and alert tes
 
 from __future__ import annotations
 
-import socket
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
-from wsgiref.simple_server import WSGIRequestHandler
 
 from shared import errors
 
@@ -314,25 +312,27 @@ def _routes(metrics_app: WsgiApp) -> WsgiApp:
     return app
 
 
-class _Quiet(WSGIRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # no access log on stderr
-        return
-
-
 class MetricsServer:
     """``/metrics`` on a background thread; ``stop()`` closes the socket and joins the thread."""
 
     def __init__(self, address: str = f"{DEFAULT_HOST}:0", prefixes: Iterable[str] = ()) -> None:
+        import socket
+        from wsgiref.simple_server import WSGIRequestHandler
+
         from prometheus_client import make_wsgi_app
         from prometheus_client.exposition import ThreadingWSGIServer
 
         host, port = parse_address(address)
 
+        class Quiet(WSGIRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:  # no access log on stderr
+                return
+
         class Server(ThreadingWSGIServer):
             address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
 
         try:
-            self._server = Server((host, port), _Quiet)
+            self._server = Server((host, port), Quiet)
         except OSError as exc:
             raise errors.Unavailable(
                 f"cannot listen on {host}:{port}: {exc.strerror or exc}", where="--metrics-addr"
