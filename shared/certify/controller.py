@@ -35,17 +35,18 @@ LEADER_LEASE = "nvcrectl-controller"
 COMPONENT = "nvcrectl-controller"
 """The component of the Events it records on Certifications."""
 
-RUNS = metrics.REGISTRY.counter(
+RUNS = metrics.counter(
     "nvcrectl_certifications_total", "Certifications this controller ran to a verdict, by phase.", ["phase"]
 )
-DURATION = metrics.REGISTRY.histogram(
+DURATION = metrics.histogram(
     "nvcrectl_certification_duration_seconds",
     "Cluster seconds from a Certification's start to its verdict, by phase.",
     ["phase"],
 )
-STEPS = metrics.REGISTRY.counter("nvcrectl_reconcile_steps_total", "Runner steps taken on Certifications.")
-STEP_ERRORS = metrics.REGISTRY.counter("nvcrectl_step_errors_total", "Runner steps that failed and will be retried.")
-LEADER = metrics.REGISTRY.gauge("nvcrectl_leader", "1 while this replica holds the controller Lease.")
+STEPS = metrics.counter("nvcrectl_reconcile_steps_total", "Runner steps taken on Certifications.")
+STEP_ERRORS = metrics.counter("nvcrectl_step_errors_total", "Runner steps that failed and will be retried.")
+PASS_ERRORS = metrics.counter("nvcrectl_pass_errors_total", "Controller passes that failed and were retried.")
+LEADER = metrics.gauge("nvcrectl_leader", "1 while this replica holds the controller Lease.")
 
 
 def _seconds_between(start: str | None, end: str | None) -> float | None:
@@ -178,7 +179,7 @@ class Controller:
             settings=leasing.SETTINGS,
             reconcile=one_pass,
             on_leading=lambda leading: LEADER.set(1 if leading else 0),
-            on_error=lambda exc: logger.warning("pass failed, retrying: %s", exc.line()),
+            on_error=_failed_pass,
             on_stop=self.let_go_of_runs,
         )
 
@@ -215,3 +216,8 @@ def serve(
         f"controller {replica.identity}: reconciling certifications and workloadruns in {namespace}"
     )
     replica.run(stop or threading.Event(), on_note)
+
+
+def _failed_pass(exc: errors.ToolError) -> None:
+    PASS_ERRORS.inc()
+    logger.warning("pass failed, retrying: %s", exc.line())

@@ -48,28 +48,61 @@ and a failed pass retried after half a second."""
 GAUGE_REFRESH_SECONDS = 30.0
 """Quarantined-node and breaker gauges are re-read after a pass that processed events, else this often."""
 
-EVENTS = metrics.REGISTRY.counter(
-    "nvsentinel_events_processed_total", "HealthEvents processed, by outcome phase.", ["phase"]
+EVENTS = metrics.counter("nvsentinel_events_processed_total", "HealthEvents processed, by outcome phase.", ["phase"])
+HEALTH_EVENTS = metrics.counter(
+    "nvsentinel_health_events_total",
+    "HealthEvents the controller took up, by agent, check and fatal (true, false).",
+    ["agent", "check", "fatal"],
 )
-EVALUATIONS = metrics.REGISTRY.counter(
+EVALUATIONS = metrics.counter(
     "nvsentinel_rule_evaluations_total",
     "Rule-set evaluations of unhealthy events, by result (matched, not_matched).",
     ["result"],
 )
-EVAL_ERRORS = metrics.REGISTRY.counter(
-    "nvsentinel_rule_evaluation_errors_total", "CEL rules that failed to evaluate (counted as not matching)."
+EVAL_ERRORS = metrics.counter(
+    "nvsentinel_rule_evaluation_errors_total",
+    "CEL rules that failed to evaluate (counted as not matching), by rule set name.",
+    ["rule_set"],
 )
-PASS_ERRORS = metrics.REGISTRY.counter(
-    "nvsentinel_pass_errors_total", "Controller passes that failed and were retried."
+QUARANTINE_ACTIONS = metrics.counter(
+    "nvsentinel_quarantine_actions_total",
+    "Quarantine decisions that changed a node or were refused, by action "
+    "(enforced: cordon or taints, recorded: monitor mode, released, blocked: the breaker refused).",
+    ["action"],
 )
-QUARANTINED = metrics.REGISTRY.gauge("nvsentinel_quarantined_nodes", "Nodes holding at least one nvsentinel cause.")
-BREAKER = metrics.REGISTRY.gauge("nvsentinel_breaker_tripped", "1 while the circuit breaker is TRIPPED, else 0.")
-LEADER = metrics.REGISTRY.gauge("nvsentinel_leader", "1 while this replica holds the fault-quarantine Lease.")
-WATCH_RESTARTS = metrics.REGISTRY.counter(
-    "nvsentinel_watch_restarts_total",
-    "Watches started again: dropped (resumed from the last resourceVersion) or expired (listed again).",
-    ["resource", "reason"],
+EVENT_TO_CORDON = metrics.histogram(
+    "nvsentinel_event_to_cordon_seconds",
+    "Cluster seconds from a HealthEvent's generatedTimestamp to the node write that cordoned the node.",
+    buckets=(0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800),
 )
+PASS_ERRORS = metrics.counter("nvsentinel_pass_errors_total", "Controller passes that failed and were retried.")
+QUARANTINED = metrics.gauge("nvsentinel_quarantined_nodes", "Nodes holding at least one nvsentinel cause.")
+GPU_NODES = metrics.gauge("nvsentinel_gpu_nodes", "Nodes carrying the GPU node label (the breaker's fleet).")
+BREAKER = metrics.gauge(
+    "nvsentinel_breaker_state",
+    "The circuit breaker's state: 1 on the current state's series, 0 on the other.",
+    ["state"],
+)
+BREAKER_RECENT = metrics.gauge(
+    "nvsentinel_breaker_recent_quarantines", "Unique nodes quarantined within the breaker's window."
+)
+BREAKER_THRESHOLD = metrics.gauge(
+    "nvsentinel_breaker_threshold", "Quarantines within the window that trip the breaker (its binding bound)."
+)
+FOLLOWUPS = metrics.counter(
+    "nvsentinel_followup_outcomes_total",
+    "Drain and remediation states reached by quarantining events, by step (drain, remediation) and state.",
+    ["step", "state"],
+)
+ANALYZER_EVENTS = metrics.counter(
+    "nvsentinel_analyzer_events_total",
+    "Derived HealthEvents the health-events analyzer published, by check.",
+    ["check"],
+)
+LEADER = metrics.gauge("nvsentinel_leader", "1 while this replica holds the fault-quarantine Lease.")
+BREAKER_STATES = (hbreaker.CLOSED, hbreaker.TRIPPED)
+WATCH_RESTARTS = metrics.watch_restarts("nvsentinel")
+"""Reasons: ``dropped`` (cut mid-stream, resumed from the last resourceVersion), ``expired`` (410: listed again)."""
 
 
 class _CountingEngine:
@@ -77,13 +110,19 @@ class _CountingEngine:
 
     def __init__(self, inner: Any) -> None:
         self._inner = inner
+        self._names = [rs.spec.name for rs in getattr(inner, "rule_sets", [])]
 
     def decide(self, event_value: Any, node: dict[str, Any] | None) -> Any:
         decision = self._inner.decide(event_value, node)
         EVALUATIONS.inc(result="matched" if decision.matched else "not_matched")
-        if decision.errors:
-            EVAL_ERRORS.inc(len(decision.errors))
+        for problem in decision.errors:
+            EVAL_ERRORS.inc(rule_set=self._rule_set_of(problem))
         return decision
+
+    def _rule_set_of(self, problem: str) -> str:
+        """An evaluation error reads ``<rule set name>: <message>``; the longest name that fits wins."""
+        fits = [n for n in self._names if problem.startswith(f"{n}: ")]
+        return max(fits, key=len) if fits else "unknown"
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
@@ -187,6 +226,9 @@ class Controller:
         result.followups = self.followup.run_once()
         self._announce_breaker(result)
         self.collector.maybe_run()
+        for key, count in result.followups.items():
+            step, _, state = key.partition(":")
+            FOLLOWUPS.inc(count, step=step, state=state)
         self._refresh_gauges(force=result.processed > 0)
         return result
 
@@ -222,7 +264,12 @@ class Controller:
                     if quarantine.ANN_CAUSES in ((node.get("metadata") or {}).get("annotations") or {})
                 )
             )
-            BREAKER.set(1 if self.breaker.status().state == hbreaker.TRIPPED else 0)
+            status = self.breaker.status()
+            for state in BREAKER_STATES:
+                BREAKER.set(1 if status.state == state else 0, state=state)
+            BREAKER_RECENT.set(len(status.recent))
+            BREAKER_THRESHOLD.set(status.threshold)
+            GPU_NODES.set(status.gpu_nodes)
         except errors.ToolError as exc:
             logger.debug("metrics refresh failed: %s", exc.line())
 
@@ -237,6 +284,10 @@ class Controller:
             created = resource.publish(self.api, derived, now=self.clock.now).created
             for name in created:
                 logger.info("analyzer published %s", name, extra={"subject": "analyzer"})
+            names = set(created)
+            for ev in derived:
+                if resource.object_name(ev) in names:
+                    ANALYZER_EVENTS.inc(check=ev.checkName)
 
     def _quarantine_pass(self, by_node: dict[str, list[resource.Stored]], result: PassResult) -> None:
         workers = min(self.cfg.settings.nvsentinel.workers, len(by_node))
@@ -272,6 +323,7 @@ class Controller:
     def _process(self, stored: resource.Stored) -> str:
         ev = stored.event
         now = self.clock.now()
+        HEALTH_EVENTS.inc(agent=ev.agent, check=ev.checkName, fatal="true" if ev.isFatal else "false")
         try:
             conditions.record(self.api, ev, now=now)
         except errors.NotFound:
@@ -296,6 +348,9 @@ class Controller:
         outcome = box[-1]
         if outcome.phase != "Quarantined":
             slot.release()  # a retried write found the node already held, or nothing to do
+        elif outcome.changed and ev.generatedTimestamp is not None and quarantine.is_enforced(written, ev):
+            # cluster time: on the simulated clock a storm's latency is what it would be in production
+            EVENT_TO_CORDON.observe(max(0.0, (self.clock.now() - ev.generatedTimestamp).total_seconds()))
         if outcome.phase in ("Quarantined", "UnQuarantined", "Blocked", "AwaitingValidation") and outcome.changed:
             logger.info(
                 "%s by %s", outcome.phase, ", ".join(outcome.rule_sets) or ev.checkName, extra={"subject": ev.nodeName}
@@ -319,6 +374,11 @@ class Controller:
         """The Event about a quarantine decision that changed (or was refused to change) the node."""
         what, matched = kevents.cause(ev), kevents.rules(outcome.rule_sets)
         facts = {"checkName": ev.checkName, "agent": ev.agent, "recommendedAction": ev.recommendedAction.name}
+        action = {"Blocked": "blocked", "UnQuarantined": "released"}.get(outcome.phase)
+        if outcome.phase == "Quarantined":
+            action = "enforced" if quarantine.is_enforced(node, ev) else "recorded"
+        if action is not None:
+            QUARANTINE_ACTIONS.inc(action=action)
         if outcome.phase == "Quarantined" and quarantine.is_enforced(node, ev):
             said = f"{what}: {matched} matched: {kevents.applied(node)}"
             self.events.normal(node, kevents.NODE_QUARANTINED, said)

@@ -33,16 +33,16 @@ SETTINGS = ControllerSettings(min_wait_seconds=1.0)
 takes minutes), and at least a real second between passes: it shares ``nvsentinel run``'s
 interpreter with fault quarantine, which must not starve when a simulated clock runs fast."""
 
-DURATION = metrics.REGISTRY.histogram(
+DURATION = metrics.histogram(
     "nvsentinel_validation_duration_seconds",
     "Cluster seconds from a ValidationRequest's start to its verdict, by phase.",
     ["phase"],
     buckets=(60, 300, 600, 1200, 1800, 3600, 7200, 14400),
 )
-VERDICTS = metrics.REGISTRY.counter(
+VERDICTS = metrics.counter(
     "nvsentinel_validation_requests_total", "ValidationRequests that reached a verdict, by phase.", ["phase"]
 )
-STEP_ERRORS = metrics.REGISTRY.counter(
+STEP_ERRORS = metrics.counter(
     "nvsentinel_validation_step_errors_total", "ValidationRequest steps that failed and will be retried."
 )
 

@@ -108,6 +108,11 @@ CASES: dict[str, list[str]] = {
         "--set",
         "global.tolerations[1].effect=NoSchedule,crds.enabled=false,monitors.xid.enabled=false",
     ],
+    "observability": [
+        "--set",
+        "observability.grafanaDashboard.enabled=true,observability.prometheusRule.enabled=true,"
+        "observability.prometheusRule.labels.release=kps,observability.prometheusRule.quarantinedShare=0.25",
+    ],
     "lifecycle": [
         "--set",
         "lifecycle-manager.config.providers.k8s-job-provider.namespace=jobs",

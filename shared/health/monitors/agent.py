@@ -18,12 +18,26 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from shared import clock, errors, files
+from shared import clock, errors, files, metrics
 from shared.health import event as hevent
 from shared.health.monitors import csp, dcgm, memory, nic
 
 DCGM_FILE = "dcgm-health.json"
 Kind = Literal["dcgm", "nic", "csp"]
+
+PUBLISHED = metrics.counter(
+    "nvsentinel_monitor_events_published_total",
+    "HealthEvents a monitor created on the cluster, by agent and check.",
+    ["agent", "check"],
+)
+READ_ERRORS = metrics.counter(
+    "nvsentinel_monitor_read_errors_total",
+    "Reads of a monitor's input (log, DCGM output, sysfs, maintenance endpoint) that failed, by monitor.",
+    ["monitor"],
+)
+PUBLISH_ERRORS = metrics.counter(
+    "nvsentinel_monitor_publish_errors_total", "Batches of HealthEvents a monitor failed to publish."
+)
 
 
 class Connection(Protocol):
@@ -139,8 +153,21 @@ def publisher(cluster: Connection, dry_run: bool) -> Callable[[list[hevent.Healt
         from shared.health import resource
         from shared.kube import client
 
-        with client.LazyClient(kubeconfig=cluster.kubeconfig, context=cluster.context) as lazy:
-            resource.publish(lazy(), hevent.unique(events), now=clock.WALL.now)
+        # stamped here, as publish would, so each created name maps back to its event's agent and check
+        stamp = clock.WALL.now()
+        batch = [
+            e if e.generatedTimestamp is not None else e.model_copy(update={"generatedTimestamp": stamp})
+            for e in hevent.unique(events)
+        ]
+        try:
+            with client.LazyClient(kubeconfig=cluster.kubeconfig, context=cluster.context) as lazy:
+                created = set(resource.publish(lazy(), batch, now=clock.WALL.now).created)
+        except errors.ToolError:
+            PUBLISH_ERRORS.inc()
+            raise
+        for ev in batch:
+            if resource.object_name(ev) in created:
+                PUBLISHED.inc(agent=ev.agent, check=ev.checkName)
 
     return publish
 
@@ -214,5 +241,12 @@ def run(
         seen.extend(events)
         emit(events)
 
-    poll(lambda now: once(found, mem, now), interval=every, duration=bound, sink=sink)
+    def read(now: datetime) -> list[hevent.HealthEvent]:
+        try:
+            return once(found, mem, now)
+        except errors.ToolError:
+            READ_ERRORS.inc(monitor=kind)
+            raise
+
+    poll(read, interval=every, duration=bound, sink=sink)
     return seen

@@ -9,8 +9,34 @@ declares. Reading, memory and publishing stay with the monitors (``syslog``, ``a
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
 from shared import output
 from shared.health.monitors import agent, report, syslog
+
+if TYPE_CHECKING:
+    from shared.metrics import MetricsServer
+
+MONITOR_PREFIX = "nvsentinel_monitor_"
+
+
+@contextlib.contextmanager
+def serving_metrics(address: str | None) -> Iterator[MetricsServer | None]:
+    """``--metrics-addr``: the monitor's own metrics (``nvsentinel_monitor_*``) while it runs; nothing
+    without it (and prometheus_client is then not even imported)."""
+    if not address:
+        yield None
+        return
+    from shared import metrics
+
+    server = metrics.serve(address, prefixes=(MONITOR_PREFIX,))
+    try:
+        yield server
+    finally:
+        if server is not None:
+            server.stop()
 
 
 def xid(request: syslog.XidRequest, *, fmt: output.Format, cluster: agent.Connection) -> None:

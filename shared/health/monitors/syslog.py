@@ -61,16 +61,27 @@ def run(
     if (request.journal or request.input_format != "text") and request.follow:
         return _follow_journal(request, cluster=cluster, emit=emit)
     if request.journal or request.input_format != "text":
-        events = _journal_events(request)
+        events = _counting_errors(_journal_events, request)
     elif request.follow:
         return _follow(request, cluster=cluster, emit=emit)
     else:
         if request.interval is not None or request.duration is not None:
             raise errors.InvalidInput("--interval and --for need --follow", where="--follow")
-        events = _log_events(request)
+        events = _counting_errors(_log_events, request)
     agent.publisher(cluster, request.dry_run)(events)
     emit(events)
     return events
+
+
+def _counting_errors(
+    read: Callable[[XidRequest], list[hevent.HealthEvent]], request: XidRequest
+) -> list[hevent.HealthEvent]:
+    """``read(request)``, a failure counted into ``nvsentinel_monitor_read_errors_total{monitor="xid"}``."""
+    try:
+        return read(request)
+    except errors.ToolError:
+        agent.READ_ERRORS.inc(monitor="xid")
+        raise
 
 
 def _boot(request: XidRequest) -> datetime | None:
