@@ -17,7 +17,7 @@ import logging
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from shared import errors
+from shared import errors, metrics
 from shared.health import quarantine, resource
 from shared.health import settings as hsettings
 from shared.kube import rest
@@ -49,8 +49,15 @@ def prune(
     return resource.prune(api, older_than=older_than, now=now, dry_run=dry_run, keep=quarantine_causes(api), most=most)
 
 
+COLLECTED = metrics.counter(
+    "nvsentinel_healthevents_collected_total",
+    "HealthEvents deleted by the controller for being older than the retention.",
+)
+
+
 def collected(count: int) -> None:
-    """Where the HealthEvents one collection deleted are counted; the metric belongs here."""
+    """The HealthEvents one collection deleted."""
+    COLLECTED.inc(count)
     logger.debug("collected %d HealthEvent(s)", count)
 
 

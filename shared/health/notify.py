@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from shared import clock, errors
+from shared import clock, errors, metrics
 from shared.health import settings as hsettings
 
 logger = logging.getLogger(__name__)
@@ -123,8 +123,16 @@ def resolve_urls(settings: hsettings.Notifications, env: Mapping[str, str] | Non
     return [resolve_url(sink, i, environment) for i, sink in enumerate(settings.sinks)]
 
 
+NOTIFICATIONS = metrics.counter(
+    "nvsentinel_notifications_total",
+    "Notifications by sink and result: delivered, failed (given up after its retries), dropped (queue full).",
+    ["sink", "result"],
+)
+
+
 def counted(sink: str, result: str, amount: int = 1) -> None:
-    """Where a delivery result (``delivered``, ``failed``, ``dropped``) is counted; the metric belongs here."""
+    """A delivery result (``delivered``, ``failed``, ``dropped``) for one sink."""
+    NOTIFICATIONS.inc(amount, sink=sink, result=result)
     logger.debug("notification %s to %s (%d)", result, sink, amount)
 
 

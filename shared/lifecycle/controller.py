@@ -13,9 +13,11 @@ creates is run without a separate ``nvcrectl controller``. The loop is
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import socket
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from shared import clock, errors, metrics
@@ -60,6 +62,7 @@ class Controller:
         label_prefix: str,
         source: str = "values",
         identity: str | None = None,
+        notify: Callable[[str, str, str], None] | None = None,
     ) -> None:
         self.api = api
         self.lm = lm
@@ -74,6 +77,8 @@ class Controller:
         self.label_prefix = label_prefix
         self.identity = identity or f"{socket.gethostname()}-{id(self):x}"
         self.ctx = reconcile.Context(api, self.cfg, self.readiness, clk)
+        if notify is not None:
+            self.ctx = dataclasses.replace(self.ctx, notify=notify)
         self.certifications: ccontroller.Controller | None = None
         if lm.runCertificationController:
             cert_namespace = next(
@@ -177,6 +182,7 @@ def start(
     source: str,
     stop: threading.Event,
     install: bool = True,
+    notify: Callable[[str, str, str], None] | None = None,
 ) -> Running | None:
     """Install the CRDs (unless ``install`` is False: the chart did) and run a replica on a daemon
     thread until ``stop`` (None when disabled). An error that ends the replica (its credentials
@@ -186,7 +192,7 @@ def start(
         return None
     if install:
         resource.install(api)
-    replica = Controller(api, lm, namespace=namespace, clk=clk, label_prefix=label_prefix, source=source)
+    replica = Controller(api, lm, namespace=namespace, clk=clk, label_prefix=label_prefix, source=source, notify=notify)
     if replica.certifications is not None and install:
         from shared.certify import service as cservice
 

@@ -17,6 +17,7 @@ import contextlib
 from collections.abc import Callable, Iterator
 
 from shared import errors, nodes
+from shared.health import notify
 from shared.lifecycle import models, providers, repaired, resource, sessions
 from shared.lifecycle.stepcontext import (
     FAILED,
@@ -108,7 +109,9 @@ def settle(ctx: Context, vr: models.ValidationRequest) -> None:
             also = f"; {', '.join(cleared[name])} set False" if cleared.get(name) else ""
             ctx.events.normal(written, PASSED, f"validation {vr.name} passed: scheduling gate lifted{also}")
         elif reason == FAILED:
-            ctx.events.warning(written, FAILED, f"validation {vr.name} failed: the node stays gated")
+            said = f"validation {vr.name} failed: the node stays gated"
+            ctx.events.warning(written, FAILED, said)
+            ctx.notify(notify.VALIDATION_FAILED, name, said)
 
 
 def finalize(ctx: Context, vr: models.ValidationRequest) -> Progress:

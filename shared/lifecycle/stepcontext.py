@@ -7,6 +7,7 @@ ending the request with a verdict, and a node's failing readiness criteria.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -30,6 +31,9 @@ class Context:
     readiness: dict[str, cel.Program]
     clock: Clock
     events: kube_events.Recorder = field(default=None)  # type: ignore[assignment]  # set in __post_init__
+    notify: Callable[[str, str, str], None] = field(default=lambda outcome, node, message: None)
+    """Tells people (outcome, node, message) through nvsentinel's notification sinks: a failed
+    validation keeps a repaired node out of service, which someone should hear about."""
 
     def __post_init__(self) -> None:
         if self.events is None:

@@ -101,6 +101,7 @@ def run(
             source=cfg.source,
             stop=stop,
             install=install,
+            notify=ctl.notifier.notify,
         )
         try:
             ctl.run(stop)

@@ -3,7 +3,7 @@
 Covers: request → gate (cordon owned by validation) → tests (Job and Certification providers) →
 pass → gate lifted, with the validation-state label at each step; a failing GPU keeps its node gated
 (validation-failed) while the healthy node of the same request returns to service, and deleting the
-failed request releases it without a re-run; a later passing request for the same tests clears an
+failed request releases it without a re-run, and the failure is told to the notification sinks once; a later passing request for the same tests clears an
 earlier failure; two requests holding one node run one after the other and only the last lifts the
 gate; a cordon someone else set is never lifted, a drift cordon is taken over and lifted; retries
 per provider; a request for a deleted node, and a node deleted while its test runs; a node that
@@ -12,6 +12,7 @@ joins cordoned gets one request of its own; an unknown test name; the duration m
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -84,9 +85,12 @@ def test_a_failed_node_stays_gated_and_deleting_the_failed_request_releases_it(c
     sim, api, names = cluster
     sim.fabric.inject(fabric.parse_all([f"{names[1]}:gpu-dead[3]"]))
     ctl = kit.make(api, tmp_path, ONE_ATTEMPT)
+    told: list[tuple[str, str, str]] = []
+    ctl.ctx = dataclasses.replace(ctl.ctx, notify=lambda *notice: told.append(notice))
     vresource.create(api, "vr-fail", names, [], source="test")
     vr = kit.drive(sim, ctl, "vr-fail")
     assert vr.status.phase is Phase.FAILED
+    assert told == [("validationFailed", names[1], "validation vr-fail failed: the node stays gated")]  # once
     failed = [g for g in vr.status.testGroups if g.phase is Phase.FAILED]
     assert [(g.nodes, g.attempts[-1].failureReason) for g in failed] == [([names[1]], models.FailureReason.TEST_FAILED)]
     assert kit.state(api, names[0]) == (None, False, None, [])  # the healthy node is back
