@@ -1,13 +1,14 @@
 """The validation lifecycle end to end on the simulated cluster, in virtual time.
 
-Covers: request → gate (cordon owned by validation) → tests (Job and Certification providers) →
-pass → gate lifted, with the validation-state label at each step; a failing GPU keeps its node gated
+Covers: request → gate (cordon owned by validation) → tests (Job and Certification providers) → pass
+→ gate lifted, with the validation-state label at each step; a failing GPU keeps its node gated
 (validation-failed) while the healthy node of the same request returns to service, and deleting the
-failed request releases it without a re-run, and the failure is told to the notification sinks once; a later passing request for the same tests clears an
-earlier failure; two requests holding one node run one after the other and only the last lifts the
-gate; a cordon someone else set is never lifted, a drift cordon is taken over and lifted; retries
-per provider; a request for a deleted node, and a node deleted while its test runs; a node that
-joins cordoned gets one request of its own; an unknown test name; the duration metric.
+failed request releases it without a re-run, and the failure is told to the notification sinks once;
+a later passing request for the same tests clears an earlier failure; two requests holding one node
+run one after the other and only the last lifts the gate; a cordon someone else set is never lifted,
+a drift cordon is taken over and lifted; retries per provider; a request for a deleted node, and a
+node deleted while its test runs; a node that joins cordoned gets one request of its own; an unknown
+test name; the duration metric.
 """
 
 from __future__ import annotations
