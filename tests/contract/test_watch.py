@@ -94,7 +94,9 @@ def test_timeout_seconds_ends_the_stream(cluster: Cluster) -> None:
         )
     )
     assert events == []
-    assert time.monotonic() - started < 4
+    # generous on a busy machine; a stream the timeout did not end would run until the client's own
+    # read timeout (none is set here) and the test's timeout
+    assert time.monotonic() - started < 60
 
 
 def test_bookmarks_carry_the_latest_resource_version(cluster: Cluster) -> None:
