@@ -253,15 +253,19 @@ class Sender:
         )
 
 
+_MAX_ANSWER = 64 * 1024
+"""Bytes of a receiver's answer read at most: a hostile or broken receiver cannot fill memory."""
+
+
 def http_post(url: str, body: bytes, content_type: str, timeout: float) -> int:
     """POST ``body``; the HTTP status (an error status is returned, not raised). OSError without an answer."""
     request = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": content_type})
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:  # http(s): checked at load
-            response.read()
+            response.read(_MAX_ANSWER)  # the answer's body means nothing here; read a bounded part
             return int(response.status)
     except urllib.error.HTTPError as exc:
-        exc.read()
+        exc.read(_MAX_ANSWER)
         return int(exc.code)
     except urllib.error.URLError as exc:
         reason = exc.reason
