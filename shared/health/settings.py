@@ -326,7 +326,21 @@ def _action(value: str | None) -> str | None:
     return value
 
 
-class AnalyzerRule(_Strict):
+class _WindowAndAction(_Strict):
+    """A rule's window and action, checked the same way wherever a rule or an override sets them."""
+
+    @field_validator("timeWindow", check_fields=False)
+    @classmethod
+    def _window(cls, value: str | None) -> str | None:
+        return _duration(value)
+
+    @field_validator("recommendedAction", check_fields=False)
+    @classmethod
+    def _act(cls, value: str | None) -> str | None:
+        return _action(value)
+
+
+class AnalyzerRule(_WindowAndAction):
     name: str = Field(min_length=1)
     description: str = ""
     enabled: bool = True
@@ -337,18 +351,8 @@ class AnalyzerRule(_Strict):
     sequence: list[Sequence] = Field(min_length=1)
     recovery: Recovery | None = None
 
-    @field_validator("timeWindow")
-    @classmethod
-    def _window(cls, value: str | None) -> str | None:
-        return _duration(value)
 
-    @field_validator("recommendedAction")
-    @classmethod
-    def _act(cls, value: str | None) -> str | None:
-        return _action(value)
-
-
-class RuleOverride(_Strict):
+class RuleOverride(_WindowAndAction):
     """Changes to one default rule by name, so a values file need not repeat the whole list."""
 
     enabled: bool | None = None
@@ -357,16 +361,6 @@ class RuleOverride(_Strict):
     fatal: bool | None = None
     message: str | None = None
     errorCount: int | None = Field(None, ge=1, description="Replaces every sequence's errorCount.")
-
-    @field_validator("timeWindow")
-    @classmethod
-    def _window(cls, value: str | None) -> str | None:
-        return _duration(value)
-
-    @field_validator("recommendedAction")
-    @classmethod
-    def _act(cls, value: str | None) -> str | None:
-        return _action(value)
 
 
 class Analyzer(_Strict):
