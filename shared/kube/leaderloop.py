@@ -94,6 +94,13 @@ class ControllerSettings(BaseModel):
         "unset (the default): as long as a poll. Real time, so a watching controller's standby takes "
         "over within about this long after the Lease expires, whatever the cluster's clock does.",
     )
+    min_real_lease_seconds: float = Field(
+        2.0,
+        ge=0,
+        description="Real seconds a standby must have seen the holder's Lease unrenewed before it takes "
+        "over (default 2), besides the Lease's own expiry in cluster seconds: on a simulated cluster "
+        "whose clock runs fast, a busy holder would otherwise lose its Lease between two renewals.",
+    )
     retry_seconds: float | None = Field(
         None,
         gt=0,
@@ -182,6 +189,7 @@ class LeaderLoop:
     """Failed turns in a row: the backoff's exponent."""
     _reread_credentials: bool = field(default=False, init=False, repr=False)
     _led: bool = field(default=False, init=False, repr=False)
+    _observer: leases.Observer = field(init=False, repr=False)
     _watching: tuple[Watch, int] | None = field(default=None, init=False, repr=False)
     _woken: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
 
@@ -208,6 +216,7 @@ class LeaderLoop:
         )
 
     def __post_init__(self) -> None:
+        self._observer = leases.Observer(self.settings.min_real_lease_seconds)
         if self.settings.watch_seconds is not None:
             if self.watch is None:
                 raise ValueError("a watching loop needs the Watch it waits on")
@@ -238,6 +247,7 @@ class LeaderLoop:
                 identity=self.identity,
                 duration=self.settings.lease_seconds,
                 now=self.clock.now,
+                observer=self._observer,
             )
             self.on_leading(self.leading)
             self._led = self._led or self.leading
