@@ -69,6 +69,15 @@ class Unavailable(ToolError):
     kind = "unavailable"
 
 
+class DiskFull(ToolError):
+    """A write ran out of room (ENOSPC, EDQUOT, or EFBIG from a file-size limit): not a verdict.
+
+    Its own status so a CI gate never reads a full disk as drift or a failed check (exit 1)."""
+
+    exit_code = 7
+    kind = "disk full"
+
+
 class Internal(ToolError):
     """A bug: something the program should have prevented."""
 
