@@ -9,6 +9,8 @@ click would otherwise silently let the last one win.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import logging
 import os
 import sys
@@ -19,7 +21,7 @@ from typing import Any, Protocol
 
 import typer
 
-from shared import __version__, errors, logs
+from shared import __version__, errors, files, logs
 
 logger = logging.getLogger(__name__)
 
@@ -147,12 +149,13 @@ def run(app: typer.Typer, program: str, argv: Sequence[str] | None = None, *, en
     try:
         check_repeated_flags(command, args)
         result = command.main(args=args, prog_name=program, standalone_mode=False)
+        sys.stdout.flush()  # a full disk under a redirected stdout shows here, not at exit
         return int(result) if isinstance(result, int) else 0
     except errors.ToolError as exc:
         _report(exc, debug, exc.line())
         return exc.exit_code
-    except BrokenPipeError:
-        return 0
+    except OSError as exc:
+        return _os_error(exc, debug)
     except typer.Exit as exc:
         return int(exc.exit_code)
     except (KeyboardInterrupt, typer.Abort) as exc:
@@ -160,6 +163,30 @@ def run(app: typer.Typer, program: str, argv: Sequence[str] | None = None, *, en
         return 130
     except Exception as exc:
         return _unexpected(exc, debug)
+
+
+def _os_error(exc: OSError, debug: bool) -> int:
+    """Files are written through ``shared.files``, which names them; an OSError left is stdout's own.
+
+    A closed pipe (``| head``) is success; a full disk under a redirected stdout is DiskFull (exit
+    7); anything else is a bug."""
+    if isinstance(exc, BrokenPipeError):
+        return 0
+    if exc.errno not in files.FULL:
+        return _unexpected(exc, debug)
+    _drop_stdout()
+    full = errors.DiskFull(f"cannot write: {exc.strerror or exc}", where=files.STDOUT)
+    _report(full, debug, full.line())
+    return full.exit_code
+
+
+def _drop_stdout() -> None:
+    """Point a real stdout at /dev/null, so the interpreter's last flush of what did not fit does not fail again."""
+    with contextlib.suppress(OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        fd = sys.stdout.fileno()
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, fd)
+        os.close(null)
 
 
 def _unexpected(exc: Exception, debug: bool) -> int:

@@ -53,9 +53,10 @@ round-trip constructor four, against a recursion limit of 1,000, and every reade
 recurses again. 100 is twice the deepest document known to the programs (47, the Kubeflow Trainer
 TrainJob CRD schema)."""
 STDIN = "<stdin>"
+STDOUT = "<stdout>"
 _CHUNK = 1 << 20
 _NEWLINE = b"\n"
-_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 """A full disk, a full quota, and a file past ``RLIMIT_FSIZE``: DiskFull, not bad output."""
 
 
@@ -275,7 +276,7 @@ def nesting(data: Any) -> int:
 def _write_failure(exc: OSError, *, where: str) -> errors.ToolError:
     """One line for a write that failed: a full disk is DiskFull (exit 7), anything else bad output (exit 2)."""
     reason = exc.strerror or str(exc)
-    if exc.errno in _FULL:
+    if exc.errno in FULL:
         return errors.DiskFull(f"cannot write: {reason} (nothing was written)", where=where)
     return errors.InvalidInput(f"cannot write: {reason} (nothing was written)", where=where)
 
