@@ -137,6 +137,10 @@ def check_repeated_flags(root: Any, args: Sequence[str]) -> None:
             raise errors.InvalidInput(f"flag {longest} can only be specified once")
 
 
+INTERRUPTED = 130
+"""Ctrl-C, as shells report a command killed by SIGINT (128 + 2)."""
+
+
 def run(app: typer.Typer, program: str, argv: Sequence[str] | None = None, *, env_prefix: str | None = None) -> int:
     """Run ``app`` and return the exit status; every error becomes one stderr line.
 
@@ -150,19 +154,26 @@ def run(app: typer.Typer, program: str, argv: Sequence[str] | None = None, *, en
         check_repeated_flags(command, args)
         result = command.main(args=args, prog_name=program, standalone_mode=False)
         sys.stdout.flush()  # a full disk under a redirected stdout shows here, not at exit
+        if result == INTERRUPTED:  # typer turns Ctrl-C into a returned 130, without a word
+            raise KeyboardInterrupt
         return int(result) if isinstance(result, int) else 0
     except errors.ToolError as exc:
         _report(exc, debug, exc.line())
         return exc.exit_code
     except OSError as exc:
         return _os_error(exc, debug)
-    except typer.Exit as exc:
-        return int(exc.exit_code)
-    except (KeyboardInterrupt, typer.Abort) as exc:
-        sys.stderr.write("error: interrupted\n" if isinstance(exc, KeyboardInterrupt) else "error: aborted\n")
-        return 130
+    except (KeyboardInterrupt, typer.Abort, typer.Exit) as exc:
+        return _stopped(exc)
     except Exception as exc:
         return _unexpected(exc, debug)
+
+
+def _stopped(exc: BaseException) -> int:
+    """Ctrl-C (and a refused confirmation) is 130 with one line; another ``typer.Exit`` keeps its status."""
+    if isinstance(exc, typer.Exit):
+        return int(exc.exit_code)
+    sys.stderr.write("error: interrupted\n" if isinstance(exc, KeyboardInterrupt) else "error: aborted\n")
+    return INTERRUPTED
 
 
 def _os_error(exc: OSError, debug: bool) -> int:

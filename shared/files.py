@@ -300,7 +300,7 @@ def _output_folder(path: Path) -> Path:
 def _existing_mode(path: Path) -> int | None:
     try:
         return os.stat(path).st_mode
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # the folder is checked, and named, on its own
         return None
     except OSError as exc:
         raise _write_failure(exc, where=str(path)) from None
