@@ -9,8 +9,6 @@ click would otherwise silently let the last one win.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import logging
 import os
 import sys
@@ -185,19 +183,10 @@ def _os_error(exc: OSError, debug: bool) -> int:
         return 0
     if exc.errno not in files.FULL:
         return _unexpected(exc, debug)
-    _drop_stdout()
+    files.silence_stdout()
     full = errors.DiskFull(f"cannot write: {exc.strerror or exc}", where=files.STDOUT)
     _report(full, debug, full.line())
     return full.exit_code
-
-
-def _drop_stdout() -> None:
-    """Point a real stdout at /dev/null, so the interpreter's last flush of what did not fit does not fail again."""
-    with contextlib.suppress(OSError, ValueError, AttributeError, io.UnsupportedOperation):
-        fd = sys.stdout.fileno()
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, fd)
-        os.close(null)
 
 
 def _unexpected(exc: Exception, debug: bool) -> int:

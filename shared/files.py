@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -382,6 +383,20 @@ def _write_in_place(path: Path, data: bytes) -> None:
         raise _write_failure(exc, where=str(path)) from None
     finally:
         os.close(fd)
+
+
+def silence_stdout() -> None:
+    """Point a real stdout at /dev/null, so the interpreter's last flush of what did not fit fails no more.
+
+    For a stdout that hit a full disk (``shared.cli`` reports it); a stream without a descriptor
+    (a test's capture) is left alone."""
+    with contextlib.suppress(OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        fd = sys.stdout.fileno()
+        null = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
+        try:
+            os.dup2(null, fd)
+        finally:
+            os.close(null)
 
 
 def atomic_write_text(path: Path, text: str, *, mode: int = 0o644) -> None:

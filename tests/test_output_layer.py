@@ -10,18 +10,22 @@ to list. The scan is tested on small sources, so it can fail.
 The layer itself, on real files: a missing folder, a file where a folder is expected, a folder
 where a file is expected and an unwritable folder are one InvalidInput each and leave nothing
 behind; ``-o /dev/null`` writes the device instead of replacing it; a staged folder that fails
-half-way leaves the old folder as it was and no staging folder.
+half-way leaves the old folder as it was and no staging folder; any bytes replace a file whole
+(hypothesis).
 """
 
 from __future__ import annotations
 
 import ast
 import os
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from shared import errors, files
 
@@ -39,9 +43,6 @@ MODULE_WRITES = {
 ALLOWED: dict[tuple[str, str, str], str] = {
     # (file, enclosing function, what) -> why it may write on its own. (jinja2's template cache
     # writes through jinja2, into the program's own cache folder, made by files.program_folder.)
-    ("shared/cli.py", "_drop_stdout", "os.open"): (
-        "opens /dev/null to put under a stdout that hit a full disk, so the exit flush fails no more; writes nothing"
-    ),
 }
 
 
@@ -263,3 +264,15 @@ def test_a_staged_folder_needs_its_parent(tmp_path: Path) -> None:
         pass
     assert caught.value.line() == f"error: {tmp_path / 'no'}: output folder does not exist"
     assert os.listdir(tmp_path) == []
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(first=st.binary(max_size=4096), second=st.binary(max_size=4096))
+def test_any_bytes_replace_a_file_whole_and_leave_nothing_beside_it(
+    tmp_path: Path, first: bytes, second: bytes
+) -> None:
+    folder = Path(tempfile.mkdtemp(dir=tmp_path))
+    target = folder / "out.bin"
+    files.atomic_write_bytes(target, first)
+    files.atomic_write_bytes(target, second)
+    assert (target.read_bytes(), os.listdir(folder)) == (second, ["out.bin"])
