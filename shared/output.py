@@ -185,6 +185,12 @@ def write_data(text: str, *, destination: Path | None = None) -> None:
     files.atomic_write_text(destination, text)
 
 
+def check_destination(destination: Path | str | None) -> None:
+    """Refuse an ``-o`` file that could not be written (missing folder, a directory) before the work."""
+    if destination is not None and str(destination) != "-":
+        files.check_output(Path(destination))
+
+
 def write_stdout(text: str) -> None:
     """All of ``text`` on stdout, or an OSError (a full disk under a redirect: exit 7 in ``shared.cli``).
 
