@@ -178,7 +178,7 @@ def _os_error(exc: OSError, debug: bool) -> int:
     """Files are written through ``shared.files``, which names them; an OSError left is stdout's own.
 
     A closed pipe (``| head``) is success; a full disk under a redirected stdout is DiskFull (exit
-    7); anything else is a bug."""
+    9); anything else is a bug."""
     if isinstance(exc, BrokenPipeError):
         return 0
     if exc.errno not in files.FULL:

@@ -15,7 +15,7 @@ bundle, ``staged_directory`` with ``write_staged`` (a temporary folder renamed i
 reader never sees half a file. An output's folder must exist (only caches and generated docs get
 theirs created, by ``program_folder``); a missing or unwritable folder, a directory where a file is
 expected or a file where a folder is expected is one ``InvalidInput`` line naming the path (exit
-2), a full disk one ``DiskFull`` line (exit 7); either way nothing is left half-written.
+2), a full disk one ``DiskFull`` line (exit 9); either way nothing is left half-written.
 
 Left out: parsing YAML (``yamlio``), ConfigMap references (``refs``) and where a program's files
 live (``cachedir``).
@@ -275,7 +275,7 @@ def nesting(data: Any) -> int:
 
 
 def _write_failure(exc: OSError, *, where: str) -> errors.ToolError:
-    """One line for a write that failed: a full disk is DiskFull (exit 7), anything else bad output (exit 2)."""
+    """One line for a write that failed: a full disk is DiskFull (exit 9), anything else bad output (exit 2)."""
     reason = exc.strerror or str(exc)
     if exc.errno in FULL:
         return errors.DiskFull(f"cannot write: {reason} (nothing was written)", where=where)
@@ -338,7 +338,7 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int = 0o644) -> None:
     """Write ``data`` to ``path``: a temporary file in the same folder, fsync, rename.
 
     The folder must exist. A folder that cannot be written, a directory at ``path`` or a missing
-    folder is InvalidInput (exit 2); a full disk or file-size limit is DiskFull (exit 7). Either way
+    folder is InvalidInput (exit 2); a full disk or file-size limit is DiskFull (exit 9). Either way
     the temporary file is removed and ``path`` keeps what it held. A device or FIFO at ``path``
     (``-o /dev/null``, a pipe) is written in place: it cannot be replaced and holds no half file.
     """
@@ -436,7 +436,7 @@ def staged_directory(target: Path, *, force: bool) -> Iterator[Path]:
 
     Without ``force`` an existing non-empty ``target`` is refused before anything is written; so
     are a missing or unwritable parent and a file at ``target`` (exit 2). A write that fails in the
-    block, a full disk included (exit 7), removes the staging folder and leaves ``target`` as it was.
+    block, a full disk included (exit 9), removes the staging folder and leaves ``target`` as it was.
     """
     existing = _existing_mode(target)
     if existing is not None and not stat.S_ISDIR(existing):

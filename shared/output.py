@@ -192,7 +192,7 @@ def check_destination(destination: Path | str | None) -> None:
 
 
 def write_stdout(text: str) -> None:
-    """All of ``text`` on stdout, or an OSError (a full disk under a redirect: exit 7 in ``shared.cli``).
+    """All of ``text`` on stdout, or an OSError (a full disk under a redirect: exit 9 in ``shared.cli``).
 
     Through the binary layer, written until every byte is out: with ``PYTHONUNBUFFERED=1`` (as in
     the image) that layer is the raw file, whose ``write`` may take only part of the bytes (a

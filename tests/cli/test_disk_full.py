@@ -1,4 +1,4 @@
-"""A full disk is exit 7 with one line naming what could not be written, and nothing half-written.
+"""A full disk is exit 9 with one line naming what could not be written, and nothing half-written.
 
 Covers, for real (each program in a subprocess whose file-size limit, ``RLIMIT_FSIZE``, is 100
 bytes, with SIGXFSZ ignored so a write past it fails with EFBIG instead of killing the process):
@@ -22,7 +22,7 @@ from tests.health.test_monitors import make_port
 
 BIN = Path(sys.executable).parent
 LIMIT = 100
-EXIT_DISK_FULL = 7
+EXIT_DISK_FULL = 9
 RUN_TIMEOUT = 120.0
 
 

@@ -3,7 +3,7 @@
 Covers: the table is read from the document; for each status but 8 there is at least one
 invocation per program (``aicr``, ``nvcrectl``, ``nvsentinel``) that must end with it, against the
 simulated cluster where one is needed, and each error leaves exactly one ``error:`` line on stderr,
-its last (success leaves none; a verdict, 1, may list its findings so). 7 (a full disk) runs each
+its last (success leaves none; a verdict, 1, may list its findings so). 9 (a full disk) runs each
 program in a subprocess under a 100-byte ``RLIMIT_FSIZE``; 130 (interrupted) sends SIGINT to a
 subprocess once it is waiting (blocked reading stdin, or having asked the cluster for what it
 waits on). 8 is a bug, so no command may produce it: a command that raises what no one expected
@@ -275,7 +275,7 @@ CASES: dict[int, dict[str, Case]] = {
         "nvcrectl": lambda env: env.run("nvcrectl", "certification", "list", *env.unreachable()),
         "nvsentinel": lambda env: env.run("nvsentinel", "events", "list", *env.unreachable()),
     },
-    7: {
+    9: {
         "aicr": lambda env: env.limited("aicr", "recipe", "--service", "eks", "-o", str(env.tmp / "r.yaml")),
         "nvcrectl": lambda env: env.limited("nvcrectl", "catalog", "list", "-o", "json", stdout_file=True),
         "nvsentinel": _nvsentinel_state_full,
@@ -286,7 +286,7 @@ CASES: dict[int, dict[str, Case]] = {
 
 def test_every_status_of_the_table_has_a_command_per_program() -> None:
     codes = table_codes()
-    assert codes == sorted(codes) and 7 in codes
+    assert codes == sorted(codes) and 9 in codes
     assert sorted([*CASES, *NO_COMMAND]) == codes
     assert all(sorted(CASES[code]) == list(PROGRAMS) for code in CASES)
 
