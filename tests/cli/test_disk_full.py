@@ -3,9 +3,9 @@
 Covers, for real (each program in a subprocess whose file-size limit, ``RLIMIT_FSIZE``, is 100
 bytes, with SIGXFSZ ignored so a write past it fails with EFBIG instead of killing the process):
 ``aicr recipe -o`` (no file, no temporary file), ``aicr bundle --force`` over an existing bundle
-(the old bundle is left whole, no staging folder), ``nvcrectl catalog list -o json`` into a redirected
-stdout, and ``nvsentinel monitor nic --state`` (no state file). A full disk is never exit 1, which
-CI gates read as a failed verdict.
+(the old bundle is left whole, no staging folder), ``nvcrectl catalog list -o json`` into a
+redirected stdout (with and without ``PYTHONUNBUFFERED``), and ``nvsentinel monitor nic --state``
+(no state file). A full disk is never exit 1, which CI gates read as a failed verdict.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import IO, Any
+
+import pytest
 
 from tests.health.test_monitors import make_port
 
@@ -31,8 +33,14 @@ def _small_files() -> None:
     resource.setrlimit(resource.RLIMIT_FSIZE, (LIMIT, LIMIT))
 
 
-def _run(program: str, *args: str, stdout: IO[Any] | int = subprocess.PIPE) -> subprocess.CompletedProcess[str]:
+def _run(
+    program: str, *args: str, stdout: IO[Any] | int = subprocess.PIPE, unbuffered: str | None = None
+) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    if unbuffered is not None:
+        env.pop("PYTHONUNBUFFERED", None)
+        if unbuffered:
+            env["PYTHONUNBUFFERED"] = unbuffered
     return subprocess.run(
         [str(BIN / program), *args],
         preexec_fn=_small_files,
@@ -69,9 +77,11 @@ def test_aicr_bundle_into_a_full_disk_keeps_the_old_bundle(run_cli: Any, tmp_pat
     assert (sorted(os.listdir(tmp_path)), os.listdir(bundle)) == (["bundle", "recipe.yaml"], ["old.txt"])
 
 
-def test_nvcrectl_into_a_full_stdout_file_is_exit_7(tmp_path: Path) -> None:
+@pytest.mark.parametrize("unbuffered", ["1", ""], ids=["PYTHONUNBUFFERED=1", "buffered"])
+def test_nvcrectl_into_a_full_stdout_file_is_exit_9(tmp_path: Path, unbuffered: str) -> None:
+    """Unbuffered (as in the image), the short write at the limit used to drop the rest and exit 0."""
     with (tmp_path / "catalog.json").open("w") as stdout:
-        result = _run("nvcrectl", "catalog", "list", "-o", "json", stdout=stdout)
+        result = _run("nvcrectl", "catalog", "list", "-o", "json", stdout=stdout, unbuffered=unbuffered)
     _full(result, "<stdout>", whole=False)
 
 
