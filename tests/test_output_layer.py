@@ -9,7 +9,7 @@ Calls on the layer's modules (``files.atomic_write_text``, ``refs.write_text``) 
 to list. The scan is tested on small sources, so it can fail.
 The layer itself, on real files: a missing folder, a file where a folder is expected, a folder
 where a file is expected and an unwritable folder are one InvalidInput each and leave nothing
-behind; ``-o /dev/null`` writes the device instead of replacing it; a staged folder that fails
+behind; a FIFO (like ``-o /dev/null``, a device) is written in place, not replaced; a staged folder that fails
 half-way leaves the old folder as it was and no staging folder; any bytes replace a file whole
 (hypothesis).
 """
@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import os
 import tempfile
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -215,9 +216,27 @@ def test_an_unwritable_folder_is_refused(readonly_dir: Path) -> None:
     assert sorted(os.listdir(readonly_dir)) == before
 
 
-def test_a_character_device_is_written_in_place_not_replaced() -> None:
-    files.atomic_write_text(Path("/dev/null"), "gone\n")
-    assert Path("/dev/null").is_char_device()
+def read_fifo(path: Path) -> tuple[threading.Thread, list[bytes]]:
+    """A reader of the FIFO at ``path`` in a thread (a writer's open blocks until one is there)."""
+    got: list[bytes] = []
+
+    def read() -> None:
+        with path.open("rb") as fifo:
+            got.append(fifo.read())
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    return reader, got
+
+
+def test_a_fifo_is_written_in_place_not_replaced(tmp_path: Path) -> None:
+    """As ``-o /dev/null`` must be: renaming over a device would replace it for every process."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    reader, got = read_fifo(fifo)
+    files.atomic_write_text(fifo, "through\n")
+    reader.join(timeout=60)
+    assert (got, fifo.is_fifo(), os.listdir(tmp_path)) == ([b"through\n"], True, ["pipe"])
 
 
 def test_a_replaced_file_is_whole_and_no_temporary_file_is_left(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ Covers: ``aicr recipe -o`` and ``aicr bundle --output`` into a folder nothing ca
 file where the folder should be, and a directory where the file should be; ``aicr snapshot``,
 ``aicr validate`` and ``aicr diff`` with ``-o`` in a missing folder, refused before the cluster is
 asked anything; ``nvcrectl certification report --results-file`` the same; ``nvsentinel monitor
---state`` in a missing folder (not created); ``aicr recipe -o /dev/null`` leaves the device a device.
+--state`` in a missing folder (not created); ``aicr recipe -o`` a FIFO writes through it and leaves it a FIFO.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from shared.sim import SimServer
+from tests.test_output_layer import read_fifo
 
 RECIPE = ("recipe", "--service", "eks", "--accelerator", "h100")
 
@@ -83,6 +84,10 @@ def test_a_state_file_in_a_missing_folder_is_refused_and_no_folder_made(run_cli:
     assert sorted(os.listdir(tmp_path)) == ["sys"]
 
 
-def test_recipe_into_dev_null_leaves_the_device(run_cli: Any) -> None:
-    assert run_cli("aicr", *RECIPE, "-o", "/dev/null").code == 0
-    assert Path("/dev/null").is_char_device()
+def test_recipe_into_a_fifo_writes_through_it(run_cli: Any, tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    reader, got = read_fifo(fifo)
+    assert run_cli("aicr", *RECIPE, "-o", str(fifo)).code == 0
+    reader.join(timeout=60)
+    assert got[0].startswith(b"kind: RecipeResult\n") and fifo.is_fifo() and os.listdir(tmp_path) == ["pipe"]
