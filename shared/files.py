@@ -326,12 +326,24 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def check_output(path: Path) -> None:
-    """Refuse, before any work, an output ``atomic_write_bytes`` would refuse: a missing folder or a directory."""
-    _output_folder(path)
+def check_output(path: Path, *, probe: bool = False) -> None:
+    """Refuse, before any work, an output ``atomic_write_bytes`` would refuse: a missing folder or a directory.
+
+    ``probe`` also creates and removes an empty temporary file in the folder, so an unwritable
+    folder (a read-only mount, which mode bits do not show to root) is refused before the work too.
+    """
+    folder = _output_folder(path)
     existing = _existing_mode(path)
     if existing is not None and stat.S_ISDIR(existing):
         raise errors.InvalidInput("is a directory, expected a file", where=str(path))
+    if probe:
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+        except OSError as exc:
+            raise _write_failure(exc, where=str(path)) from None
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
 
 
 def atomic_write_bytes(path: Path, data: bytes, *, mode: int = 0o644) -> None:

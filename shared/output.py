@@ -188,7 +188,7 @@ def write_data(text: str, *, destination: Path | None = None) -> None:
 def check_destination(destination: Path | str | None) -> None:
     """Refuse an ``-o`` file that could not be written (missing folder, a directory) before the work."""
     if destination is not None and str(destination) != "-":
-        files.check_output(Path(destination))
+        files.check_output(Path(destination), probe=True)
 
 
 def write_stdout(text: str) -> None:

@@ -73,7 +73,7 @@ def check_writable(reference: str) -> None:
     """Refuse, before any work, a file reference ``write_text`` would refuse (a ConfigMap is checked when written)."""
     target = parse(reference)
     if isinstance(target, Path):
-        files.check_output(target)
+        files.check_output(target, probe=True)
 
 
 def write_text(reference: str, text: str, *, api: ApiFactory, component: str) -> None:

@@ -2,9 +2,10 @@
 
 Covers: ``aicr recipe -o`` and ``aicr bundle --output`` into a folder nothing can be created in, a
 file where the folder should be, and a directory where the file should be; ``aicr snapshot``,
-``aicr validate`` and ``aicr diff`` with ``-o`` in a missing folder, refused before the cluster is
-asked anything; ``nvcrectl certification report --results-file`` the same; ``nvsentinel monitor
---state`` in a missing folder (not created); ``aicr recipe -o`` a FIFO writes through it and leaves it a FIFO.
+``aicr validate`` and ``aicr diff`` with ``-o`` in a missing folder, and ``nvcrectl certification
+report --results-file`` the same, and ``snapshot -o`` and ``monitor --state`` in an unwritable
+one, each refused before the cluster is asked anything; ``nvsentinel monitor --state`` in a
+missing folder (not created); ``aicr recipe -o`` a FIFO writes through it and leaves it a FIFO.
 """
 
 from __future__ import annotations
@@ -91,3 +92,23 @@ def test_recipe_into_a_fifo_writes_through_it(run_cli: Any, tmp_path: Path) -> N
     assert run_cli("aicr", *RECIPE, "-o", str(fifo)).code == 0
     reader.join(timeout=60)
     assert got[0].startswith(b"kind: RecipeResult\n") and fifo.is_fifo() and os.listdir(tmp_path) == ["pipe"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("aicr", "snapshot", "-o"), ("nvsentinel", "monitor", "nic", "--node", "n1", "--sysfs", "{sysfs}", "--state")],
+    ids=["snapshot", "state"],
+)
+def test_an_output_in_an_unwritable_folder_is_refused_before_the_cluster_is_asked(
+    run_cli: Any, sim: SimServer, sim_kubeconfig: Path, readonly_dir: Path, tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    sysfs = tmp_path / "sys"
+    (sysfs / "class" / "infiniband").mkdir(parents=True)
+    before = sorted(os.listdir(readonly_dir))
+    sim.audit.clear()
+    target = readonly_dir / "out.json"
+    command = [a.format(sysfs=sysfs) for a in args]
+    result = run_cli(*command, str(target), "--kubeconfig", str(sim_kubeconfig))
+    assert (result.code, result.stdout) == (2, "")
+    assert result.stderr.startswith(f"error: {target}: cannot write: ") and result.stderr.count("\n") == 1
+    assert (sim.audit.records(), sorted(os.listdir(readonly_dir))) == ([], before)

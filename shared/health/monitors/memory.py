@@ -37,7 +37,7 @@ class Memory:
         self.reported: dict[str, dict[str, Any]] = {}
         self.counters: dict[str, dict[str, int]] = {}
         if path is not None:
-            files.check_output(path)  # its folder must exist: a typo is refused before anything is published
+            files.check_output(path, probe=True)  # refused before anything is published
         if path is not None and path.exists():
             data = files.load_json(path)
             if not isinstance(data, dict):
