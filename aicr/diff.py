@@ -40,6 +40,7 @@ def diff(
     from shared.snapshot import report, service
 
     chosen = out.parse_format(fmt or "yaml", allowed=FORMATS, flag="--format")
+    out.check_destination(output)
     with service.ClusterAccess(kubeconfig=kubeconfig, context=context) as access:
         drift = service.drift(baseline=baseline, target=target, ignore=list(ignore or []), access=access)
     out.write_data(report.drift_text(drift, chosen), destination=output)

@@ -23,9 +23,12 @@ def snapshot(
 ) -> None:
     """Measure the cluster: versions, node pools, GPUs, drivers, Helm releases, images, CRDs, labels."""
     from shared import output as out
+    from shared import refs
     from shared.snapshot import service
 
     chosen = out.parse_format(fmt, allowed=FORMATS, flag="--format")
+    if output is not None and output != "-":
+        refs.check_writable(output)
     with service.ClusterAccess(kubeconfig=kubeconfig, context=context) as access:
         service.write_snapshot(service.take(access), destination=output, fmt=chosen, access=access)
 

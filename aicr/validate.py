@@ -43,6 +43,7 @@ def validate(
 
     chosen = out.parse_format(fmt or "table", allowed=FORMATS, flag="--format")
     seconds = run.parse_duration(timeout) if timeout else None
+    out.check_destination(output)
     with service.ClusterAccess(kubeconfig=kubeconfig, context=context) as access:
         outcome = service.validate(recipe=recipe, snapshot=snapshot, wait=wait, timeout=seconds, access=access)
     out.emit(report.ctrf(outcome), chosen, table=report.table(outcome), destination=output)

@@ -151,6 +151,7 @@ def report_cmd(
     from shared.kube.client import LazyClient
 
     chosen = out.parse_format(fmt, allowed=opt.TABLE_FORMATS, flag="--output")
+    out.check_destination(results_file)
     with LazyClient(kubeconfig=kubeconfig, context=context) as api:
         cert = service.get(api, namespace=namespace, name=name)
     if results_file is not None:

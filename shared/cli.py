@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 import typer
 
-from shared import __version__, errors, logs
+from shared import __version__, errors, files, logs
 
 logger = logging.getLogger(__name__)
 
@@ -135,6 +135,10 @@ def check_repeated_flags(root: Any, args: Sequence[str]) -> None:
             raise errors.InvalidInput(f"flag {longest} can only be specified once")
 
 
+INTERRUPTED = 130
+"""Ctrl-C, as shells report a command killed by SIGINT (128 + 2)."""
+
+
 def run(app: typer.Typer, program: str, argv: Sequence[str] | None = None, *, env_prefix: str | None = None) -> int:
     """Run ``app`` and return the exit status; every error becomes one stderr line.
 
@@ -147,19 +151,42 @@ def run(app: typer.Typer, program: str, argv: Sequence[str] | None = None, *, en
     try:
         check_repeated_flags(command, args)
         result = command.main(args=args, prog_name=program, standalone_mode=False)
+        sys.stdout.flush()  # a full disk under a redirected stdout shows here, not at exit
+        if result == INTERRUPTED:  # typer turns Ctrl-C into a returned 130, without a word
+            raise KeyboardInterrupt
         return int(result) if isinstance(result, int) else 0
     except errors.ToolError as exc:
         _report(exc, debug, exc.line())
         return exc.exit_code
-    except BrokenPipeError:
-        return 0
-    except typer.Exit as exc:
-        return int(exc.exit_code)
-    except (KeyboardInterrupt, typer.Abort) as exc:
-        sys.stderr.write("error: interrupted\n" if isinstance(exc, KeyboardInterrupt) else "error: aborted\n")
-        return 130
+    except OSError as exc:
+        return _os_error(exc, debug)
+    except (KeyboardInterrupt, typer.Abort, typer.Exit) as exc:
+        return _stopped(exc)
     except Exception as exc:
         return _unexpected(exc, debug)
+
+
+def _stopped(exc: BaseException) -> int:
+    """Ctrl-C (and a refused confirmation) is 130 with one line; another ``typer.Exit`` keeps its status."""
+    if isinstance(exc, typer.Exit):
+        return int(exc.exit_code)
+    sys.stderr.write("error: interrupted\n" if isinstance(exc, KeyboardInterrupt) else "error: aborted\n")
+    return INTERRUPTED
+
+
+def _os_error(exc: OSError, debug: bool) -> int:
+    """Files are written through ``shared.files``, which names them; an OSError left is stdout's own.
+
+    A closed pipe (``| head``) is success; a full disk under a redirected stdout is DiskFull (exit
+    9); anything else is a bug."""
+    if isinstance(exc, BrokenPipeError):
+        return 0
+    if exc.errno not in files.FULL:
+        return _unexpected(exc, debug)
+    files.silence_stdout()
+    full = errors.DiskFull(f"cannot write: {exc.strerror or exc}", where=files.STDOUT)
+    _report(full, debug, full.line())
+    return full.exit_code
 
 
 def _unexpected(exc: Exception, debug: bool) -> int:

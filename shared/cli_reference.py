@@ -241,7 +241,7 @@ def write(out_dir: Path) -> list[Path]:
     """Write every page into ``out_dir`` (created if missing); return the paths written."""
     from shared import files
 
-    out_dir.mkdir(parents=True, exist_ok=True)
+    files.program_folder(out_dir)
     written = []
     for name, text in render_all().items():
         path = out_dir / name

@@ -69,6 +69,16 @@ class Unavailable(ToolError):
     kind = "unavailable"
 
 
+class DiskFull(ToolError):
+    """A write ran out of room (ENOSPC, EDQUOT, or EFBIG from a file-size limit): not a verdict.
+
+    Its own status so a CI gate never reads a full disk as drift or a failed check (exit 1); not 7,
+    which upstream AICR gives to rate limiting."""
+
+    exit_code = 9
+    kind = "disk full"
+
+
 class Internal(ToolError):
     """A bug: something the program should have prevented."""
 

@@ -9,8 +9,13 @@ that is not UTF-8 (naming the offset of the first bad byte) and text holding a N
 data). JSON documents are parsed here too (``loads_json``), nested at most ``MAX_NESTING`` levels.
 Hashing (``sha256``) streams a file without the size limit, since it holds none of it.
 
-Everything the programs write goes to a temporary path in the destination's folder and is
-renamed into place only when complete, so a reader never sees half a file.
+Everything the programs write goes out through ``atomic_write_bytes``/``atomic_write_text`` (a
+temporary file in the destination's folder, fsync, rename) or, for a folder of files such as a
+bundle, ``staged_directory`` with ``write_staged`` (a temporary folder renamed into place), so a
+reader never sees half a file. An output's folder must exist (only caches and generated docs get
+theirs created, by ``program_folder``); a missing or unwritable folder, a directory where a file is
+expected or a file where a folder is expected is one ``InvalidInput`` line naming the path (exit
+2), a full disk one ``DiskFull`` line (exit 9); either way nothing is left half-written.
 
 Left out: parsing YAML (``yamlio``), ConfigMap references (``refs``) and where a program's files
 live (``cachedir``).
@@ -19,7 +24,9 @@ live (``cachedir``).
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -47,8 +54,11 @@ round-trip constructor four, against a recursion limit of 1,000, and every reade
 recurses again. 100 is twice the deepest document known to the programs (47, the Kubeflow Trainer
 TrainJob CRD schema)."""
 STDIN = "<stdin>"
+STDOUT = "<stdout>"
 _CHUNK = 1 << 20
 _NEWLINE = b"\n"
+FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+"""A full disk, a full quota, and a file past ``RLIMIT_FSIZE``: DiskFull, not bad output."""
 
 
 def max_input_bytes() -> int:
@@ -264,45 +274,220 @@ def nesting(data: Any) -> int:
     return deepest
 
 
-def atomic_write_text(path: Path, text: str, *, mode: int = 0o644) -> None:
-    """Write ``text`` to ``path`` by rename; the folder must exist."""
+def _write_failure(exc: OSError, *, where: str) -> errors.ToolError:
+    """One line for a write that failed: a full disk is DiskFull (exit 9), anything else bad output (exit 2)."""
+    reason = exc.strerror or str(exc)
+    if exc.errno in FULL:
+        return errors.DiskFull(f"cannot write: {reason} (nothing was written)", where=where)
+    return errors.InvalidInput(f"cannot write: {reason} (nothing was written)", where=where)
+
+
+def _output_folder(path: Path) -> Path:
+    """The existing folder ``path`` goes in; outputs never create folders, so a typo is not a new tree."""
     folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise errors.InvalidInput("output folder does not exist", where=str(folder))
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
+        status = os.stat(folder)
+    except FileNotFoundError:
+        raise errors.InvalidInput("output folder does not exist", where=str(folder)) from None
+    except NotADirectoryError:
+        raise errors.InvalidInput("output folder is inside a file, not a directory", where=str(folder)) from None
+    except OSError as exc:
+        raise _write_failure(exc, where=str(folder)) from None
+    if not stat.S_ISDIR(status.st_mode):
+        raise errors.InvalidInput("is a file, expected an output folder", where=str(folder))
+    return folder
+
+
+def _existing_mode(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):  # the folder is checked, and named, on its own
+        return None
+    except OSError as exc:
+        raise _write_failure(exc, where=str(path)) from None
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make a rename durable; a folder that cannot be opened for that (some network filesystems) is left."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        with contextlib.suppress(OSError):
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def check_output(path: Path, *, probe: bool = False) -> None:
+    """Refuse, before any work, an output ``atomic_write_bytes`` would refuse: a missing folder or a directory.
+
+    ``probe`` also creates and removes an empty temporary file in the folder, so an unwritable
+    folder (a read-only mount, which mode bits do not show to root) is refused before the work too.
+    """
+    folder = _output_folder(path)
+    existing = _existing_mode(path)
+    if existing is not None and stat.S_ISDIR(existing):
+        raise errors.InvalidInput("is a directory, expected a file", where=str(path))
+    if probe:
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+        except OSError as exc:
+            raise _write_failure(exc, where=str(path)) from None
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+def atomic_write_bytes(path: Path, data: bytes, *, mode: int = 0o644) -> None:
+    """Write ``data`` to ``path``: a temporary file in the same folder, fsync, rename.
+
+    The folder must exist. A folder that cannot be written, a directory at ``path`` or a missing
+    folder is InvalidInput (exit 2); a full disk or file-size limit is DiskFull (exit 9). Either way
+    the temporary file is removed and ``path`` keeps what it held. A device or FIFO at ``path``
+    (``-o /dev/null``, a pipe) is written in place: it cannot be replaced and holds no half file.
+    """
+    if os.path.islink(path):
+        path = Path(os.path.realpath(path))
+    check_output(path)
+    folder = _output_folder(path)
+    existing = _existing_mode(path)
+    if existing is not None and (stat.S_ISCHR(existing) or stat.S_ISFIFO(existing)):
+        _write_in_place(path, data)
+        return
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise _write_failure(exc, where=str(path)) from None
+    try:
+        try:
+            try:
+                _write_all(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.chmod(tmp, mode)
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise _write_failure(exc, where=str(path)) from None
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    _sync_folder(folder)
+
+
+def _write_in_place(path: Path, data: bytes) -> None:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC | os.O_NOCTTY)
+    except OSError as exc:
+        raise _write_failure(exc, where=str(path)) from None
+    try:
+        _write_all(fd, data)
+    except OSError as exc:
+        raise _write_failure(exc, where=str(path)) from None
+    finally:
+        os.close(fd)
+
+
+def silence_stdout() -> None:
+    """Point a real stdout at /dev/null, so the interpreter's last flush of what did not fit fails no more.
+
+    For a stdout that hit a full disk (``shared.cli`` reports it); a stream without a descriptor
+    (a test's capture) is left alone."""
+    with contextlib.suppress(OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        fd = sys.stdout.fileno()
+        null = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
+        try:
+            os.dup2(null, fd)
+        finally:
+            os.close(null)
+
+
+def atomic_write_text(path: Path, text: str, *, mode: int = 0o644) -> None:
+    """``atomic_write_bytes`` for UTF-8 text."""
+    atomic_write_bytes(path, text.encode("utf-8"), mode=mode)
+
+
+def program_folder(path: Path) -> Path:
+    """Create (with parents) a folder the program owns: a cache, or generated docs of a build tool.
+
+    Only such folders are created; an output's folder must already exist."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _write_failure(exc, where=str(path)) from None
+    return path
+
+
+def write_staged(path: Path, data: str | bytes, *, mode: int = 0o644) -> None:
+    """Write one file of a folder being staged by ``staged_directory`` (creating its subfolders).
+
+    No rename per file: the whole folder is renamed into place at the end. OSError is left to
+    ``staged_directory``, which names the output and removes the staging folder."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
+    try:
+        _write_all(fd, data.encode("utf-8") if isinstance(data, str) else data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.chmod(path, mode)
 
 
 @contextlib.contextmanager
 def staged_directory(target: Path, *, force: bool) -> Iterator[Path]:
-    """Yield an empty temporary folder that replaces ``target`` only if the block succeeds.
+    """Yield an empty temporary folder beside ``target`` that replaces it only if the block succeeds.
 
-    Without ``force`` an existing non-empty ``target`` is refused before anything is written.
+    Without ``force`` an existing non-empty ``target`` is refused before anything is written; so
+    are a missing or unwritable parent and a file at ``target`` (exit 2). A write that fails in the
+    block, a full disk included (exit 9), removes the staging folder and leaves ``target`` as it was.
     """
-    if target.exists() and not target.is_dir():
+    existing = _existing_mode(target)
+    if existing is not None and not stat.S_ISDIR(existing):
         raise errors.InvalidInput("output exists and is not a directory", where=str(target))
-    if target.is_dir() and any(target.iterdir()) and not force:
+    if existing is not None and any(target.iterdir()) and not force:
         raise errors.InvalidInput("output directory is not empty (use --force to replace it)", where=str(target))
-    parent = target.parent
-    parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=parent))
+    parent = _output_folder(target)
     try:
-        yield staging
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=parent))
+    except OSError as exc:
+        raise _write_failure(exc, where=str(target)) from None
+    try:
+        try:
+            yield staging
+        except OSError as exc:
+            raise _write_failure(exc, where=str(target)) from None
+        _sync_folder(staging)
+        _swap_in(staging, target, parent)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    if target.exists():
+    _sync_folder(parent)
+
+
+def _swap_in(staging: Path, target: Path, parent: Path) -> None:
+    """Rename ``staging`` to ``target``, moving an existing ``target`` aside first and removing it after."""
+    try:
+        if not target.exists():
+            os.replace(staging, target)
+            return
         old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=parent))
-        os.replace(target, old / "x")
-        os.replace(staging, target)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(staging, target)
+        try:
+            os.replace(target, old / "x")
+            os.replace(staging, target)
+        except OSError:
+            if (old / "x").exists() and not target.exists():
+                os.replace(old / "x", target)
+            raise
+        finally:
+            shutil.rmtree(old, ignore_errors=True)
+    except OSError as exc:
+        raise _write_failure(exc, where=str(target)) from None

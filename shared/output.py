@@ -180,10 +180,35 @@ def use_color(stream: TextIO) -> bool:
 def write_data(text: str, *, destination: Path | None = None) -> None:
     """Write rendered data to stdout, or atomically to a file."""
     if destination is None or str(destination) == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        write_stdout(text)
         return
     files.atomic_write_text(destination, text)
+
+
+def check_destination(destination: Path | str | None) -> None:
+    """Refuse an ``-o`` file that could not be written (missing folder, a directory) before the work."""
+    if destination is not None and str(destination) != "-":
+        files.check_output(Path(destination), probe=True)
+
+
+def write_stdout(text: str) -> None:
+    """All of ``text`` on stdout, or an OSError (a full disk under a redirect: exit 9 in ``shared.cli``).
+
+    Through the binary layer, written until every byte is out: with ``PYTHONUNBUFFERED=1`` (as in
+    the image) that layer is the raw file, whose ``write`` may take only part of the bytes (a
+    file-size limit reached mid-way), and the text layer would drop the rest without a word."""
+    stream = sys.stdout
+    buffer = getattr(stream, "buffer", None)
+    if buffer is None:
+        stream.write(text)
+        stream.flush()
+        return
+    stream.flush()
+    data = memoryview(text.encode(stream.encoding or "utf-8", stream.errors or "strict"))
+    while data:
+        written = buffer.write(data)
+        data = data[written or 0 :]  # None: a non-blocking stdout took nothing yet
+    buffer.flush()
 
 
 def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], *, title: str | None = None) -> None:
@@ -199,9 +224,7 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], *, title:
             table.add_row(*["" if c is None else str(c) for c in row])
         Console(markup=False, emoji=False, highlight=False).print(table)
         return
-    if title:
-        sys.stdout.write(f"{title}\n")
-    sys.stdout.write(render_table(headers, rows))
+    write_stdout((f"{title}\n" if title else "") + render_table(headers, rows))
 
 
 def acted(kind: str, names: Iterable[str], verb: str, *, to_stderr: bool = False) -> None:

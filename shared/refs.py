@@ -69,6 +69,13 @@ def read_text(reference: str, *, api: ApiFactory) -> tuple[str, str]:
     return str(data[key]), f"{target} {key}"
 
 
+def check_writable(reference: str) -> None:
+    """Refuse, before any work, a file reference ``write_text`` would refuse (a ConfigMap is checked when written)."""
+    target = parse(reference)
+    if isinstance(target, Path):
+        files.check_output(target, probe=True)
+
+
 def write_text(reference: str, text: str, *, api: ApiFactory, component: str) -> None:
     """Write a document to a file (atomically) or create/update a ConfigMap."""
     target = parse(reference)

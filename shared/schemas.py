@@ -13,6 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from shared import files
+
 
 def _models() -> dict[str, type[BaseModel]]:
     from shared.certify import models as certify_models
@@ -46,9 +48,9 @@ def render() -> dict[str, str]:
 
 def main(argv: list[str]) -> int:
     target = Path(argv[0] if argv else "docs/schemas")
-    target.mkdir(parents=True, exist_ok=True)
+    files.program_folder(target)
     for name, text in render().items():
-        (target / name).write_text(text, encoding="utf-8")
+        files.atomic_write_text(target / name, text)
     return 0
 
 

@@ -102,3 +102,17 @@ def run_cli(capsys: pytest.CaptureFixture[str]):  # type: ignore[no-untyped-def]
         return CliResult(code, captured.out, captured.err)
 
     return _run
+
+
+@pytest.fixture()
+def readonly_dir(tmp_path: Path) -> Iterator[Path]:
+    """A folder nothing can be created in: a mode-555 folder, or for root (whom modes do not stop)
+    the root of sysfs, which refuses new files to everyone."""
+    if os.geteuid() != 0:
+        folder = tmp_path / "readonly"
+        folder.mkdir()
+        folder.chmod(0o555)
+        yield folder
+        folder.chmod(0o755)
+        return
+    yield Path("/sys")

@@ -17,7 +17,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import os
 import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import jinja2
 import jinja2.bccache
 
-from shared import cachedir, yamlio
+from shared import cachedir, errors, files, yamlio
 from shared.bundle import paths
 
 if TYPE_CHECKING:
@@ -75,8 +74,8 @@ def _bytecode_cache() -> jinja2.BytecodeCache | None:
     fifth of a bundle run. An unwritable cache only costs the compile."""
     folder = cachedir.user_cache("templates")
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError:
+        files.program_folder(folder)
+    except errors.ToolError:
         return None
     return _BytecodeCache(str(folder))
 
@@ -126,9 +125,7 @@ class Writer:
 
     def text(self, relpath: str, content: str, *, executable: bool = False) -> None:
         target = paths.safe_join(self.root, relpath)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(content.encode("utf-8"))
-        os.chmod(target, EXECUTABLE if executable else REGULAR)
+        files.write_staged(target, content, mode=EXECUTABLE if executable else REGULAR)
         self.written.append(paths.safe_relpath(relpath))
 
     def template(self, relpath: str, template: str, *, executable: bool = False, **context: Any) -> None:

@@ -138,7 +138,7 @@ def _parse_cached(text: str, where: str) -> Any:
     try:
         from shared import files
 
-        cache.parent.mkdir(parents=True, exist_ok=True)
+        files.program_folder(cache.parent)
         files.atomic_write_text(cache, encoded)
     except (OSError, errors.ToolError):
         logger.debug("recipe cache not writable", extra={"cache": str(cache)})

@@ -48,12 +48,10 @@ def bundle(request: BundleRequest) -> BundleResult:
     with files.staged_directory(request.output, force=request.force) as staging:
         result = render(plan, staging)
         recipe_path = paths.safe_join(staging, RECIPE_FILE)
-        recipe_path.write_text(plan.recipe_text, encoding="utf-8")
-        os.chmod(recipe_path, 0o644)
+        files.write_staged(recipe_path, plan.recipe_text)
         written = [rel for rel in checksums.bundle_files(staging)]
         listing = checksums.render((rel, checksums.digest(staging / rel)) for rel in written)
-        (staging / checksums.FILE_NAME).write_text(listing, encoding="utf-8")
-        os.chmod(staging / checksums.FILE_NAME, 0o644)
+        files.write_staged(staging / checksums.FILE_NAME, listing)
         # The staging folder is private (mkdtemp); the bundle is meant to be read and committed.
         os.chmod(staging, 0o755)
     logger.debug(

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from shared import files
+
 
 @dataclass(frozen=True)
 class CrdTemplate:
@@ -59,7 +61,7 @@ def write(folder: Path) -> list[Path]:
     written = []
     for spec in TEMPLATES:
         path = folder / spec.file
-        path.write_text(text(spec), encoding="utf-8")
+        files.atomic_write_text(path, text(spec))
         written.append(path)
     return written
 

@@ -141,7 +141,7 @@ def _store_cache(cache_file: Path, parsed: dict[str, Any]) -> None:
     except (TypeError, ValueError):
         return  # a value JSON cannot hold (a YAML timestamp); parse the YAML each time instead
     try:
-        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        files.program_folder(cache_file.parent)
         files.atomic_write_text(cache_file, text)
     except (OSError, errors.ToolError):
         logger.debug("catalog cache not writable", extra={"cache": str(cache_file)})

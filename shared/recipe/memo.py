@@ -78,7 +78,7 @@ def store(memo_key: str | None, text: str) -> None:
         return
     folder = _cache_dir()
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        files.program_folder(folder)
         files.atomic_write_text(folder / f"{memo_key}.out", text)
         entries = sorted(folder.glob("*.out"), key=lambda p: p.stat().st_mtime)
         for stale in entries[: max(0, len(entries) - MAX_ENTRIES)]:

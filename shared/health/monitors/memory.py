@@ -36,6 +36,8 @@ class Memory:
         self.path = path
         self.reported: dict[str, dict[str, Any]] = {}
         self.counters: dict[str, dict[str, int]] = {}
+        if path is not None:
+            files.check_output(path, probe=True)  # refused before anything is published
         if path is not None and path.exists():
             data = files.load_json(path)
             if not isinstance(data, dict):
@@ -45,7 +47,6 @@ class Memory:
 
     def save(self) -> None:
         if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
             files.atomic_write_text(
                 self.path,
                 json.dumps({"reported": self.reported, "counters": self.counters}, indent=1, sort_keys=True) + "\n",
