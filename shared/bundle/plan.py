@@ -15,11 +15,12 @@ import hashlib
 import json
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from shared import cachedir, errors, yamlio
+from shared import cachedir, errors, grammars, yamlio
 from shared import refs as documents
 from shared.bundle import overrides, scheduling
 from shared.bundle.request import BundleRequest
@@ -220,6 +221,32 @@ def _check_name(value: str, what: str, where: str) -> None:
         )
 
 
+def check_references(ref: models.ComponentRef, index: int, text: str, where: str) -> None:
+    """Chart, version, source, path and tag against their grammars, before any of them reaches a
+    script or a manifest: what Helm, git or kustomize would refuse, or what holds shell syntax,
+    stops here with the field's line in the recipe."""
+    oci = (ref.source or "").startswith("oci://")
+    checks: list[tuple[str, str | None, Callable[[str], str | None]]]
+    if ref.type == "Kustomize":
+        checks = [
+            ("source", ref.source, grammars.git_source),
+            ("path", ref.path, grammars.repository_path),
+            ("tag", ref.tag, grammars.git_ref),
+        ]
+    else:
+        checks = [
+            ("chart", ref.chart, grammars.chart_name),
+            ("source", ref.source, grammars.chart_source),
+            ("version", ref.version, lambda v: grammars.chart_version(v, oci=oci)),
+        ]
+    for name, value, check in checks:
+        problem = check(value) if value else None
+        if problem is not None:
+            key = f"componentRefs[{index}].{name}"
+            line = yamlio.line_of(text, key) if not where.startswith("cm://") else None
+            raise errors.InvalidInput(problem, where=f"{where}:{line} {key}" if line else f"{where} {key}")
+
+
 def _manifests(ref: models.ComponentRef, cat: catalog_mod.Catalog, where: str) -> list[Manifest]:
     found: list[Manifest] = []
     for rel in ref.manifestFiles or []:
@@ -298,6 +325,8 @@ def build(request: BundleRequest) -> BundlePlan:
     aliases = {alias: name for name, entry in cat.registry.items() for alias in entry.valueOverrideKeys}
     grouped = overrides.resolve_targets(parsed, order, aliases)
     refs = {ref.name: ref for ref in recipe.componentRefs}
+    for index, ref in enumerate(recipe.componentRefs):
+        check_references(ref, index, text, where)
     enabled = [name for name in order if _is_enabled(refs[name], grouped[name])]
     disabled = [name for name in order if name not in enabled]
     if not enabled:
