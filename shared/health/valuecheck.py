@@ -56,7 +56,6 @@ CHECKS: tuple[tuple[str, Check], ...] = (
     ("fault-quarantine.skipNodeLabels[].value", label_value),
     ("fault-quarantine.ruleSets[].taint.key", grammars.taint_key),
     ("fault-quarantine.ruleSets[].taint.value", grammars.taint_value),
-    ("fault-quarantine.ruleSets[].taint.effect", grammars.taint_effect),
     ("fault-quarantine.ruleSets[].label.key", label_key),
     ("fault-quarantine.ruleSets[].label.value", label_value),
     ("nvsentinel.retention", duration),
@@ -67,7 +66,6 @@ CHECKS: tuple[tuple[str, Check], ...] = (
     ("health-events-analyzer.rules[].timeWindow", duration),
     ("lifecycle-manager.config.schedulingGate.taints[].key", grammars.taint_key),
     ("lifecycle-manager.config.schedulingGate.taints[].value", grammars.taint_value),
-    ("lifecycle-manager.config.schedulingGate.taints[].effect", grammars.taint_effect),
 )
 """Every such value by its path (``[]``: each item of a list) and the parser it must pass."""
 
