@@ -251,6 +251,24 @@ def git_ref(text: str) -> str | None:
     return f"invalid git ref {text!r}: a tag, branch or commit of letters, digits and '.', '_', '-', '/', '+'"
 
 
+def component_problems(
+    *, kustomize: bool, chart: str | None, source: str | None, version: str | None, path: str | None, tag: str | None
+) -> list[tuple[str, str]]:
+    """(field, problem) for each set field of a recipe component that leaves its grammar: a Helm
+    component's chart, source and version, or a Kustomize component's source, path and tag."""
+    if kustomize:
+        checks = [("source", source, git_source), ("path", path, repository_path), ("tag", tag, git_ref)]
+    else:
+        oci = (source or "").startswith("oci://")
+        checks = [
+            ("chart", chart, chart_name),
+            ("source", source, chart_source),
+            ("version", version, lambda text: chart_version(text, oci=oci)),
+        ]
+    found = [(field, check(value)) for field, value, check in checks if value]
+    return [(field, problem) for field, problem in found if problem is not None]
+
+
 def image_reference(text: str) -> str | None:
     """A container image: ``[registry[:port]/]path[:tag][@digest]``, the name at most 255 characters."""
     match = _IMAGE.fullmatch(text)

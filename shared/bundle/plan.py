@@ -15,7 +15,6 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
@@ -225,26 +224,18 @@ def check_references(ref: models.ComponentRef, index: int, text: str, where: str
     """Chart, version, source, path and tag against their grammars, before any of them reaches a
     script or a manifest: what Helm, git or kustomize would refuse, or what holds shell syntax,
     stops here with the field's line in the recipe."""
-    oci = (ref.source or "").startswith("oci://")
-    checks: list[tuple[str, str | None, Callable[[str], str | None]]]
-    if ref.type == "Kustomize":
-        checks = [
-            ("source", ref.source, grammars.git_source),
-            ("path", ref.path, grammars.repository_path),
-            ("tag", ref.tag, grammars.git_ref),
-        ]
-    else:
-        checks = [
-            ("chart", ref.chart, grammars.chart_name),
-            ("source", ref.source, grammars.chart_source),
-            ("version", ref.version, lambda v: grammars.chart_version(v, oci=oci)),
-        ]
-    for name, value, check in checks:
-        problem = check(value) if value else None
-        if problem is not None:
-            key = f"componentRefs[{index}].{name}"
-            line = yamlio.line_of(text, key) if not where.startswith("cm://") else None
-            raise errors.InvalidInput(problem, where=f"{where}:{line} {key}" if line else f"{where} {key}")
+    problems = grammars.component_problems(
+        kustomize=ref.type == "Kustomize",
+        chart=ref.chart,
+        source=ref.source,
+        version=ref.version,
+        path=ref.path,
+        tag=ref.tag,
+    )
+    for name, problem in problems[:1]:
+        key = f"componentRefs[{index}].{name}"
+        line = yamlio.line_of(text, key) if not where.startswith("cm://") else None
+        raise errors.InvalidInput(problem, where=f"{where}:{line} {key}" if line else f"{where} {key}")
 
 
 def _manifests(ref: models.ComponentRef, cat: catalog_mod.Catalog, where: str) -> list[Manifest]:

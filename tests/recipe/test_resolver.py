@@ -3,7 +3,8 @@
 Covers: overlay selection and order, upstream's merge rules (scalars, shallow overrides, replaced
 dependencyRefs, additive manifests), registry defaults, mixins, --data layering, --explain
 provenance, byte-identical output, and every rejection the issue lists: unknown field, cycle,
-dangling reference, duplicate component, missing valuesFile, floating version, inheritance faults.
+dangling reference, duplicate component, missing valuesFile, floating version, a chart, version or
+source outside its grammar, inheritance faults.
 """
 
 from __future__ import annotations
@@ -161,6 +162,21 @@ BAD_CATALOGS = [
         "unknown-registry-field",
         _set(["registry.yaml", "components", 1, "helm", "repo"], "x"),
         "unknown field 'components[1].helm.repo'",
+    ),
+    (
+        "four-part-version",
+        _set(["overlays/eks.yaml", "spec", "componentRefs", 0, "version"], "1.2.3.4"),
+        "invalid chart version '1.2.3.4'",
+    ),
+    (
+        "chart-name",
+        _set(["overlays/eks.yaml", "spec", "componentRefs", 0, "chart"], "Alpha_Chart"),
+        "invalid chart name 'Alpha_Chart'",
+    ),
+    (
+        "registry-source",
+        _set(["registry.yaml", "components", 0, "helm", "defaultRepository"], "https://charts.example.com/a b"),
+        "invalid chart source 'https://charts.example.com/a b'",
     ),
     (
         "cycle",
