@@ -2,8 +2,10 @@
 
 Properties: every value generated from a grammar's own definition is accepted; the same value with
 a forbidden character (shell syntax, space, newline, upper case where the rule is lower case) put
-anywhere in it is refused; the length limits hold at their edge. Plus examples from upstream's
-recipes and Kubernetes' own validation tests, and the messages naming the value.
+anywhere in it is refused; nothing any pasted-value check accepts, of any text over an alphabet
+mixing grammar and shell characters, holds shell syntax or starts like an option; the length
+limits hold at their edge. Plus examples from upstream's recipes, malformed values refused,
+and the messages naming the value.
 """
 
 from __future__ import annotations
@@ -221,3 +223,23 @@ def test_messages_name_the_value_and_the_rule() -> None:
     )
     assert (grammars.chart_name("A") or "").startswith("invalid chart name 'A': Helm chart names are lower case")
     assert (grammars.node_name("../x") or "").startswith("invalid node name '../x': a lowercase RFC 1123 subdomain")
+
+
+PASTED = {
+    "chart_name": grammars.chart_name,
+    "chart_version": lambda t: grammars.chart_version(t, oci=True),
+    "chart_source": lambda t: grammars.chart_source(t, local=True),
+    "git_source": grammars.git_source,
+    "repository_path": grammars.repository_path,
+    "git_ref": grammars.git_ref,
+    "image_reference": grammars.image_reference,
+}
+"""Every check whose values a generated script or manifest receives."""
+
+
+@pytest.mark.parametrize("check", PASTED.values(), ids=PASTED.keys())
+@given(text=st.text(alphabet="ab1.-_/:@+=~%" + "".join(SHELL[:-2]), max_size=24))
+def test_nothing_a_pasted_value_check_accepts_holds_shell_syntax(check, text: str) -> None:  # type: ignore[no-untyped-def]
+    if check(text) is None:
+        assert not any(c in text for c in SHELL), text
+        assert not text.startswith(("-", "~")), text

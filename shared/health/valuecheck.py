@@ -2,8 +2,9 @@
 
 Each is a plain string to pydantic, so a ``duration: 5x`` or a ``gpuNodeLabel: "a=b=c"`` loads and
 then fails when the controller first uses it (or silently selects nothing). Checked here with the
-parsers the code uses at run time (``shared.durations``, ``shared.kube.labelselector``), each
-problem as (dotted path of the value, message); ``rulecheck`` adds the file position.
+parsers the code uses at run time (``shared.durations``, ``shared.kube.labelselector``) and the
+label and taint rules of ``shared.grammars``, each problem as (dotted path of the value, message);
+``rulecheck`` adds the file position, and ``config.load`` refuses the first.
 """
 
 from __future__ import annotations

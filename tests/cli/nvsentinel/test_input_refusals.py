@@ -6,7 +6,9 @@ an object; ``monitor dcgm --file`` missing or a directory; ``monitor xid --file`
 a DNS-1123 subdomain (``../../x``, empty, upper case, too long, a final newline), both before any
 cluster is contacted; a monitor's ``--node`` or ``--node-root`` folder that is not a node name.
 None prints a traceback or anything on stdout. Below the monitors, publishing a batch with one bad
-node name stores nothing in the simulated cluster.
+node name stores nothing in the simulated cluster. A values file whose rule-set taint or
+skipNodeLabels key or value breaks Kubernetes' label rules is refused by every command that loads
+it (``rules replay`` here), not only by ``rules check``.
 """
 
 from __future__ import annotations
@@ -119,3 +121,29 @@ def test_publishing_an_event_for_no_node_stores_nothing(sim: Any, api_client: An
     with pytest.raises(errors.InvalidInput, match=re.escape("invalid node name '../../x'")):
         resource.publish(api_client, batch, now=clock.WALL.now)
     assert rest.list_items(api_client, resource.RESOURCE.path()) == []
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        (
+            "  ruleSets:\n    - name: r\n      match: {all: [{kind: HealthEvent, expression: 'event.isFatal'}]}\n"
+            "      taint: {key: nvidia.com/gpu-error, value: 'fatal error', effect: NoSchedule}\n",
+            "fault-quarantine.ruleSets[0].taint.value: invalid taint value 'fatal error'",
+        ),
+        ("  skipNodeLabels:\n    - {key: 'bad key', value: 'true'}\n", "fault-quarantine.skipNodeLabels[0].key"),
+        ("  skipNodeLabels:\n    - {key: skip, value: 'a;b'}\n", "skipNodeLabels[0].value: invalid label value 'a;b'"),
+    ],
+    ids=["rule-set-taint-value", "skip-label-key", "skip-label-value"],
+)
+def test_values_whose_labels_or_taints_the_api_would_refuse_exit_2_on_load(
+    run_cli: Any, tmp_path: Path, values: str, message: str
+) -> None:
+    """Not only ``rules check``: every command that loads the values (here ``rules replay``) refuses them."""
+    path, events = tmp_path / "values.yaml", tmp_path / "events.ndjson"
+    path.write_text("fault-quarantine:\n" + values)
+    events.write_text(json.dumps({**EVENT, "nodeName": "node-001"}) + "\n")
+    result = run_cli("nvsentinel", "rules", "replay", "-f", str(path), "--events", str(events))
+    assert (result.code, result.stdout) == (2, "")
+    assert result.stderr.startswith(f"error: {path}: ") and message in result.stderr
+    assert result.stderr.count("\n") == 1
