@@ -132,9 +132,9 @@ def dns_label(text: str) -> str | None:
 
 
 # ---------------------------------------------------------------- Helm charts
-# Chart names: Helm's chart best practices ("lower case letters and numbers, words separated
-# with dashes"), the rule `helm create` and `helm lint` hold names to. A recipe may write the
-# chart as `repo/chart`, the repository alias Helm's `helm repo add` registered.
+# Chart names: Helm's chart best practices (helm.sh/docs/chart_best_practices/conventions: "Chart
+# names must be lower case letters and numbers. Words may be separated with dashes"). A recipe may
+# write the chart as `repo/chart`, after the repository alias `helm repo add` registered.
 _CHART = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 _REPO_ALIAS = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
 

@@ -243,3 +243,19 @@ def test_nothing_a_pasted_value_check_accepts_holds_shell_syntax(check, text: st
     if check(text) is None:
         assert not any(c in text for c in SHELL), text
         assert not text.startswith(("-", "~")), text
+
+
+@given(dns_labels)
+def test_dns_labels_are_release_names_and_namespaces(name: str) -> None:
+    assert grammars.dns_label(name) is None
+
+
+@given(
+    st.one_of(_spoiled(dns_labels), dns_labels.map(lambda s: s + ".x"), dns_labels.map(str.upper).filter(str.isupper))
+)
+def test_a_dns_label_with_a_forbidden_character_a_dot_or_upper_case_is_refused(name: str) -> None:
+    assert grammars.dns_label(name) is not None
+
+
+def test_a_dns_label_is_at_most_63_characters() -> None:
+    assert grammars.dns_label("a" * 63) is None and grammars.dns_label("a" * 64) is not None

@@ -14,7 +14,6 @@ import copy
 import hashlib
 import json
 import logging
-import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
@@ -30,9 +29,6 @@ from shared.recipe import models, result, values
 logger = logging.getLogger(__name__)
 
 DEFAULT_NAMESPACE = "default"
-# Release, Application and HelmRelease names and namespaces must be DNS-1123 labels; refusing
-# anything else also keeps component names out of shell and template syntax altogether.
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 
 @dataclass(frozen=True)
@@ -214,10 +210,11 @@ def _is_enabled(ref: models.ComponentRef, sets: list[overrides.SetOverride]) -> 
 
 
 def _check_name(value: str, what: str, where: str) -> None:
-    if not _DNS_LABEL.match(value):
-        raise errors.InvalidInput(
-            f"{what} {value!r} is not a DNS-1123 label (lower case letters, digits, '-')", where=where
-        )
+    """Release, Application and HelmRelease names and namespaces must be DNS-1123 labels; refusing
+    anything else also keeps component names out of shell and template syntax altogether."""
+    problem = grammars.dns_label(value)
+    if problem is not None:
+        raise errors.InvalidInput(f"{what} {problem}", where=where)
 
 
 def check_references(ref: models.ComponentRef, index: int, text: str, where: str) -> None:
