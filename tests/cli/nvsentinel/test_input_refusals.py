@@ -4,7 +4,8 @@ Covers: ``monitor dcgm --state`` holding binary data, text that is not UTF-8, or
 an object; ``monitor dcgm --file`` missing or a directory; ``monitor xid --file`` not UTF-8;
 ``events publish`` from JSON nested past the layer's limit, or with an event whose nodeName is not
 a DNS-1123 subdomain (``../../x``, empty, upper case, too long, a final newline), both before any
-cluster is contacted; a monitor's ``--node`` or ``--node-root`` folder that is not a node name.
+cluster is contacted; a monitor's ``--node`` or ``--node-root`` folder, or ``events list --node``,
+that is not a node name.
 None prints a traceback or anything on stdout. Below the monitors, publishing a batch with one bad
 node name stores nothing in the simulated cluster. A values file whose rule-set taint or
 skipNodeLabels key or value breaks Kubernetes' label rules is refused by every command that loads
@@ -147,3 +148,11 @@ def test_values_whose_labels_or_taints_the_api_would_refuse_exit_2_on_load(
     assert (result.code, result.stdout) == (2, "")
     assert result.stderr.startswith(f"error: {path}: ") and message in result.stderr
     assert result.stderr.count("\n") == 1
+
+
+def test_listing_events_for_a_name_no_node_can_have_exits_2_before_any_cluster_is_asked(
+    run_cli: Any, tmp_path: Path
+) -> None:
+    result = run_cli("nvsentinel", "events", "list", "--node", "Node_1", "--kubeconfig", str(tmp_path / "none"))
+    assert (result.code, result.stdout) == (2, "")
+    assert result.stderr.startswith("error: --node: invalid node name 'Node_1'") and result.stderr.count("\n") == 1
