@@ -14,12 +14,11 @@ import copy
 import hashlib
 import json
 import logging
-import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from shared import cachedir, errors, yamlio
+from shared import cachedir, errors, grammars, yamlio
 from shared import refs as documents
 from shared.bundle import overrides, scheduling
 from shared.bundle.request import BundleRequest
@@ -30,9 +29,6 @@ from shared.recipe import models, result, values
 logger = logging.getLogger(__name__)
 
 DEFAULT_NAMESPACE = "default"
-# Release, Application and HelmRelease names and namespaces must be DNS-1123 labels; refusing
-# anything else also keeps component names out of shell and template syntax altogether.
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 
 @dataclass(frozen=True)
@@ -214,10 +210,29 @@ def _is_enabled(ref: models.ComponentRef, sets: list[overrides.SetOverride]) -> 
 
 
 def _check_name(value: str, what: str, where: str) -> None:
-    if not _DNS_LABEL.match(value):
-        raise errors.InvalidInput(
-            f"{what} {value!r} is not a DNS-1123 label (lower case letters, digits, '-')", where=where
-        )
+    """Release, Application and HelmRelease names and namespaces must be DNS-1123 labels; refusing
+    anything else also keeps component names out of shell and template syntax altogether."""
+    problem = grammars.dns_label(value)
+    if problem is not None:
+        raise errors.InvalidInput(f"{what} {problem}", where=where)
+
+
+def check_references(ref: models.ComponentRef, index: int, text: str, where: str) -> None:
+    """Chart, version, source, path and tag against their grammars, before any of them reaches a
+    script or a manifest: what Helm, git or kustomize would refuse, or what holds shell syntax,
+    stops here with the field's line in the recipe."""
+    problems = grammars.component_problems(
+        kustomize=ref.type == "Kustomize",
+        chart=ref.chart,
+        source=ref.source,
+        version=ref.version,
+        path=ref.path,
+        tag=ref.tag,
+    )
+    for name, problem in problems[:1]:
+        key = f"componentRefs[{index}].{name}"
+        line = yamlio.line_of(text, key) if not where.startswith("cm://") else None
+        raise errors.InvalidInput(problem, where=f"{where}:{line} {key}" if line else f"{where} {key}")
 
 
 def _manifests(ref: models.ComponentRef, cat: catalog_mod.Catalog, where: str) -> list[Manifest]:
@@ -298,6 +313,8 @@ def build(request: BundleRequest) -> BundlePlan:
     aliases = {alias: name for name, entry in cat.registry.items() for alias in entry.valueOverrideKeys}
     grouped = overrides.resolve_targets(parsed, order, aliases)
     refs = {ref.name: ref for ref in recipe.componentRefs}
+    for index, ref in enumerate(recipe.componentRefs):
+        check_references(ref, index, text, where)
     enabled = [name for name in order if _is_enabled(refs[name], grouped[name])]
     disabled = [name for name in order if name not in enabled]
     if not enabled:

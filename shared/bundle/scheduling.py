@@ -9,17 +9,15 @@ default; we do not, because that lets system components land on GPU nodes nobody
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from shared import errors
+from shared import errors, grammars
 from shared.bundle import overrides
 from shared.recipe import models
 
-EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
-_LABEL_KEY = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+EFFECTS = grammars.TAINT_EFFECTS
 
 
 class Scheduling(BaseModel):
@@ -43,7 +41,8 @@ def parse_selector(items: list[str], *, flag: str) -> dict[str, str]:
         key, equals, value = item.partition("=")
         if not equals or not key:
             raise errors.InvalidInput(f"expected key=value, got {item!r}", where=flag)
-        _check_key(key, item, flag)
+        _check(grammars.label_key(key), flag)
+        _check(grammars.label_value(value), flag)
         selector[key] = value
     return selector
 
@@ -56,7 +55,9 @@ def parse_taint(item: str, *, flag: str) -> dict[str, str]:
             f"expected key=value:Effect or key:Effect with Effect one of {', '.join(EFFECTS)}, got {item!r}", where=flag
         )
     key, equals, value = body.partition("=")
-    _check_key(key, item, flag)
+    _check(grammars.taint_key(key), flag)
+    if equals:
+        _check(grammars.taint_value(value), flag)
     taint = {"key": key}
     if equals:
         taint["value"] = value
@@ -76,9 +77,9 @@ def parse_toleration(item: str, *, flag: str) -> dict[str, str]:
     }
 
 
-def _check_key(key: str, item: str, flag: str) -> None:
-    if not _LABEL_KEY.match(key):
-        raise errors.InvalidInput(f"invalid label or taint key {key!r} in {item!r}", where=flag)
+def _check(problem: str | None, flag: str) -> None:
+    if problem is not None:
+        raise errors.InvalidInput(problem, where=flag)
 
 
 def taint_text(taint: dict[str, str]) -> str:

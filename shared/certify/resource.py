@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from shared import errors
-from shared.certify import catalog, models, thresholds
+from shared.certify import catalog, inputcheck, models, thresholds
 from shared.kube import crds, jobs, rest
 from shared.kube import errors as kube_errors
 from shared.kube.api import KubeApi
@@ -56,13 +56,18 @@ def crd_required(definition: crds.Resource) -> Iterator[None]:
 
 
 def validate(cert: models.Certification, *, where: str) -> None:
-    """Every category exists in the catalog and every threshold compiles and binds something
-    (InvalidInput otherwise).
+    """Target names and images pass their grammars, every category exists in the catalog and every
+    threshold compiles and binds something (InvalidInput otherwise).
 
     A category's own threshold must name a metric that category measures. A global one binds the
     categories that measure its key (``runner``), so it must name a metric at least one category
     of the spec measures that has no map of its own; otherwise it would bind nothing, silently.
     """
+    images = {"spec.image": cert.spec.image}
+    images |= {
+        f"spec.categories[{i}].options.image": c.options.image for i, c in enumerate(cert.spec.categories) if c.options
+    }
+    inputcheck.check(cert.spec.target, images, where=where)
     entries = catalog.load()
     thresholds.compile_all(cert.spec.thresholds, where=f"{where}: spec.thresholds")
     inheriting: list[catalog.Entry] = []

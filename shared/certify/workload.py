@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from shared import errors
-from shared.certify import catalog, leasing, models, render, thresholds
+from shared.certify import catalog, inputcheck, leasing, models, render, thresholds
 from shared.clock import Clock
 from shared.kube import crds, jobs, rest
 from shared.kube import errors as kube_errors
@@ -157,6 +157,7 @@ def load_file(path: Any) -> WorkloadRun:
         raise errors.InvalidInput(f"{where}: {first['msg']}", where=str(path)) from None
     if not run.name:
         raise errors.InvalidInput("metadata.name is required", where=str(path))
+    inputcheck.check(run.spec.target, {"spec.image": run.spec.image}, where=str(path))
     compile_threshold(run.spec, where=f"{path}: spec")
     return run
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from shared import errors
 from shared.health import ruleset
 from shared.health import settings as hsettings
 
@@ -33,7 +35,19 @@ class Config:
 def load(path: Path | None, *, enforce: bool | None = None) -> Config:
     """Values from ``path`` over the defaults; ``enforce`` True/False overrides global.dryRun."""
     data, _, source = hsettings.read_file(path)
-    return build(hsettings.model(data, source=source), source=source, enforce=enforce)
+    model = hsettings.model(data, source=source)
+    check_values(data, source=source)  # after the model, whose words for a field come first
+    return build(model, source=source, enforce=enforce)
+
+
+def check_values(data: dict[str, Any], *, source: str) -> None:
+    """The first duration, selector, label or taint that fails its parser or grammar, as the
+    controllers would only find out when they first use it (``rules check`` lists them all)."""
+    from shared.health import valuecheck
+
+    found = valuecheck.problems(data)
+    if found:
+        raise errors.InvalidInput(found[0][1], where=source)
 
 
 def build(model: hsettings.Settings, *, source: str, enforce: bool | None = None) -> Config:

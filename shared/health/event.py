@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema, field_serializer, field_validator
 
-from shared import errors, files
+from shared import errors, files, grammars
 
 
 class RecommendedAction(IntEnum):
@@ -304,6 +304,19 @@ def parse(data: Any, *, where: str | None = None) -> HealthEvent:
         raise errors.InvalidInput(f"invalid HealthEvent: {field}: {first['msg']}", where=where) from None
 
 
+def check_node_name(ev: HealthEvent, *, where: str | None = None) -> HealthEvent:
+    """``ev`` when its nodeName is a node's name (a DNS-1123 subdomain): an empty or ``../../x``
+    one would be stored, labelled and matched against no node, so it is refused before that."""
+    problem = grammars.node_name(ev.nodeName)
+    if problem is not None:
+        raise errors.InvalidInput(f"invalid HealthEvent: nodeName: {problem}", where=where)
+    return ev
+
+
+def _read(data: Any, where: str) -> HealthEvent:
+    return check_node_name(parse(_unwrap(data), where=where), where=where)
+
+
 def _unwrap(item: Any) -> Any:
     """A stored HealthEvent object (``kubectl get healthevent X -o json``) carries the event in spec."""
     if isinstance(item, dict) and item.get("kind") == "HealthEvent" and isinstance(item.get("spec"), dict):
@@ -325,12 +338,9 @@ def parse_text(text: str, *, source: str = "-") -> list[HealthEvent]:
         whole = None
     else:
         if isinstance(whole, dict) and isinstance(whole.get("items"), list):
-            return [parse(_unwrap(item), where=f"{source}.items[{i}]") for i, item in enumerate(whole["items"])]
+            return [_read(item, f"{source}.items[{i}]") for i, item in enumerate(whole["items"])]
         items = whole if isinstance(whole, list) else [whole]
-        return [
-            parse(_unwrap(item), where=f"{source}[{i}]" if isinstance(whole, list) else source)
-            for i, item in enumerate(items)
-        ]
+        return [_read(item, f"{source}[{i}]" if isinstance(whole, list) else source) for i, item in enumerate(items)]
     events = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -339,7 +349,7 @@ def parse_text(text: str, *, source: str = "-") -> list[HealthEvent]:
             item = files.loads_json(line, source=f"{source}:{number}")
         except files.NotJson as exc:
             raise errors.InvalidInput(exc.message, where=f"{source}:{number}") from None
-        events.append(parse(_unwrap(item), where=f"{source}:{number}"))
+        events.append(_read(item, f"{source}:{number}"))
     return events
 
 

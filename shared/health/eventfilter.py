@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from shared import durations, errors
+from shared import durations, errors, grammars
 from shared.health import resource
 
 PENDING = "Pending"
@@ -87,6 +87,9 @@ class Filter:
         """The filter from the flags' text; InvalidInput (exit 2) for a bad value, before any listing."""
         if since is not None and after is not None:
             raise errors.InvalidInput("--since and --after cannot be combined (one start time)")
+        problem = grammars.node_name(node) if node else None
+        if problem is not None:  # no stored event carries it: say so rather than list nothing
+            raise errors.InvalidInput(problem, where="--node")
         start = None
         if since is not None:
             start = now() - timedelta(seconds=durations.parse(since, where="--since"))

@@ -126,6 +126,8 @@ class PublishResult:
 def publish(api: KubeApi, events: list[hevent.HealthEvent], *, now: Callable[[], datetime]) -> PublishResult:
     """Create one object per distinct event; repeats (in the input or already stored) are skipped."""
     created, duplicates = [], []
+    for ev in events:  # every name first: a bad one (a monitor's hostname) stores nothing
+        hevent.check_node_name(ev)
     for ev in events:
         if ev.generatedTimestamp is None:
             ev = ev.model_copy(update={"generatedTimestamp": now()})

@@ -2,8 +2,9 @@
 
 Each is a plain string to pydantic, so a ``duration: 5x`` or a ``gpuNodeLabel: "a=b=c"`` loads and
 then fails when the controller first uses it (or silently selects nothing). Checked here with the
-parsers the code uses at run time (``shared.durations``, ``shared.kube.labelselector``), each
-problem as (dotted path of the value, message); ``rulecheck`` adds the file position.
+parsers the code uses at run time (``shared.durations``, ``shared.kube.labelselector``) and the
+label and taint rules of ``shared.grammars``, each problem as (dotted path of the value, message);
+``rulecheck`` adds the file position, and ``config.load`` refuses the first.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from shared import durations, errors
+from shared import durations, errors, grammars
 from shared.kube import labelselector
 
 Check = Callable[[str], str | None]
@@ -38,14 +39,8 @@ def selector(text: str) -> str | None:
     return None
 
 
-def label_key(text: str) -> str | None:
-    problems = labelselector.label_key_problems(text)
-    return f"invalid label key {text!r}: {'; '.join(problems)}" if problems else None
-
-
-def label_value(text: str) -> str | None:
-    problems = labelselector.label_value_problems(text)
-    return f"invalid label value {text!r}: {'; '.join(problems)}" if problems else None
+label_key = grammars.label_key
+label_value = grammars.label_value
 
 
 def label_prefix(text: str) -> str | None:
@@ -60,8 +55,8 @@ CHECKS: tuple[tuple[str, Check], ...] = (
     ("fault-quarantine.labelPrefix", label_prefix),
     ("fault-quarantine.skipNodeLabels[].key", label_key),
     ("fault-quarantine.skipNodeLabels[].value", label_value),
-    ("fault-quarantine.ruleSets[].taint.key", label_key),
-    ("fault-quarantine.ruleSets[].taint.value", label_value),
+    ("fault-quarantine.ruleSets[].taint.key", grammars.taint_key),
+    ("fault-quarantine.ruleSets[].taint.value", grammars.taint_value),
     ("fault-quarantine.ruleSets[].label.key", label_key),
     ("fault-quarantine.ruleSets[].label.value", label_value),
     ("nvsentinel.retention", duration),
@@ -70,8 +65,8 @@ CHECKS: tuple[tuple[str, Check], ...] = (
     ("node-drainer.requeueBackoffMax", duration),
     ("node-drainer.podDrainPolicies[].podSelector", selector),
     ("health-events-analyzer.rules[].timeWindow", duration),
-    ("lifecycle-manager.config.schedulingGate.taints[].key", label_key),
-    ("lifecycle-manager.config.schedulingGate.taints[].value", label_value),
+    ("lifecycle-manager.config.schedulingGate.taints[].key", grammars.taint_key),
+    ("lifecycle-manager.config.schedulingGate.taints[].value", grammars.taint_value),
 )
 """Every such value by its path (``[]``: each item of a list) and the parser it must pass."""
 

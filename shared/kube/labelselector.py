@@ -17,6 +17,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from shared import grammars
+
 Operator = Literal["=", "==", "!=", "in", "notin", "exists", "!", "gt", "lt"]
 """selection.Operator: ``exists`` is a bare key, ``!`` a key that must be absent."""
 
@@ -29,23 +31,9 @@ _BINARY = "in, notin, =, ==, !=, gt, lt"
 _OPERATORS: dict[str, Operator] = {"in": "in", "notin": "notin", "=": "=", "==": "==", "!=": "!=", ">": "gt", "<": "lt"}
 _WRITTEN = {"=": "=", "==": "==", "!=": "!=", "in": " in ", "notin": " notin ", "gt": ">", "lt": "<"}
 
-# apimachinery pkg/util/validation (IsQualifiedName, IsValidLabelValue), as 1.34 words them
-_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_VALUE_FMT = f"({_NAME_FMT})?"
-_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_SUBDOMAIN_FMT = _LABEL_FMT + "(\\." + _LABEL_FMT + ")*"
-_NAME_MSG = (
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
-)
-_VALUE_MSG = (
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
-    "and must start and end with an alphanumeric character"
-)
-_SUBDOMAIN_MSG = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
-    "and must start and end with an alphanumeric character"
-)
-_NAME, _VALUE, _SUBDOMAIN = (re.compile(f"^{f}$") for f in (_NAME_FMT, _VALUE_FMT, _SUBDOMAIN_FMT))
+# the label formats (IsQualifiedName, IsValidLabelValue) are shared.grammars'
+label_key_problems = grammars.label_key_problems
+label_value_problems = grammars.label_value_problems
 
 
 class SelectorError(ValueError):
@@ -122,48 +110,7 @@ def parse(text: str) -> tuple[Requirement, ...]:
     return tuple(sorted(found, key=lambda r: r.key))
 
 
-# ---------------------------------------------------------------- the label formats
-
-
-def label_key_problems(key: str) -> list[str]:
-    """``IsQualifiedName``: what is wrong with a label key (empty when nothing is)."""
-    parts = key.split("/")
-    if len(parts) > 2:
-        return [
-            f"a qualified name {_regex_error(_NAME_MSG, _NAME_FMT, 'MyName', 'my.name', '123-abc')}"
-            " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
-    problems = _prefix_problems(parts[0]) if len(parts) == 2 else []
-    name = parts[-1]
-    if not name:
-        problems.append("name part must be non-empty")
-    elif len(name.encode()) > 63:
-        problems.append("name part must be no more than 63 characters")
-    if not _NAME.match(name):
-        problems.append("name part " + _regex_error(_NAME_MSG, _NAME_FMT, "MyName", "my.name", "123-abc"))
-    return problems
-
-
-def _prefix_problems(prefix: str) -> list[str]:
-    if not prefix:
-        return ["prefix part must be non-empty"]
-    problems = ["prefix part must be no more than 253 characters"] if len(prefix.encode()) > 253 else []
-    if not _SUBDOMAIN.match(prefix):
-        problems.append("prefix part " + _regex_error(_SUBDOMAIN_MSG, _SUBDOMAIN_FMT, "example.com"))
-    return problems
-
-
-def label_value_problems(value: str) -> list[str]:
-    """``IsValidLabelValue``: what is wrong with a label value (empty when nothing is)."""
-    problems = ["must be no more than 63 characters"] if len(value.encode()) > 63 else []
-    if not _VALUE.match(value):
-        problems.append(_regex_error(_VALUE_MSG, _VALUE_FMT, "MyValue", "my_value", "12345"))
-    return problems
-
-
-def _regex_error(message: str, pattern: str, *examples: str) -> str:
-    shown = " or ".join(f"'{e}', " for e in examples)
-    return f"{message} (e.g. {shown}regex used for validation is '{pattern}')"
+# ---------------------------------------------------------------- printing problems
 
 
 def _quote(text: str) -> str:

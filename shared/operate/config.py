@@ -58,6 +58,7 @@ def load(path: Path | None, *, enforce: bool | None = None) -> Config:
 
     data, _, source = hsettings.read_file(path)
     whole = hsettings.validated(Settings, data, source=source)
+    hconfig.check_values(data, source=source)  # after the model, whose words for a field come first
     health = hconfig.build(whole, source=source, enforce=enforce)
     if whole.lifecycle_manager.enabled:  # a bad test name or criterion fails the load, not a later pass
         settings.check(settings.with_catalog(whole.lifecycle_manager.config), source=source)

@@ -158,19 +158,11 @@ def _validate(model: type[BaseModel], data: Any, where: str) -> Any:
         raise errors.InvalidInput(first["msg"], where=_located(where, loc)) from None
 
 
-def _check_fields(doc: BaseModel, api_version: str, where: str) -> None:
-    """Unknown keys: an error in our format, a warning in upstream's (which ignores them)."""
-    unknown = [
-        p
-        for p in models.unknown_fields(doc)
-        if p.split(".")[-1].split("[")[0] not in models.UPSTREAM_IGNORED_KEYS or api_version == models.API_VERSION
-    ]
-    if not unknown:
-        return
-    if api_version == models.API_VERSION:
-        raise errors.InvalidInput(f"unknown field {unknown[0]!r}", where=_located(where, unknown[0]))
-    for path in unknown:
-        logger.warning("ignoring unknown field %r in %s", path, where)
+def _check_fields(doc: BaseModel, where: str) -> None:
+    """An unknown key is an error in either format (upstream's loader drops it without a word)."""
+    unknown = next(models.unknown_fields(doc), None)
+    if unknown is not None:
+        raise errors.InvalidInput(f"unknown field {unknown!r}", where=_located(where, unknown))
 
 
 def _located(where: str, field_path: str) -> str:
@@ -214,9 +206,9 @@ def load_directory(root: Path, *, label: str | None = None, external: bool = Tru
 def _load_registry(catalog: Catalog, data: Any, where: str) -> None:
     if not isinstance(data, dict):
         raise errors.InvalidInput("expected a ComponentRegistry mapping", where=where)
-    api = _check_api_version(data, where)
+    _check_api_version(data, where)
     registry = _validate(models.ComponentRegistry, data, where)
-    _check_fields(registry, api, where)
+    _check_fields(registry, where)
     for index, component in enumerate(registry.components):
         if component.name in catalog.registry:
             raise errors.InvalidInput(f"duplicate component {component.name!r}", where=f"{where} components[{index}]")
@@ -243,15 +235,15 @@ def _load_document(catalog: Catalog, rel: str, data: dict[str, Any], where: str)
         if rel.startswith(("overlays/", "mixins/")) and data.get("apiVersion") == models.API_VERSION:
             raise errors.InvalidInput(f"unexpected kind {kind!r} in a catalog folder", where=f"{where} kind")
         return  # upstream keeps other documents (validator catalogs) beside overlays
-    api = _check_api_version(data, where)
+    _check_api_version(data, where)
     if kind == "RecipeMixin":
         mixin = _validate(models.RecipeMixin, data, where)
-        _check_fields(mixin, api, where)
+        _check_fields(mixin, where)
         catalog.mixins[mixin.metadata.name] = mixin
         catalog.origin[f"mixin:{mixin.metadata.name}"] = where
         return
     overlay = _validate(models.RecipeMetadata, data, where)
-    _check_fields(overlay, api, where)
+    _check_fields(overlay, where)
     _check_duplicates(overlay, where)
     if PurePosixPath(rel).name == "base.yaml":
         catalog.base = overlay

@@ -1,9 +1,11 @@
 """The recipe documents: catalog files (overlays, mixins, registry) and the resolved recipe.
 
 Kinds and field names are upstream AICR's (``RecipeMetadata``, ``RecipeMixin``,
-``ComponentRegistry``, ``RecipeResult``) so upstream data reads unchanged. Models accept unknown
-keys at parse time and ``unknown_fields`` reports them afterwards: our own catalog treats them as
-errors, upstream files as warnings, as upstream itself ignores them.
+``ComponentRegistry``, ``RecipeResult``) so upstream data reads unchanged; every field upstream's
+files carry is modelled, even those we do not act on (``manifest``, ``healthCheck``). Models accept
+unknown keys at parse time and ``unknown_fields`` reports them afterwards, and every reader refuses
+them (a criteria file, a catalog in either format, a resolved recipe), where upstream's loader
+drops them without a word: a misspelt key is a mistake to name, not a setting to lose.
 """
 
 from __future__ import annotations
@@ -151,6 +153,18 @@ class ComponentValidation(_Doc):
     message: str = ""
 
 
+class ManifestDefaults(_Doc):
+    """Upstream's ``manifest:`` block of a manifest-only component; its loader reads no field of it."""
+
+    defaultNamespace: str | None = None
+
+
+class UpstreamHealthCheck(_Doc):
+    """Upstream's ``healthCheck.assertFile``: a Chainsaw test file; we check ``healthCheckAsserts``."""
+
+    assertFile: str | None = None
+
+
 class RegistryComponent(_Doc):
     """Defaults for one component: where its chart lives and where scheduling values go."""
 
@@ -159,6 +173,8 @@ class RegistryComponent(_Doc):
     valueOverrideKeys: list[str] = Field(default_factory=list)
     helm: HelmDefaults | None = None
     kustomize: KustomizeDefaults | None = None
+    manifest: ManifestDefaults | None = None
+    healthCheck: UpstreamHealthCheck | None = None
     nodeScheduling: NodeScheduling = Field(default_factory=NodeScheduling)
     podScheduling: PodScheduling = Field(default_factory=PodScheduling)
     validations: list[ComponentValidation] = Field(default_factory=list)
@@ -169,10 +185,6 @@ class ComponentRegistry(_Doc):
     apiVersion: str
     kind: str = "ComponentRegistry"
     components: list[RegistryComponent] = Field(default_factory=list)
-
-
-# Keys upstream's files carry that we read past on purpose (they are not errors there).
-UPSTREAM_IGNORED_KEYS = frozenset({"healthCheck"})
 
 
 def unknown_fields(model: BaseModel, prefix: str = "") -> Iterator[str]:

@@ -12,7 +12,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from shared import __version__, errors
+from shared import __version__, errors, grammars
 from shared.recipe import catalog as catalog_mod
 from shared.recipe import criteria as criteria_mod
 from shared.recipe import graph, models, versions
@@ -316,6 +316,12 @@ def _check_component(cat: catalog_mod.Catalog, name: str, component: _Component)
             )
     if fields["type"] == "Kustomize" and fields.get("tag") and not versions.is_pinned(str(fields["tag"])):
         raise errors.InvalidInput(f"tag {fields['tag']!r} is not a pinned release", where=where("tag"))
+    problems = grammars.component_problems(
+        kustomize=fields["type"] == "Kustomize",
+        **{key: str(fields[key]) if fields.get(key) else None for key in ("chart", "source", "version", "path", "tag")},
+    )
+    for key, problem in problems[:1]:
+        raise errors.InvalidInput(problem, where=where(key))
 
 
 def recipe_document(recipe: models.RecipeResult) -> dict[str, Any]:

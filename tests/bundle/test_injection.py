@@ -1,11 +1,12 @@
 """Hostile values stay data: in every deployer's files, and when the helm scripts run.
 
-A recipe whose chart source, chart name, version, values, overrides and ``--set`` values hold
-quotes, newlines, ``{{ }}``, ``${…}``, ``$(…)``, backticks, ``---`` and YAML anchors is bundled by
-every deployer. Covers: every YAML file parses, with one document per object, and each hostile
-string comes back as an exact scalar; the argocd-helm templates carry no value at all (values.yaml
-does); every script passes ``bash -n``; the helm deploy.sh and undeploy.sh, run with stub ``helm``
-and ``kubectl`` first on PATH, pass each hostile string as exactly one argument and execute nothing.
+A recipe whose values, overrides and ``--set`` values hold quotes, newlines, ``{{ }}``, ``${…}``,
+``$(…)``, backticks, ``---`` and YAML anchors is bundled by every deployer (its chart, version and
+source as odd as their grammars allow). Covers: every YAML file parses, with one document per
+object, and each hostile string comes back as an exact scalar; the argocd-helm templates carry no
+value at all (values.yaml does); every script passes ``bash -n``; the helm deploy.sh and
+undeploy.sh, run with stub ``helm`` and ``kubectl`` first on PATH, pass each hostile string as
+exactly one argument and execute nothing.
 """
 
 from __future__ import annotations
@@ -32,10 +33,12 @@ EVIL = {
     "anchor": "&anchor [*anchor, !!python/object:os.system]",
     "marker": "---",
 }
-SOURCE = "https://charts.example.com/$(touch PWNED)/a'b\"c"
-CHART = "evil`touch PWNED`chart"
-VERSION = "1.0.0;touch PWNED\n--set x=y"
-OCI_SOURCE = "oci://registry.example.com/${IFS}$(touch PWNED)"
+# Chart, version and source are refused at input when they leave their grammars
+# (tests/bundle/test_reference_grammars.py); here they use the most the grammars allow.
+SOURCE = "https://charts.example.com:8443/%24%28touch%20PWNED%29/a+b=c@d:e~f"
+CHART = "evil-chart-2"
+VERSION = "v1.0.0-rc.1+build-5.x"
+OCI_SOURCE = "oci://registry.example.com:5000/a__b/c-d.e"
 SET_VALUE = "x$(touch PWNED)'\"\n{{ .Release.Name }}"
 
 

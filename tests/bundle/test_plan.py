@@ -155,10 +155,26 @@ def test_placement_flags_land_at_every_declared_path(recipe: Path, cat_dir: Path
         ("system_node_toleration", ["key=value"], "expected key=value:Effect or key:Effect"),
         ("accelerated_node_toleration", ["k=v:Sometimes"], "expected key=value:Effect or key:Effect"),
         ("system_node_selector", ["novalue"], "expected key=value"),
-        ("accelerated_node_selector", ["bad key=v"], "invalid label or taint key 'bad key'"),
+        ("accelerated_node_selector", ["bad key=v"], "invalid label key 'bad key'"),
+        ("system_node_selector", ["pool=gpu;reboot"], "invalid label value 'gpu;reboot'"),
+        ("workload_selector", ["app=" + "x" * 64], "must be no more than 63 characters"),
+        ("system_node_toleration", ["dedicated=a b:NoSchedule"], "invalid taint value 'a b'"),
+        ("accelerated_node_toleration", ["-gpu:NoExecute"], "invalid taint key '-gpu'"),
+        ("workload_gate", "gate=$(x):NoSchedule", "invalid taint value"),
         ("nodes", -1, "invalid nodes count -1"),
     ],
-    ids=["toleration-without-effect", "unknown-effect", "selector-without-value", "bad-key", "negative-nodes"],
+    ids=[
+        "toleration-without-effect",
+        "unknown-effect",
+        "selector-without-value",
+        "bad-key",
+        "bad-label-value",
+        "label-value-too-long",
+        "bad-taint-value",
+        "bad-taint-key",
+        "bad-gate-value",
+        "negative-nodes",
+    ],
 )
 def test_bad_placement_flags_are_invalid_input(
     recipe: Path, cat_dir: Path, field: str, value: Any, message: str

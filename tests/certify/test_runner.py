@@ -4,7 +4,8 @@ Covers: a slow NIC in 64 nodes found by isolation with ThresholdViolation and it
 GPU named with a hardware reason; no thresholds → pass with the low bandwidth reported; a healthy
 cluster passes with measurements; a rack-to-rack link fault reported as an infrastructure fault;
 a runner killed after its k-th write and resumed reaches the same verdict without re-running a
-finished group; the Lease lets exactly one of two runners step a run.
+finished group; the Lease lets exactly one of two runners step a run; an object created with an
+invalid nodeSelector key fails with ValidationFailed naming the key.
 """
 
 from __future__ import annotations
@@ -155,3 +156,16 @@ def test_a_run_an_earlier_release_started_is_closed_and_asks_to_be_run_again(
     assert cert.status.phase == "Failed" and category.status == "Failed"
     assert category.message is not None and "run it again" in category.message
     assert rest.list_items(api_client, rest.group_path("batch", "v1", "jobs", "default")) == []
+
+
+def test_a_certification_created_with_an_invalid_selector_key_fails_naming_the_key(
+    gpu_sim: SimServer, api_client: Any
+) -> None:
+    """An object that did not come through ``nvcrectl`` (kubectl) fails validation, not "no node matches"."""
+    _faulty(gpu_sim, 4)
+    kit.create(api_client, kit.certification("bad-key", target={"nodeSelector": {"pool name": "gpu"}}))
+    cert = kit.drive(gpu_sim, api_client, "bad-key")
+    assert cert.status.phase == "Failed"
+    assert cert.status.message is not None
+    assert cert.status.message.startswith("spec.target.nodeSelector: invalid label key 'pool name'")
+    assert [c.reason for c in cert.status.conditions if c.type == "Failed"] == ["ValidationFailed"]

@@ -144,7 +144,7 @@ def test_durations_selectors_and_labels_are_checked_where_they_are_written(tmp_p
     ]
     assert "invalid duration '5x'" in lines[0]
     assert "label selector 'nvidia.com/gpu.present in true'" in lines[1]
-    assert "invalid label value 'no way'" in lines[3]
+    assert "invalid taint value 'no way'" in lines[3]
 
 
 def test_the_sample_evaluation_catches_what_the_types_allow(tmp_path: Path) -> None:

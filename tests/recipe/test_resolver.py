@@ -3,7 +3,8 @@
 Covers: overlay selection and order, upstream's merge rules (scalars, shallow overrides, replaced
 dependencyRefs, additive manifests), registry defaults, mixins, --data layering, --explain
 provenance, byte-identical output, and every rejection the issue lists: unknown field, cycle,
-dangling reference, duplicate component, missing valuesFile, floating version, inheritance faults.
+dangling reference, duplicate component, missing valuesFile, floating version, a chart, version or
+source outside its grammar, inheritance faults.
 """
 
 from __future__ import annotations
@@ -163,6 +164,21 @@ BAD_CATALOGS = [
         "unknown field 'components[1].helm.repo'",
     ),
     (
+        "four-part-version",
+        _set(["overlays/eks.yaml", "spec", "componentRefs", 0, "version"], "1.2.3.4"),
+        "invalid chart version '1.2.3.4'",
+    ),
+    (
+        "chart-name",
+        _set(["overlays/eks.yaml", "spec", "componentRefs", 0, "chart"], "Alpha_Chart"),
+        "invalid chart name 'Alpha_Chart'",
+    ),
+    (
+        "registry-source",
+        _set(["registry.yaml", "components", 0, "helm", "defaultRepository"], "https://charts.example.com/a b"),
+        "invalid chart source 'https://charts.example.com/a b'",
+    ),
+    (
         "cycle",
         _set(["overlays/base.yaml", "spec", "componentRefs", 0, "dependencyRefs"], ["beta"]),
         "dependency cycle: ",
@@ -223,16 +239,23 @@ def test_unknown_field_errors_carry_file_and_line(tmp_path: Path) -> None:
     assert caught.value.where.endswith(" spec.componentRefs[0].verison")
 
 
-def test_upstream_format_files_only_warn_about_unknown_keys(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def _upstream_format(tmp_path: Path, component: dict[str, Any]) -> Path:
     docs = minicatalog.default_documents()
     for doc in docs.values():
         if isinstance(doc, dict) and "apiVersion" in doc:
             doc["apiVersion"] = "aicr.nvidia.com/v1alpha1"
-    docs["registry.yaml"]["components"][0]["manifest"] = {"defaultNamespace": "x"}
-    docs["registry.yaml"]["components"][0]["healthCheck"] = {"assertFile": "checks/a.yaml"}
-    root = minicatalog.write(tmp_path, docs)
-    recipe = _resolve(root, service="eks").recipe
+    docs["registry.yaml"]["components"][0].update(component)
+    return minicatalog.write(tmp_path, docs)
+
+
+def test_upstream_format_files_load_the_fields_upstream_has_and_refuse_others(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    known = {"manifest": {"defaultNamespace": "x"}, "healthCheck": {"assertFile": "checks/a.yaml"}}
+    recipe = _resolve(_upstream_format(tmp_path / "known", known), service="eks").recipe
     assert recipe.component("alpha") is not None
-    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
-    assert any("components[0].manifest" in w for w in warned)
-    assert not any("healthCheck" in w for w in warned)
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]
+    with pytest.raises(errors.InvalidInput) as caught:
+        _resolve(_upstream_format(tmp_path / "unknown", {"manifests": {"defaultNamespace": "x"}}), service="eks")
+    assert caught.value.message == "unknown field 'components[0].manifests'"
+    assert caught.value.where is not None and caught.value.where.endswith(" components[0].manifests")

@@ -115,3 +115,35 @@ def test_bad_input_exit_codes(team_shared: Path, run_cli, number: str, expected_
     assert result.stdout == ""
     error_lines = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
     assert len(error_lines) == 1 and result.stderr.splitlines()[-1] == error_lines[0]
+
+
+def test_upstream_catalog_loads_with_every_field_it_carries_modelled(
+    team_shared: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from shared.recipe import catalog
+
+    cat = catalog.load_directory(team_shared / UPSTREAM_CATALOG)
+    assert not [r for r in caplog.records if "unknown field" in r.getMessage()]
+    tcpxo = cat.registry["gke-nccl-tcpxo"]
+    assert tcpxo.manifest is not None and tcpxo.manifest.defaultNamespace == "kube-system"
+    assert any(c.healthCheck is not None and c.healthCheck.assertFile for c in cat.registry.values())
+
+
+def test_an_unknown_field_in_an_upstream_catalog_is_refused_with_its_line(team_shared: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from shared import errors
+    from shared.recipe import catalog
+
+    copy = tmp_path / "recipes"
+    shutil.copytree(team_shared / UPSTREAM_CATALOG, copy)
+    registry = copy / "registry.yaml"
+    text = registry.read_text(encoding="utf-8")
+    registry.write_text(text.replace("    manifest:\n", "    manifests:\n", 1), encoding="utf-8")
+    line = yamlio.line_of(registry.read_text(encoding="utf-8"), "components[2].manifests")
+    with pytest.raises(errors.InvalidInput) as caught:
+        catalog.load_directory(copy)
+    assert (
+        caught.value.line()
+        == f"error: {registry}:{line} components[2].manifests: unknown field 'components[2].manifests'"
+    )

@@ -18,7 +18,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from shared import clock, errors, files, metrics
+from shared import clock, errors, files, grammars, metrics
 from shared.health import event as hevent
 from shared.health.monitors import csp, dcgm, memory, nic
 
@@ -81,14 +81,25 @@ class Target:
     path: Path
 
 
+def check_node(name: str, *, where: str = "--node") -> None:
+    """A node name the events will carry: a DNS-1123 subdomain, or exit 2 naming where it came from."""
+    problem = grammars.node_name(name)
+    if problem is not None:
+        raise errors.InvalidInput(problem, where=where)
+
+
 def targets(*, node: str | None, path: Path | None, node_root: Path | None, relative: str, flag: str) -> list[Target]:
     """``--node-root DIR`` → every DIR/<node>/<relative> that exists; else ``--node N`` with the path."""
     if node_root is not None:
         if not node_root.is_dir():
             raise errors.NotFound("node root not found", where=str(node_root))
-        return [Target(p.name, p / relative) for p in sorted(node_root.iterdir()) if (p / relative).exists()]
+        found = [Target(p.name, p / relative) for p in sorted(node_root.iterdir()) if (p / relative).exists()]
+        for target in found:
+            check_node(target.node, where=str(node_root / target.node))
+        return found
     if not node:
         raise errors.InvalidInput(f"--node is required with {flag}", where="--node")
+    check_node(node)
     if path is None:
         raise errors.InvalidInput(f"give {flag} or --node-root", where=flag)
     return [Target(node, path)]
@@ -196,6 +207,7 @@ def _csp_reader(request: PollRequest, cluster: Connection) -> tuple[list[Target]
         raise errors.InvalidInput("--url is required", where="--url")
     if not request.node:
         raise errors.InvalidInput("--node is required with --url", where="--node")
+    check_node(request.node)
     endpoint, name, timeout = request.url, request.node, request.ready_timeout
     wait = csp.READY_TIMEOUT
     if timeout is not None:

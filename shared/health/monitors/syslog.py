@@ -95,10 +95,14 @@ def _log_events(request: XidRequest) -> list[hevent.HealthEvent]:
     boot, now = _boot(request), clock.WALL.now()
     sources: list[tuple[str, str]] = []
     if request.node_root is not None:
-        sources = [(log.parent.name, files.read_text(log)) for log in sorted(request.node_root.glob("*/kern.log"))]
+        logs = sorted(request.node_root.glob("*/kern.log"))
+        for log in logs:
+            agent.check_node(log.parent.name, where=str(log.parent))
+        sources = [(log.parent.name, files.read_text(log)) for log in logs]
     else:
         if not request.node:
             raise errors.InvalidInput("--node is required with --file", where="--node")
+        agent.check_node(request.node)
         file = request.file
         text = files.read_stdin(where="-") if file in (None, "-") else files.read_text(Path(str(file)))
         sources = [(request.node, text)]

@@ -3,12 +3,14 @@
 Covers: a threshold key the category does not measure (busBandwidthGBps on dcgm-l1, goodputRatio on
 an NCCL test, a global key no inheriting category measures) is exit 2 before the cluster is
 contacted, naming the key and the category, while a global key that one of the categories measures
-is accepted; a WorkloadRun regex that does not compile is exit 2 naming ``spec.metric.regex``;
-``results parse -o wide`` adds what each row means; a cluster without our CRDs is one line naming
-the CRD and ``nvcrectl crds install`` (exit 3) for Certifications and WorkloadRuns; ``run --wait
---timeout`` that runs out says the run stays and how to ``--resume`` it, and ``--resume`` then
-finishes it; ``nvcrectl controller`` (a subprocess) on SIGTERM gives its leader Lease up
-(holderIdentity cleared) and exits 0.
+is accepted; a target nodeSelector key or value, expression key, node name, taint effect or image
+outside its grammar is exit 2 naming the field (in a Certification and a WorkloadRun), while valid
+ones (a prefixed key, a digest image) load; a WorkloadRun regex that does not compile is exit 2
+naming ``spec.metric.regex``; ``results parse -o wide`` adds what each row means; a cluster without
+our CRDs is one line naming the CRD and ``nvcrectl crds install`` (exit 3) for Certifications and
+WorkloadRuns; ``run --wait --timeout`` that runs out says the run stays and how to ``--resume`` it,
+and ``--resume`` then finishes it; ``nvcrectl controller`` (a subprocess) on SIGTERM gives its
+leader Lease up (holderIdentity cleared) and exits 0.
 """
 
 from __future__ import annotations
@@ -85,6 +87,72 @@ def test_a_threshold_key_the_category_does_not_measure_exits_2_before_the_cluste
     result = run_cli("nvcrectl", "certification", "run", "-f", str(path), "--kubeconfig", str(tmp_path / "missing"))
     assert result.code == 2, result.stderr
     assert result.stderr.startswith(f"error: {path}: {where}: {message}") and result.stderr.count("\n") == 1
+
+
+TARGETS = [
+    (
+        "selector-key",
+        "  target: {nodeSelector: {'bad key': x}}",
+        "spec.target.nodeSelector: invalid label key 'bad key'",
+    ),
+    (
+        "selector-value",
+        "  target: {nodeSelector: {pool: 'a;b'}}",
+        "spec.target.nodeSelector[pool]: invalid label value",
+    ),
+    (
+        "expression-key",
+        "  target: {matchExpressions: [{key: '-x', operator: Exists}]}",
+        "spec.target.matchExpressions[0].key: invalid label key '-x'",
+    ),
+    ("node-name", "  target: {nodeNames: ['../../x']}", "spec.target.nodeNames[0]: invalid node name '../../x'"),
+    (
+        "taint-effect",
+        "  target: {taintSelectors: [{key: gate, effect: Sometimes}]}",
+        "spec.target.taintSelectors[0].effect: invalid taint effect 'Sometimes'",
+    ),
+    ("image", "  image: 'busybox; touch x'", "spec.image: invalid image reference 'busybox; touch x'"),
+    ("image-upper", "  image: Busybox:1", "spec.image: invalid image reference 'Busybox:1'"),
+]
+
+
+@pytest.mark.parametrize(("spec", "message"), [t[1:] for t in TARGETS], ids=[t[0] for t in TARGETS])
+def test_a_target_name_or_image_outside_its_grammar_exits_2_naming_the_field(
+    run_cli: Any, tmp_path: Path, spec: str, message: str
+) -> None:
+    """Refused while the file is read: not "no node matches spec.target" (exit 3) after the cluster."""
+    path = _cert(tmp_path, spec + "\n  categories:\n    - {domain: diagnostics, variant: dcgm-l1}")
+    result = run_cli("nvcrectl", "certification", "run", "-f", str(path), "--kubeconfig", str(tmp_path / "missing"))
+    assert result.code == 2, result.stderr
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith(f"error: {path}: {message}"), result.stderr
+
+
+def test_a_valid_target_and_digest_image_load(tmp_path: Path) -> None:
+    spec = (
+        "  image: nvcr.io/nvidia/pytorch:25.01-py3@sha256:" + "a" * 64 + "\n"
+        "  target: {nodeSelector: {example.com/pool: gpu_a-1.x}, nodeNames: [node-001.rack-7],\n"
+        "           taintSelectors: [{key: nvidia.com/gpu, value: 'true', effect: NoSchedule}]}\n"
+        "  categories:\n    - {domain: diagnostics, variant: dcgm-l1}"
+    )
+    cert = resource.load_file(_cert(tmp_path, spec))
+    assert cert.spec.target.nodeNames == ["node-001.rack-7"]
+
+
+def test_a_workloadrun_image_or_target_outside_its_grammar_exits_2(run_cli: Any, tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(
+        "apiVersion: nvcre.nvidia.com/v1alpha1\nkind: WorkloadRun\nmetadata: {name: bad}\n"
+        "spec: {image: 'busybox$(reboot)', command: [echo], metric: {regex: 'x=([0-9]+)'}}\n",
+        encoding="utf-8",
+    )
+    result = run_cli("nvcrectl", "workloadrun", "run", "-f", str(path), "--kubeconfig", str(tmp_path / "missing"))
+    assert result.code == 2, result.stderr
+    assert (
+        result.stderr
+        == f"error: {path}: spec.image: invalid image reference 'busybox$(reboot)'"
+        + (result.stderr.split("'busybox$(reboot)'", 1)[1])
+    )
+    assert result.stderr.count("\n") == 1
 
 
 def test_a_global_threshold_binds_the_categories_that_measure_it(tmp_path: Path) -> None:
