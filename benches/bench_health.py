@@ -11,7 +11,10 @@
    serve``, 1,500 H100 nodes, 10 ms injected latency on every request), ``nvsentinel run --enforce``
    in another with the breaker disabled, 750 fatal events published at once by 16 threads of this
    process; from the first publish to the last of the 750 nodes seen cordoned (nodes listed every
-   0.2 s), and the controller's peak RSS. Every wait is bounded; everything is on 127.0.0.1.
+   0.2 s), and the controller's peak RSS. Everything a production controller runs is on: its
+   metrics endpoint (scraped once at the end), a CloudEvents notification sink for every outcome
+   (a receiver in this process answering 204), drain, remediation, the analyzer and the
+   lifecycle. Every wait is bounded; everything is on 127.0.0.1.
 4. Memory at scale: the simulated cluster in its own process with 10,000 H100 nodes,
    ``nvsentinel run --enforce`` with the default values (upstream's rule sets, breaker at 50 %,
    drain and remediation on) in another; 1,000 fatal syslog Xid events on distinct nodes published
@@ -22,12 +25,16 @@
 
 from __future__ import annotations
 
+import http.server
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -273,17 +280,20 @@ def _end_to_end(
     breaker: bool = False,
 ) -> dict[str, Any]:
     """Separate processes for the cluster and the controller; see the module docstring (3)."""
-    from shared import clock, nodes
-    from shared.health import event as hevent
-    from shared.health import resource
+    from shared import nodes
     from shared.kube import client
 
     python = sys.executable
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    receiver = _Receiver()
+    metrics_port = _free_port()
     with tempfile.TemporaryDirectory() as tmp:
         values_file = Path(tmp) / "values.yaml"
         values_file.write_text(
-            SEED + f"  circuitBreaker: {{enabled: {str(breaker).lower()}}}\nnvsentinel: {{workers: {workers}}}\n"
+            SEED
+            + f"  circuitBreaker: {{enabled: {str(breaker).lower()}}}\n"
+            + f"nvsentinel:\n  workers: {workers}\n"
+            + f"  notifications:\n    sinks: [{{name: bench, url: 'http://127.0.0.1:{receiver.port}/'}}]\n"
         )
         procs: list[subprocess.Popen[bytes]] = []
         try:
@@ -328,6 +338,8 @@ def _end_to_end(
                                 str(values_file),
                                 "--kubeconfig",
                                 str(kubeconfig),
+                                "--metrics-addr",
+                                f"127.0.0.1:{metrics_port}",
                             ],
                             stdout=run_log,
                             stderr=subprocess.STDOUT,
@@ -340,45 +352,19 @@ def _end_to_end(
                         raise RuntimeError("nvsentinel run did not start: " + _tail(Path(tmp) / "run.log"))
                     time.sleep(0.2)
                 time.sleep(1.0)  # its first (empty) pass is over; it now waits on the watch
-                events = [
-                    hevent.parse(
-                        {
-                            "agent": "gpu-health-monitor",
-                            "componentClass": "GPU",
-                            "checkName": "GpuXidError",
-                            "isFatal": True,
-                            "errorCode": ["79"],
-                            "nodeName": n,
-                            "generatedTimestamp": "2026-01-01T00:00:00Z",
-                        }
-                    )
-                    for n in sorted(targets)
-                ]
-                chunks = [events[i::16] for i in range(16)]
-                start = time.perf_counter()
-                with ThreadPoolExecutor(16) as pool:
-                    published = sum(
-                        len(r.created)
-                        for r in pool.map(lambda chunk: resource.publish(api, chunk, now=clock.WALL.now), chunks)
-                    )
-                publish_s = time.perf_counter() - start
-                cordoned, elapsed = 0, float("nan")
-                limit = time.monotonic() + deadline_s
-                while time.monotonic() < limit and procs[1].poll() is None:
-                    cordoned = sum(
-                        1 for n in nodes.list_nodes(api) if n["metadata"]["name"] in targets and nodes.is_cordoned(n)
-                    )
-                    if cordoned >= len(targets):
-                        elapsed = time.perf_counter() - start
-                        break
-                    time.sleep(0.2)
+                published, publish_s, cordoned, elapsed = _storm(api, targets, procs[1], deadline_s)
                 rss = _peak_rss_mb(procs[1].pid)
+                with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=30) as scrape:
+                    series = sum(1 for line in scrape.read().decode().splitlines() if line and line[0] != "#")
             finally:
                 client.close(api)
         finally:
             for proc in reversed(procs):
                 _stop(proc)
+            receiver.stop()
     return {
+        "notified": receiver.count,
+        "series": series,
         "nodes": node_count,
         "events": published,
         "cordoned": cordoned,
@@ -387,6 +373,80 @@ def _end_to_end(
         "rss": rss,
         "latency": latency_ms,
     }
+
+
+def _storm(
+    api: Any, targets: set[str], controller: subprocess.Popen[bytes], deadline_s: float
+) -> tuple[int, float, int, float]:
+    """Publish one fatal event per target node from 16 threads; (published, publish seconds,
+    cordoned, seconds from the first publish to the last cordon)."""
+    from shared import clock, nodes
+    from shared.health import event as hevent
+    from shared.health import resource
+
+    events = [
+        hevent.parse(
+            {
+                "agent": "gpu-health-monitor",
+                "componentClass": "GPU",
+                "checkName": "GpuXidError",
+                "isFatal": True,
+                "errorCode": ["79"],
+                "nodeName": n,
+                "generatedTimestamp": "2026-01-01T00:00:00Z",
+            }
+        )
+        for n in sorted(targets)
+    ]
+    chunks = [events[i::16] for i in range(16)]
+    start = time.perf_counter()
+    with ThreadPoolExecutor(16) as pool:
+        published = sum(
+            len(r.created) for r in pool.map(lambda chunk: resource.publish(api, chunk, now=clock.WALL.now), chunks)
+        )
+    publish_s = time.perf_counter() - start
+    cordoned, elapsed = 0, float("nan")
+    limit = time.monotonic() + deadline_s
+    while time.monotonic() < limit and controller.poll() is None:
+        cordoned = sum(1 for n in nodes.list_nodes(api) if n["metadata"]["name"] in targets and nodes.is_cordoned(n))
+        if cordoned >= len(targets):
+            elapsed = time.perf_counter() - start
+            break
+        time.sleep(0.2)
+    return published, publish_s, cordoned, elapsed
+
+
+class _Receiver:
+    """A notification receiver on a free loopback port, answering 204 and counting what arrives."""
+
+    def __init__(self) -> None:
+        outer = self
+        self.count = 0
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                outer.count += 1
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *_args: object) -> None:
+                return None
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = int(self.server.server_address[1])
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def _tail(log: Path) -> str:
@@ -424,8 +484,9 @@ def run() -> str:
             f"| {elapsed:.1f} s to the last of {cordoned} cordons ({cordoned / elapsed:.0f} nodes/s) | (smoke test) |",
             f"| quarantine end to end: {e2e['nodes']:,} H100 nodes (sim in its own process, {e2e['latency']:.0f} ms "
             f"latency per request), {e2e['events']} fatal events at once (published in {e2e['publish']:.1f} s), "
-            "`nvsentinel run --enforce`, breaker off "
-            f"| {e2e['elapsed']:.1f} s to the last of {e2e['cordoned']} cordons ({e2e_rate:.0f} nodes/s) "
+            "`nvsentinel run --enforce`, breaker off, metrics served, a CloudEvents sink for every outcome "
+            f"| {e2e['elapsed']:.1f} s to the last of {e2e['cordoned']} cordons ({e2e_rate:.0f} nodes/s); "
+            f"{e2e['notified']} notifications received, {e2e['series']} series on the last scrape "
             "| ≤ 10 s (≥ 75 nodes/s) |",
             f"| peak RSS of `nvsentinel run` in that run (1,500 nodes) | {e2e['rss']:.0f} MB | (for comparison) |",
             f"| peak RSS of `nvsentinel run --enforce` (default values) watching {scale['nodes']:,} H100 nodes "
