@@ -181,10 +181,10 @@ def test_a_storm_on_an_unreliable_api_server_is_acted_on_once_per_node(cluster: 
     assert {s.phase for s in resource.list_events(api)} == {"Quarantined"}
     assert all(nodes.is_cordoned(nodes.get(api, n)) for n in struck)
     assert not any(nodes.is_cordoned(nodes.get(api, n)) for n in names[STORM:-1])
-    # the faults really happened: stored 500s, 429s, 409s, cut watches resumed
+    # the faults really happened: stored 500s, 429s, 409s (whether a cut caught a watch open is
+    # chance; resuming a cut watch is tests/kube/test_leaderloop.py's, deterministically)
     assert any(r.stored and r.code == 500 for r in records)
     assert any(r.code == 429 for r in records) and any(r.code == 409 for r in records)
-    assert _restarts("dropped") > restarts_before
     codes = collections.Counter(r.code for r in records)
     print(  # the figures docs/nvsentinel.md quotes (shown with pytest -s)
         f"storm of {STORM} on {NODES} nodes: {len(records)} requests, {codes[409]} answered 409, "
