@@ -15,16 +15,14 @@ Also: the default size limit sits above the largest file the programs write, a s
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
 from shared import files, output
+from tests import sourcescan
 
-ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("shared", "aicr", "nvcre", "nvsentinel")
+PACKAGES = sourcescan.PACKAGES
 SKIPPED = ("shared/sim/", "shared/files.py", "shared/yamlio.py")
 LAYER_MODULES = frozenset({"shared.files", "shared.yamlio", "shared.refs"})
 READ_METHODS = frozenset({"read_text", "read_bytes"})
@@ -67,20 +65,6 @@ class Read:
     @property
     def key(self) -> tuple[str, str, str]:
         return (self.path, self.scope, self.kind)
-
-
-def _imported_names(tree: ast.AST) -> dict[str, str]:
-    """Local name -> what it was imported as (``documents`` -> ``shared.refs``), anywhere in the file."""
-    names: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            for alias in node.names:
-                names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                top = alias.name.split(".")[0]
-                names[alias.asname or top] = alias.name if alias.asname else top
-    return names
 
 
 class _Finder(ast.NodeVisitor):
@@ -149,22 +133,14 @@ class _Finder(ast.NodeVisitor):
 def readers(source: str, path: str = "<source>") -> list[Read]:
     """Every read the layer should be doing, in one module's source."""
     tree = ast.parse(source)
-    finder = _Finder(path, _imported_names(tree))
+    finder = _Finder(path, sourcescan.imported_names(tree))
     finder.visit(tree)
     return finder.found
 
 
-def _product_sources() -> Iterator[tuple[str, str]]:
-    for package in PACKAGES:
-        for file in sorted((ROOT / package).rglob("*.py")):
-            rel = file.relative_to(ROOT).as_posix()
-            if not rel.startswith(SKIPPED):
-                yield rel, file.read_text(encoding="utf-8")
-
-
 @pytest.fixture(scope="module")
 def found() -> list[Read]:
-    return [read for rel, source in _product_sources() for read in readers(source, rel)]
+    return [read for rel, source in sourcescan.product_sources(SKIPPED) for read in readers(source, rel)]
 
 
 def test_every_reader_outside_the_layer_is_an_allowed_exception(found: list[Read]) -> None:
@@ -179,7 +155,7 @@ def test_every_allowed_exception_still_exists(found: list[Read]) -> None:
 
 
 def test_the_scan_covers_the_three_programs(found: list[Read]) -> None:
-    scanned = {rel.split("/")[0] for rel, _ in _product_sources()}
+    scanned = {rel.split("/")[0] for rel, _ in sourcescan.product_sources(SKIPPED)}
     assert scanned == set(PACKAGES)
 
 

@@ -20,7 +20,6 @@ import ast
 import os
 import tempfile
 import threading
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,9 +28,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from shared import errors, files
+from tests import sourcescan
 
-ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("shared", "aicr", "nvcre", "nvsentinel")
+PACKAGES = sourcescan.PACKAGES
 SKIPPED = ("shared/sim/", "shared/files.py")
 LAYER_MODULES = frozenset({"shared.files", "shared.refs"})
 PATH_WRITES = frozenset({"write_text", "write_bytes", "mkdir", "touch"})
@@ -57,18 +56,6 @@ class Write:
     @property
     def key(self) -> tuple[str, str, str]:
         return (self.path, self.scope, self.kind)
-
-
-def _imported_names(tree: ast.AST) -> dict[str, str]:
-    names: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            for alias in node.names:
-                names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                names[alias.asname or alias.name.split(".")[0]] = alias.name
-    return names
 
 
 def _writing_mode(call: ast.Call, position: int) -> bool:
@@ -126,22 +113,14 @@ class _Finder(ast.NodeVisitor):
 def writers(source: str, path: str = "<source>") -> list[Write]:
     """Every write the output layer should be doing, in one module's source."""
     tree = ast.parse(source)
-    finder = _Finder(path, _imported_names(tree))
+    finder = _Finder(path, sourcescan.imported_names(tree))
     finder.visit(tree)
     return finder.found
 
 
-def _product_sources() -> Iterator[tuple[str, str]]:
-    for package in PACKAGES:
-        for file in sorted((ROOT / package).rglob("*.py")):
-            rel = file.relative_to(ROOT).as_posix()
-            if not rel.startswith(SKIPPED):
-                yield rel, file.read_text(encoding="utf-8")
-
-
 @pytest.fixture(scope="module")
 def found() -> list[Write]:
-    return [write for rel, source in _product_sources() for write in writers(source, rel)]
+    return [write for rel, source in sourcescan.product_sources(SKIPPED) for write in writers(source, rel)]
 
 
 def test_every_writer_outside_the_layer_is_an_allowed_exception(found: list[Write]) -> None:
@@ -155,7 +134,7 @@ def test_every_allowed_exception_still_exists(found: list[Write]) -> None:
 
 
 def test_the_scan_covers_the_three_programs() -> None:
-    assert {rel.split("/")[0] for rel, _ in _product_sources()} == set(PACKAGES)
+    assert {rel.split("/")[0] for rel, _ in sourcescan.product_sources(SKIPPED)} == set(PACKAGES)
 
 
 CASES = [
