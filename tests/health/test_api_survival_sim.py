@@ -151,6 +151,10 @@ def test_a_storm_on_an_unreliable_api_server_is_acted_on_once_per_node(cluster: 
     restarts_before = _restarts("dropped")
     sim.audit.clear()
     sim.faults.configure(conflict_rate=0.10, error_rate=0.025, stored_error_rate=0.025, throttle_rate=0.02)
+    # besides the rates, a few certain ones, so every kind of fault happens in every run
+    sim.faults.inject(409, verb="update", resource="nodes", count=2)
+    sim.faults.inject(429, verb="update", resource="healthevents", count=2)
+    sim.faults.inject(500, verb="update", count=2)
     loop = Running(_controller(api, tmp_path).run)
     chaos = Running(lambda stop: _chaos(sim, stop))
     try:
@@ -181,10 +185,9 @@ def test_a_storm_on_an_unreliable_api_server_is_acted_on_once_per_node(cluster: 
     assert {s.phase for s in resource.list_events(api)} == {"Quarantined"}
     assert all(nodes.is_cordoned(nodes.get(api, n)) for n in struck)
     assert not any(nodes.is_cordoned(nodes.get(api, n)) for n in names[STORM:-1])
-    # the faults really happened: stored 500s, 429s, 409s (whether a cut caught a watch open is
-    # chance; resuming a cut watch is tests/kube/test_leaderloop.py's, deterministically)
-    assert any(r.stored and r.code == 500 for r in records)
-    assert any(r.code == 429 for r in records) and any(r.code == 409 for r in records)
+    # the certain faults happened (the rated ones, a stored 500 and a cut catching a watch open,
+    # are chance; resuming a cut watch is tests/kube/test_leaderloop.py's, deterministically)
+    assert all(any(r.code == code for r in records) for code in (409, 429, 500))
     codes = collections.Counter(r.code for r in records)
     print(  # the figures docs/nvsentinel.md quotes (shown with pytest -s)
         f"storm of {STORM} on {NODES} nodes: {len(records)} requests, {codes[409]} answered 409, "
