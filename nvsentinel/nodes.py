@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -24,15 +25,28 @@ ACTION = out.Column.key("ACTION", "action")
 
 @app.callback()
 def show(
-    ctx: typer.Context, output: opt.Output = "table", kubeconfig: opt.Kubeconfig = None, context: opt.Context = None
+    ctx: typer.Context,
+    output: opt.Output = "table",
+    html: Annotated[
+        Path | None,
+        typer.Option(
+            "--html", help="Also write the fleet by rack as a self-contained HTML page here.", show_default=False
+        ),
+    ] = None,
+    kubeconfig: opt.Kubeconfig = None,
+    context: opt.Context = None,
 ) -> None:
     """Per node: quarantined, cordoned, what a person must do, the rule sets holding it, failing conditions."""
     if ctx.invoked_subcommand is not None:
         return
-    from shared.health import service
+    from shared.operate import fleet
 
     chosen = opt.chosen_format(output)
-    rows = service.node_table(opt.cluster(kubeconfig, context))
+    out.check_destination(html)
+    cluster = opt.cluster(kubeconfig, context)
+    rows = fleet.rows(cluster)
+    if html is not None:
+        fleet.html_report(cluster, html, rows)
     columns: tuple[out.Column, ...] = COLUMNS
     if any(r["action"] for r in rows):  # a node waits for a person: say what, beside its state
         columns = (*COLUMNS[:4], ACTION, *COLUMNS[4:])

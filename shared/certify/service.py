@@ -163,6 +163,19 @@ def results_file(path: Path, data: Any) -> None:
     files.atomic_write_text(path, output.to_json(data))
 
 
+def html_report(api: ApiFactory, path: Path, cert: models.Certification) -> None:
+    """Write the HTML report; racks come from the nodes' labels (a node gone since is 'unknown')."""
+    from shared import files
+    from shared.certify import htmlreport
+    from shared.kube import rest
+
+    try:
+        racks = htmlreport.racks_of(rest.list_items(api(), rest.core_path("nodes")))
+    except errors.Unauthorized:
+        racks = {}  # a reader allowed Certifications but not nodes still gets the report, without racks
+    files.atomic_write_text(path, htmlreport.render(cert, racks))
+
+
 def parse_results(kind: str, path: Path) -> Any:
     """Parse a pasted log; InvalidInput when the file is unreadable or empty."""
     from shared import files

@@ -129,11 +129,10 @@ def breaker_status(cluster: Cluster, cfg: config.Config, reset: bool = False) ->
         return (b.reset() if reset else b.status()).document()
 
 
-def node_table(cluster: Cluster) -> list[dict[str, Any]]:
+def node_rows(items: list[nodes.Node]) -> list[dict[str, Any]]:
+    """Per node: what quarantine holds it for, cordoned, failing conditions, what a person must do."""
     from shared.health import quarantine
 
-    with _client(cluster) as lazy:
-        items = nodes.list_nodes(lazy())
     rows = []
     for node in items:
         held = quarantine.causes(node)
