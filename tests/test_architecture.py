@@ -55,6 +55,7 @@ RULES = [
     ("cryptography", lambda rel: rel == "shared/sim/apiserver/tls.py"),
     ("kubernetes", lambda rel: rel.startswith("shared/kube/")),
     ("prometheus_client", lambda rel: rel == "shared/metrics.py"),
+    ("oras", lambda rel: rel == "shared/bundle/registry.py"),
 ]
 
 
