@@ -202,7 +202,7 @@ def _walk(root: Path) -> list[tuple[str, Path]]:
         for entry in sorted(os.scandir(folder), key=lambda e: e.name):
             rel = f"{prefix}{entry.name}"
             if entry.is_symlink() or not (entry.is_dir() or entry.is_file()):
-                raise errors.InvalidInput("a bundle holds only folders and regular files", where=str(folder / rel))
+                raise errors.InvalidInput("a bundle holds only folders and regular files", where=entry.path)
             found.append((rel, Path(entry.path)))
             if entry.is_dir():
                 visit(Path(entry.path), f"{rel}/")
@@ -299,6 +299,8 @@ def bundle_layer(manifest: bytes, *, where: str) -> Layer:
     digest, size = layer.get("digest"), layer.get("size")
     if not isinstance(digest, str) or not _DIGEST.fullmatch(digest) or not isinstance(size, int) or size < 0:
         raise errors.InvalidInput("the bundle layer has no sha256 digest and size", where=where)
+    if size > MAX_UNPACKED_BYTES:
+        raise errors.InvalidInput(f"the bundle layer is larger than {MAX_UNPACKED_BYTES} bytes ({size})", where=where)
     content = (layer.get("annotations") or {}).get(ANNOTATION_CONTENT_DIGEST)
     return Layer(digest=digest, size=size, content_digest=content if isinstance(content, str) else None)
 

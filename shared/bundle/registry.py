@@ -4,7 +4,9 @@ The only module that imports oras, and only the ``oci://`` path imports it (``ai
 folder and ``aicr verify DIR`` never do: start-up cost). oras's ``push`` takes no artifact type,
 so the artifact is sent through its lower level: ``upload_blob`` for the config and the layer, then
 the manifest, as the exact bytes ``oci.pack`` made (so the digest we print is the one we computed).
-oras-py's docker-config credentials and bearer-token negotiation are used as they are.
+oras-py's docker-config credentials and bearer-token negotiation are used; a held token that lacks
+a request's scope (pull, then push) is replaced once, for the scope the registry's challenge names,
+and a credential that worked is sent with the following requests.
 
 Two things of oras-py are replaced by ``_Registry.do_request``: its retry sleeps up to two minutes
 against a registry that is down, and it sends requests without a timeout. Here every request has
@@ -66,6 +68,7 @@ class _Registry(oras.provider.Registry):  # type: ignore[misc]
         self.session.mount("https://", adapter)
         self.reference = reference
         self.last_response: requests.Response | None = None
+        self._granted: dict[str, str] = {}
 
     def do_request(
         self,
@@ -78,14 +81,18 @@ class _Registry(oras.provider.Registry):  # type: ignore[misc]
     ) -> requests.Response:
         """One request, answered once: with a credential if the registry asks for one (401), again
         after 429/502-504 up to ``ATTEMPTS`` times. A network failure is Unavailable."""
-        headers = dict(headers or {})
-        headers.update(self.auth.get_auth_header() or {})
+        headers = {**(headers or {}), **self._granted}
         for attempt in range(1, ATTEMPTS + 1):
             response = self._send(method, url, data=data, headers=headers, json=json, stream=stream)
-            if response.status_code in (401, 403) and "Authorization" not in headers:
-                headers, changed = self._authenticate(response, headers)
+            if response.status_code in (401, 403):
+                # Once per request: a token held already may lack this request's scope (a pull
+                # token on a push), so it is dropped and one for the challenge's scope asked for.
+                headers, changed = self._authenticate(response, headers, refresh="Authorization" in headers)
                 if changed:
                     response = self._send(method, url, data=data, headers=headers, json=json, stream=stream)
+                    if response.status_code not in (401, 403):
+                        # Sent with the following requests, so each does not start with a refusal.
+                        self._granted = {"Authorization": headers["Authorization"]}
             self.last_response = response
             if response.status_code in (401, 403):
                 # Fatal whatever the caller was doing (oras-py would go on to fail on the missing Location).
@@ -116,17 +123,19 @@ class _Registry(oras.provider.Registry):  # type: ignore[misc]
             ) from None
         return response
 
-    def _authenticate(self, response: requests.Response, headers: dict[str, str]) -> tuple[dict[str, str], bool]:
+    def _authenticate(
+        self, response: requests.Response, headers: dict[str, str], *, refresh: bool
+    ) -> tuple[dict[str, str], bool]:
         """A credential for the challenge: HTTP basic from the docker config as it is, otherwise a
         bearer token through oras-py (which mishandles a basic challenge by asking its realm for one)."""
         challenge = response.headers.get("Www-Authenticate", "")
         if challenge.lower().startswith("basic"):
             basic = getattr(self.auth, "_basic_auth", None)
-            if not basic:
+            if not basic or refresh:
                 return headers, False
             return {**headers, "Authorization": f"Basic {basic}"}, True
         try:
-            updated, changed = self.auth.authenticate_request(response, headers)
+            updated, changed = self.auth.authenticate_request(response, dict(headers), refresh=refresh)
         except (requests.exceptions.RequestException, ValueError):
             return headers, False
         return dict(updated), bool(changed)
@@ -232,20 +241,21 @@ def _push(client: _Registry, artifact: oci.Artifact, reference: oci.Reference, *
 
 
 def _read_body(response: requests.Response, *, limit: int, what: str, reference: oci.Reference) -> bytes:
-    """At most ``limit`` bytes of a streamed answer: a registry cannot make us hold more."""
+    """At most ``limit`` bytes of a streamed answer (reading stops there): a registry cannot make us
+    hold more, and one that sends more than it should is seen by the length."""
     chunks: list[bytes] = []
     size = 0
     try:
         for chunk in response.iter_content(chunk_size=1 << 20):
-            size += len(chunk)
-            if size > limit:
-                raise errors.InvalidInput(f"{what} is larger than {limit} bytes", where=reference.text)
             chunks.append(chunk)
+            size += len(chunk)
+            if size >= limit:
+                break
     except requests.exceptions.RequestException as exc:
         raise errors.Unavailable(f"reading {what} failed ({_reason(exc)})", where=reference.text) from None
     finally:
         response.close()
-    return b"".join(chunks)
+    return b"".join(chunks)[:limit]
 
 
 def pull(reference: oci.Reference, *, plain_http: bool, insecure_tls: bool) -> tuple[str, bytes, oci.Layer, bytes]:
@@ -265,13 +275,15 @@ def _pull(client: _Registry, reference: oci.Reference) -> tuple[str, bytes, oci.
     url = f"{client.prefix}://{container.manifest_url(reference.manifest_ref)}"
     response = client.do_request(url, "GET", headers={"Accept": _ACCEPT}, stream=True)
     _check(response, f"pull of manifest {reference.manifest_ref!r}", reference, {200})
-    manifest = _read_body(response, limit=oci.MAX_MANIFEST_BYTES, what="the manifest", reference=reference)
+    manifest = _read_body(response, limit=oci.MAX_MANIFEST_BYTES + 1, what="the manifest", reference=reference)
+    if len(manifest) > oci.MAX_MANIFEST_BYTES:
+        raise errors.InvalidInput(f"the manifest is larger than {oci.MAX_MANIFEST_BYTES} bytes", where=reference.text)
     digest = oci.sha256_digest(manifest)
     if reference.digest and digest != reference.digest:
         raise errors.InvalidInput(f"the registry answered with manifest {digest}", where=reference.text)
     layer = oci.bundle_layer(manifest, where=reference.text)
     response = client.get_blob(container, layer.digest, stream=True)
     _check(response, f"pull of blob {layer.digest}", reference, {200})
-    limit = max(layer.size, 0) + 1
-    blob = _read_body(response, limit=limit + oci.MAX_UNPACKED_BYTES, what=f"blob {layer.digest}", reference=reference)
+    # One byte past the manifest's size is enough to see a blob that is not the one named.
+    blob = _read_body(response, limit=layer.size + 1, what=f"blob {layer.digest}", reference=reference)
     return digest, manifest, layer, blob

@@ -9,7 +9,8 @@ passes by tag and by digest; a tampered blob in the registry's storage and a bun
 changed file each fail with exit 1 naming what differs; an artifact of another type is refused
 (exit 2); bad references exit 2 with one line before anything is read or written; an unreachable
 registry (exit 6), a missing tag (exit 3) and a registry that wants credentials (exit 4) are one
-line each. Unpacking refuses links and paths that climb out of the bundle; the scratch folder is
+line each; a registry that hands out bearer tokens (as ghcr.io does) gets one for each scope it
+asks for and takes the bundle. Unpacking refuses links and paths that climb out of the bundle; the scratch folder is
 removed even when the work in it fails; only the ``oci://`` path imports oras.
 """
 
@@ -300,6 +301,24 @@ def test_a_registry_that_wants_credentials_is_unauthorized_exit_4(  # type: igno
             f"error: {target}: GET /v2/team/bundle/manifests/v1 was refused "
             f"(401 UNAUTHORIZED: authentication required){hint}"
         )
+
+
+def test_a_registry_that_hands_out_bearer_tokens_gets_one_per_scope_and_takes_the_bundle(  # type: ignore[no-untyped-def]
+    run_cli, recipe: Path, tmp_path: Path
+) -> None:
+    tokens = oci_registry.TokenServer(tmp_path)
+    with tokens.serving() as realm, oci_registry.running(tmp_path / "tokened", token=(realm, tokens.cert_path)) as reg:
+        target = reg.ref("team/bundle", "v1")
+        pushed = _push(run_cli, recipe, target)
+        assert (pushed.code, pushed.stderr) == (0, "")
+        # The first request (is the config blob there?) is granted pull; uploading needs a new
+        # token for push as well, asked for once and then reused.
+        # (The registry lists a scope's actions in no fixed order.)
+        asked = [(scope.rpartition(":")[0], sorted(scope.rpartition(":")[2].split(","))) for scope in tokens.scopes]
+        assert asked == [("repository:team/bundle", ["pull"]), ("repository:team/bundle", ["pull", "push"])]
+        verified = run_cli("aicr", "verify", "--plain-http", target)
+        assert (verified.code, verified.stderr) == (0, "")
+        assert verified.stdout.endswith("Bundle verification: PASSED\n")
 
 
 def _layer_of(*members: tuple[tarfile.TarInfo, bytes]) -> tuple[oci.Layer, bytes]:
