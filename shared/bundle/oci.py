@@ -26,9 +26,8 @@ import os
 import re
 import tarfile
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
-
-from pydantic import BaseModel, ConfigDict
 
 from shared import errors, files, grammars
 from shared.bundle import paths
@@ -71,10 +70,10 @@ _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 _TAG_CHARACTERS = re.compile(r"[^A-Za-z0-9._-]")
 
 
-class Reference(BaseModel):
-    """``oci://REGISTRY/REPOSITORY[:TAG][@DIGEST]`` taken apart."""
-
-    model_config = ConfigDict(frozen=True)
+@dataclass(frozen=True)
+class Reference:
+    """``oci://REGISTRY/REPOSITORY[:TAG][@DIGEST]`` taken apart (a dataclass: ``aicr verify DIR``
+    imports this module only to tell a folder from a reference, so it defines no pydantic model)."""
 
     registry: str
     repository: str
@@ -178,10 +177,9 @@ def descriptor(media_type: str, data: bytes, annotations: dict[str, str] | None 
     return found
 
 
-class Artifact(BaseModel):
+@dataclass(frozen=True)
+class Artifact:
     """A packed bundle: the blobs to upload and the manifest that ties them together."""
-
-    model_config = ConfigDict(frozen=True)
 
     layer: bytes
     config: bytes
@@ -266,10 +264,9 @@ def pack(root: Path, *, version: str) -> Artifact:
     return Artifact(layer=layer, config=EMPTY_DATA, manifest=body)
 
 
-class Layer(BaseModel):
+@dataclass(frozen=True)
+class Layer:
     """The bundle layer a manifest names."""
-
-    model_config = ConfigDict(frozen=True)
 
     digest: str
     size: int

@@ -13,6 +13,8 @@ verdict (exit 1) naming what differs, a registry that cannot be reached or refus
 
 from __future__ import annotations
 
+import dataclasses
+
 from pydantic import BaseModel, Field
 
 from shared import __version__, errors, files
@@ -69,7 +71,7 @@ def bundle(request: BundleRequest, *, target: str, plain_http: bool = False, ins
         result = service.bundle(request.model_copy(update={"output": local, "force": False}))
         artifact = oci.pack(local, version=__version__)
         digest = registry.push(artifact, reference, scratch=scratch, plain_http=plain_http, insecure_tls=insecure_tls)
-    pinned = reference.model_copy(update={"tag": None, "digest": digest})
+    pinned = dataclasses.replace(reference, tag=None, digest=digest)
     flag = " --plain-http" if plain_http else ""
     return Published(
         bundle=result,
