@@ -7,7 +7,8 @@ pushes of one bundle give one digest; an untagged push takes the program's versi
 nothing is left on the disk (no ``oci:`` folder, no scratch folder); ``verify oci://`` pulls and
 passes by tag and by digest; a tampered blob in the registry's storage and a bundle pushed with a
 changed file each fail with exit 1 naming what differs; an artifact of another type is refused
-(exit 2); bad references exit 2 with one line before anything is read or written; an unreachable
+(exit 2); bad references exit 2 with one line before anything is read or written, and a recipe
+that cannot be bundled pushes nothing; an unreachable
 registry (exit 6), a missing tag (exit 3) and a registry that wants credentials (exit 4) are one
 line each; a registry that hands out bearer tokens (as ghcr.io does) gets one for each scope it
 asks for and takes the bundle. Unpacking refuses links and paths that climb out of the bundle; the scratch folder is
@@ -233,6 +234,16 @@ def test_a_bad_reference_exits_2_with_one_line_and_writes_nothing(  # type: igno
     assert result.stderr.startswith(f"error: --output: invalid OCI reference {target!r}: ")
     assert message in result.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_recipe_that_cannot_be_bundled_pushes_nothing(  # type: ignore[no-untyped-def]
+    run_cli, reg: Registry, tmp_path: Path
+) -> None:
+    result = _push(run_cli, tmp_path / "absent.yaml", reg.ref("never/bundled", "v1"))
+    assert result.code == 2
+    assert result.stderr.count("\n") == 1
+    catalog, _ = reg.get("_catalog", accept="application/json")
+    assert "never/bundled" not in json.loads(catalog)["repositories"]
 
 
 def test_a_bad_reference_to_verify_exits_2_with_one_line(run_cli) -> None:  # type: ignore[no-untyped-def]
