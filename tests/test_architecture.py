@@ -56,6 +56,7 @@ RULES = [
     ("kubernetes", lambda rel: rel.startswith("shared/kube/")),
     ("prometheus_client", lambda rel: rel == "shared/metrics.py"),
     ("plotly", lambda rel: rel == "shared/htmlpage.py"),
+    ("oras", lambda rel: rel == "shared/bundle/registry.py"),
 ]
 
 
