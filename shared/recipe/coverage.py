@@ -53,9 +53,20 @@ def hints(query: criteria_mod.Criteria, missed: Sequence[str], candidates: Itera
     return {extra: sorted(names) for extra, names in grouped.items()}
 
 
-def message(missed: Sequence[str], applied: Sequence[str], tips: dict[str, list[str]]) -> str:
-    """The warning line (without the ``warning:`` prefix)."""
+def naming(missed: Sequence[str], overlays: Iterable[Named]) -> list[str]:
+    """The names of ``overlays`` whose selector names one of the ``missed`` criteria, sorted."""
+    wanted = {tuple(criterion.split("=", 1)) for criterion in missed}
+    return sorted(name for name, crit in overlays if wanted & set(_pairs(crit).items()))
+
+
+def message(
+    missed: Sequence[str], applied: Sequence[str], tips: dict[str, list[str]], excluded: Sequence[str] = ()
+) -> str:
+    """The warning line (without the ``warning:`` prefix); ``excluded``: overlays naming a missed
+    criterion that matched but were dropped for the snapshot's constraints (warned about above)."""
     text = f"criteria matched no overlay: {', '.join(missed)} (the recipe uses {', '.join(applied)} only)"
+    if excluded:
+        text += f"; the snapshot's constraints excluded {', '.join(excluded)}"
     for extra, overlays in tips.items():
         text += f"; with {extra} it would also match {', '.join(overlays)}"
     return text

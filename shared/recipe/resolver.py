@@ -206,7 +206,7 @@ def resolve(query: criteria_mod.Criteria, cat: catalog_mod.Catalog, *, snapshot:
             if member not in applied:
                 _apply(cat, merge, member, cat.overlays[member])
                 applied.append(member)
-    _warn_unmatched(query, candidates, [name for name in matched if name not in excluded], applied)
+    _warn_unmatched(query, candidates, [name for name in matched if name not in excluded], applied, excluded)
     components = _finalise(cat, merge)
     order = graph.deployment_order(
         {n: c.fields.get("dependencyRefs", []) for n, c in components.items()},
@@ -260,6 +260,7 @@ def _warn_unmatched(
     candidates: list[tuple[str, criteria_mod.Criteria]],
     used: list[str],
     applied: list[str],
+    excluded: set[str],
 ) -> None:
     """Warn, naming them, about criteria that chose no overlay (they left the recipe as it was)."""
     from shared.recipe import coverage
@@ -268,7 +269,8 @@ def _warn_unmatched(
     missed = coverage.unmatched(query, [selectors[name] for name in used])
     if missed:
         tips = coverage.hints(query, missed, candidates)
-        logger.warning("%s", coverage.message(missed, applied, tips))
+        dropped = coverage.naming(missed, [(name, selectors[name]) for name in sorted(excluded)])
+        logger.warning("%s", coverage.message(missed, applied, tips, dropped))
 
 
 def _apply(cat: catalog_mod.Catalog, merge: _Merge, name: str, overlay: models.RecipeMetadata) -> None:

@@ -272,3 +272,14 @@ def test_the_shipped_catalog_says_gke_needs_os_cos(run_cli) -> None:  # type: ig
         "(the recipe uses base, monitoring-hpa only); "
         "with os=cos it would also match gke-cos, gke-cos-training, h100-gke-cos-training"
     ]
+
+
+def test_criteria_a_snapshot_detected_name_the_overlays_its_constraints_excluded(run_cli, team_shared: Path) -> None:  # type: ignore[no-untyped-def]
+    snapshot = team_shared / "research/aicr-golden/inputs/snapshot-old-k8s-gb200.yaml"
+    result = run_cli("aicr", "recipe", "--snapshot", str(snapshot), "--intent", "training")
+    assert result.code == 0
+    assert result.stderr.splitlines()[-1] == (
+        "[aicr] warning: criteria matched no overlay: accelerator=gb200, os=ubuntu "
+        "(the recipe uses base, monitoring-hpa, eks, eks-training only); "
+        "the snapshot's constraints excluded gb200-eks-training, gb200-eks-ubuntu-training"
+    )
