@@ -1,12 +1,14 @@
 """``--criteria``, ``--snapshot`` and ``--recipe`` read from http(s) URLs, through the input layer.
 
 Covers, against an http.server on 127.0.0.1 started by the test: a criteria URL is fetched, not read
-as a file path; a snapshot URL gives the same recipe as the same file; a recipe URL is bundled; each
-way a fetch fails is one stderr line naming the URL, with nothing written: 404 and other 4xx (exit
-2), 5xx (exit 6), nothing listening (exit 6), a body past ``AICR_MAX_INPUT_BYTES`` with or without a
-Content-Length (exit 2), text that is not UTF-8 or nested past the YAML limit (exit 2), a server that
-never answers within ``AICR_HTTP_TIMEOUT`` (exit 5); user info and query never appear in a message,
-and user info reaches the server as Basic authentication.
+as a file path, and its errors name the URL and line; a snapshot URL gives the same recipe as the
+same file; a recipe URL is bundled; each way a fetch fails is one stderr line naming the URL, with
+nothing written: 404 (exit 2), 500 (exit 6), nothing listening (exit 6), a body past
+``AICR_MAX_INPUT_BYTES`` with or without a Content-Length (exit 2), text that is not UTF-8 or nested
+past the YAML limit (exit 2), a server that never answers or trickles a byte at a time and never
+finishes within ``AICR_HTTP_TIMEOUT`` (exit 5); user info and query never appear in a message (also
+for malformed URLs), and user info reaches the server as Basic authentication; a URL as ``-o`` is
+refused before the work.
 """
 
 from __future__ import annotations
@@ -52,6 +54,14 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:
             site.authorizations.append(self.headers.get("Authorization"))
             if path == "/silent":
                 site.release.wait(60)  # answers nothing until the test ends
+                return
+            if path == "/trickle":  # a byte at a time, never done: only a deadline for the whole ends it
+                self.send_response(200)
+                self.send_header("Content-Length", "1000")
+                self.end_headers()
+                while not site.release.wait(0.05):
+                    self.wfile.write(b"#")
+                    self.wfile.flush()
                 return
             if path == "/error":
                 self.send_error(500)
@@ -156,6 +166,7 @@ FAILURES = [
     ("not-utf8", "/latin1", 2, "not UTF-8 text: byte 0xe9 at offset 12 (line 1)"),
     ("nested-too-deep", "/deep", 2, "nested deeper than 100 levels"),
     ("never-answers", "/silent", 5, "no complete answer within 0.5 s (set AICR_HTTP_TIMEOUT to wait longer)"),
+    ("trickles", "/trickle", 5, "no complete answer within 0.5 s (set AICR_HTTP_TIMEOUT to wait longer)"),
 ]
 
 
