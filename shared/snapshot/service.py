@@ -64,7 +64,7 @@ def write_snapshot(snapshot: Snapshot, *, destination: str | None, fmt: Any, acc
 
 
 def load_snapshot(reference: str, access: ClusterAccess) -> Snapshot:
-    data, where = refs.read_document(reference, api=access.factory)
+    data, where = refs.read_document(reference, api=access.factory, kind="snapshot")
     return snapshot_model.parse(data, where=where)
 
 
