@@ -136,8 +136,10 @@ class Writer:
         self.text(relpath, yamlio.dumps(document))
 
     def component_files(self, c: ComponentPlan) -> None:
-        """A component's ``values.yaml`` (when it installs a chart) and ``manifests/`` in its folder."""
-        if c.has_chart:
+        """A component's ``values.yaml`` and ``manifests/`` in its folder. A component without a
+        chart gets its values too when it has manifests: they are what its manifests were
+        rendered from, as upstream's bundle shows them."""
+        if c.has_chart or (c.manifests and not c.is_kustomize):
             self.data(f"{c.folder}/values.yaml", c.values)
         for manifest in c.manifests:
             self.text(f"{c.folder}/manifests/{manifest.name}", manifest.text)
