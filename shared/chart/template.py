@@ -293,6 +293,8 @@ class _Renderer:
             raise _GoError(f"{name} of a missing value ({self._describe(pipeline)})")
         if name in ("toYaml", "toJson") and isinstance(args[-1], dict | list) and self.reads is not None:
             self._printed_whole(args[-1])
+        if name == "index" and self.reads is not None:
+            self._indexed(args[0], args[1:])
         if name in ("nindent", "indent"):
             if type(args[0]) is not int:
                 raise _GoError(f"{name} needs an integer width")
@@ -310,6 +312,14 @@ class _Renderer:
             if _truthy(value) == deciding:
                 return value
         return piped[0] if piped else value
+
+    def _indexed(self, value: Any, keys: list[Any]) -> None:
+        assert self.reads is not None
+        for key in keys:
+            if not isinstance(value, dict) or not isinstance(key, str):
+                return
+            self.reads.keys.add((id(value), key))
+            value = value.get(key)
 
     def _printed_whole(self, value: Any) -> None:
         assert self.reads is not None

@@ -333,3 +333,6 @@ def test_reads_record_the_keys_looked_up_and_the_maps_printed_whole() -> None:
     assert not reads.covers(values, ("deep", "a", "c"))
     assert not reads.covers(values, ("unused", "x"))
     assert not reads.covers(values, ("spec", "autoTaintNewNodes"))
+    indexed = template.Reads()
+    template.render(template.parse('{{ index .Values "c" "flag" }}', name="m.yaml"), context, reads=indexed)
+    assert indexed.covers(values, ("flag",)) and not indexed.covers(values, ("sel",))
