@@ -26,7 +26,7 @@ from typing import Any
 from shared import cachedir, errors, grammars, yamlio
 from shared import refs as documents
 from shared.bundle import manifests as manifests_mod
-from shared.bundle import overrides, scheduling
+from shared.bundle import overrides, scheduling, validations
 from shared.bundle.request import BundleRequest
 from shared.kube.api import ApiFactory
 from shared.recipe import catalog as catalog_mod
@@ -266,23 +266,6 @@ def _render_manifests(c: ComponentPlan, sources: list[tuple[str, str]]) -> None:
     c.manifests, c.reads = rendered.manifests, rendered
 
 
-def _check_sets_reach(c: ComponentPlan, sets: list[overrides.SetOverride]) -> None:
-    """A component without a chart has only its manifests: a ``--set`` none of them reads would
-    change nothing that is deployed, so it is refused rather than silently dropped."""
-    if c.has_chart or c.is_kustomize:
-        return
-    for override in sets:
-        if override.path == (overrides.ENABLED_KEY,):
-            continue
-        if c.reads is None or not c.reads.read(c.values, override.path):
-            files = ", ".join(m.source for m in c.manifests) or "none"
-            raise errors.InvalidInput(
-                f"{'.'.join(override.path)} is not used by any manifest of {c.name}, which has no chart "
-                f"(manifests: {files})",
-                where=f"--set {override.raw!r}",
-            )
-
-
 def _values(
     ref: models.ComponentRef,
     cat: catalog_mod.Catalog,
@@ -302,60 +285,6 @@ def _values(
         if override.path != (overrides.ENABLED_KEY,):
             overrides.set_path(merged, override.path, override.value, where=f"--set {override.raw!r}")
     return merged
-
-
-def _selector_paths(entry: models.RegistryComponent, function: str) -> list[str]:
-    if function == "CheckWorkloadSelectorMissing":
-        return entry.podScheduling.workload.workloadSelectorPaths
-    return entry.nodeScheduling.accelerated.nodeSelectorPaths
-
-
-def _unapplied(c: ComponentPlan, paths: list[str]) -> bool:
-    """Whether a flag written at ``paths`` changes nothing deployed: the component has no chart
-    and none of its manifests reads any of the paths."""
-    if c.has_chart or c.is_kustomize or not paths:
-        return False
-    return c.reads is None or not any(c.reads.read(c.values, tuple(p.split("."))) for p in paths)
-
-
-def _validation_notes(
-    recipe: models.RecipeResult,
-    cat: catalog_mod.Catalog,
-    flags: scheduling.Scheduling,
-    components: list[ComponentPlan],
-) -> list[str]:
-    """The registry's per-component checks (upstream's ``validations``): warnings become notes,
-    errors stop the bundle. A check also fires when its flag is given but reaches nothing (a
-    component without a chart whose manifests do not read the value), since what it warns about
-    is then still true."""
-    given = {
-        "CheckWorkloadSelectorMissing": ("--workload-selector", bool(flags.workload_selector)),
-        "CheckAcceleratedSelectorMissing": ("--accelerated-node-selector", bool(flags.accelerated_selector)),
-    }
-    notes: list[str] = []
-    for c in components:
-        name, entry = c.name, cat.registry.get(c.name)
-        for check in entry.validations if entry else []:
-            if check.function not in given:
-                continue
-            flag, is_set = given[check.function]
-            matches = all(
-                str(recipe.criteria.get(key, "any")) in ("any", *allowed) for key, allowed in check.conditions.items()
-            )
-            if not matches:
-                continue
-            assert entry is not None
-            if not is_set:
-                text = f"{name} is enabled but {flag} is not set. {check.message}".strip()
-            elif _unapplied(c, _selector_paths(entry, check.function)):
-                files = ", ".join(m.source for m in c.manifests) or "no manifest"
-                text = f"{name}: {flag} is set but no manifest of it uses it ({files}). {check.message}".strip()
-            else:
-                continue
-            if check.severity == "error":
-                raise errors.InvalidInput(text, where=f"{cat.where(f'component:{name}')} validations")
-            notes.append(f"Warning: {text}")
-    return notes
 
 
 def build(request: BundleRequest) -> BundlePlan:
@@ -409,8 +338,8 @@ def build(request: BundleRequest) -> BundlePlan:
             )
         )
         _render_manifests(components[-1], _manifest_sources(ref, cat, here))
-        _check_sets_reach(components[-1], grouped[name])
-    notes = _validation_notes(recipe, cat, flags, components) + notes
+        validations.check_sets_reach(components[-1], grouped[name])
+    notes = validations.notes(recipe, cat, flags, components) + notes
     bundled = recipe.model_copy(
         update={
             "componentRefs": [ref for ref in recipe.componentRefs if ref.name in enabled],

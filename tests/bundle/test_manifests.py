@@ -157,6 +157,25 @@ def test_a_manifest_outside_the_subset_exits_2_naming_file_and_line(
     assert not out.exists()
 
 
+def test_every_recipe_of_our_catalog_renders_its_manifests(tmp_path: Path) -> None:
+    """All criteria combinations, one per distinct recipe: every manifest renders in the subset to
+    YAML objects, and every Skyhook reads the placement values."""
+    recipes = bundles.distinct_recipes(catalog.embedded())
+    skyhooks = 0
+    for index, crit in enumerate(recipes.values()):
+        recipe = bundles.write_recipe(tmp_path / f"r{index}.yaml", **crit.model_dump())
+        plan = plan_mod.build(BundleRequest(recipe=recipe, workload_selector=["a=b"]))
+        for component in plan.components:
+            for manifest in component.manifests:
+                docs = [d for d in yamlio.loads_all(manifest.text, source=manifest.source) if d is not None]
+                assert docs and all(isinstance(d, dict) and "kind" in d for d in docs), manifest.source
+                for doc in docs:
+                    if doc["kind"] == "Skyhook":
+                        skyhooks += 1
+                        assert doc["spec"]["podNonInterruptLabels"] == {"matchLabels": {"a": "b"}}
+    assert len(recipes) > 20 and skyhooks > 3
+
+
 def test_a_manifest_rendering_to_comments_only_is_left_out(recipe: Path, tmp_path: Path) -> None:
     skipped = '# nothing for this recipe\n{{- if eq "a" "b" }}\nkind: X\n{{- end }}\n---\n'
     plan = plan_mod.build(BundleRequest(recipe=recipe, data_dir=_data_dir(tmp_path, skipped)))

@@ -17,7 +17,6 @@ Covers:
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +26,7 @@ from shared import yamlio
 from shared.bundle import overrides, service
 from shared.bundle import plan as plan_mod
 from shared.bundle.request import BundleRequest
-from shared.recipe import catalog, resolver
-from shared.recipe.criteria import Criteria
+from shared.recipe import catalog
 from tests.bundle import bundles
 
 GOLDEN = "research/aicr-golden"
@@ -148,29 +146,11 @@ def _documented_values(ref: Any, folder: Path, entry: Any) -> dict[str, Any]:
     return values
 
 
-def _distinct_recipes(cat: catalog.Catalog) -> dict[tuple[str, ...], Criteria]:
-    found: dict[tuple[str, ...], Criteria] = {}
-    axes = (
-        ["eks", "gke", "aks", "kind", "oke", "any"],
-        ["h100", "gb200", "a100", "any"],
-        ["ubuntu", "cos", "any"],
-        ["training", "inference", "any"],
-        ["dynamo", "kubeflow", "any"],
-    )
-    for combo in itertools.product(*axes):
-        crit = Criteria(**dict(zip(("service", "accelerator", "os", "intent", "platform"), combo, strict=True)))
-        if not crit.specificity():
-            continue
-        applied = tuple(resolver.resolve(crit, cat).recipe.metadata.appliedOverlays)
-        found.setdefault(applied, crit)
-    return found
-
-
 def test_values_of_every_upstream_recipe_follow_the_documented_merge_and_scheduling_rules(
     upstream: tuple[Path, catalog.Catalog], tmp_path: Path
 ) -> None:
     folder, cat = upstream
-    recipes = _distinct_recipes(cat)
+    recipes = bundles.distinct_recipes(cat)
     assert len(recipes) > 20
     checked = 0
     for index, crit in enumerate(recipes.values()):
