@@ -82,6 +82,8 @@ def _weight(annotations: dict[str, Any], manifest: Manifest) -> int:
 
 
 def _translate(manifest: Manifest, change: Callable[[dict[str, Any]], dict[str, Any]]) -> Manifest:
+    if PREFIX not in manifest.text:
+        return manifest  # no hook, no parse: CRD bundles of several hundred kilobytes pass as they are
     docs = yamlio.loads_all(manifest.text, source=manifest.source)
     if not any(_hook_annotations(doc) is not None for doc in docs):
         return manifest
