@@ -34,10 +34,12 @@ def validate(
             show_default=False,
         ),
     ] = None,
+    data: opt.DataDir = None,
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
 ) -> int:
-    """Check every constraint and every component's health asserts; exit 1 when any fails."""
+    """Check the driver the recipe pins and every constraint (node by node, naming the nodes), then
+    every component's health asserts; exit 1 when any fails."""
     from shared import output as out
     from shared.validate import report, run, service
 
@@ -45,7 +47,9 @@ def validate(
     seconds = run.parse_duration(timeout) if timeout else None
     out.check_destination(output)
     with service.ClusterAccess(kubeconfig=kubeconfig, context=context) as access:
-        outcome = service.validate(recipe=recipe, snapshot=snapshot, wait=wait, timeout=seconds, access=access)
+        outcome = service.validate(
+            recipe=recipe, snapshot=snapshot, wait=wait, timeout=seconds, access=access, data_dir=data
+        )
     out.emit(report.ctrf(outcome), chosen, table=report.table(outcome), destination=output)
     if outcome.timed_out:
         out.error_line(f"error: timed out after {outcome.seconds:.0f}s with {len(outcome.failures)} check(s) failing")

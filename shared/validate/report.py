@@ -27,6 +27,8 @@ def ctrf(outcome: Outcome, *, started_ms: int | None = None) -> dict[str, Any]:
         }
         if check.message:
             entry["message"] = check.message
+        if check.nodes:
+            entry["extra"] = {"nodes": list(check.nodes)}
         tests.append(entry)
     return {
         "reportFormat": "CTRF",

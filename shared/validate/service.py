@@ -8,6 +8,7 @@ snapshot package never imports validation. The command opens its ``ClusterAccess
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from shared.snapshot.service import ClusterAccess
@@ -18,15 +19,32 @@ if TYPE_CHECKING:
 __all__ = ["ClusterAccess", "validate"]  # the command opens its ClusterAccess from here
 
 
-def validate(*, recipe: str, snapshot: str | None, access: ClusterAccess, wait: bool, timeout: float | None) -> Outcome:
-    """Constraints against the snapshot (live when none), then the components' asserts, live."""
+def validate(
+    *,
+    recipe: str,
+    snapshot: str | None,
+    access: ClusterAccess,
+    wait: bool,
+    timeout: float | None,
+    data_dir: Path | None = None,
+) -> Outcome:
+    """The driver the recipe pins and its constraints, node by node where they concern nodes,
+    against the snapshot (live when none); then the components' asserts, live."""
     from shared import clock
     from shared.snapshot import service as snapshots
     from shared.validate import run
 
     loaded = snapshots.load_recipe(recipe, access)
+    driver = snapshots.pinned_driver(loaded, data_dir=data_dir)
     measured, _ = snapshots.snapshot_or_live(snapshot, access)
     ticks = clock.for_api_client(access.api)  # virtual time on the simulator, wall time elsewhere
     return run.validate(
-        loaded, measured, api=access.api, wait=wait, timeout=timeout, now=ticks.monotonic, sleep=ticks.sleep
+        loaded,
+        measured,
+        api=access.api,
+        driver=driver,
+        wait=wait,
+        timeout=timeout,
+        now=ticks.monotonic,
+        sleep=ticks.sleep,
     )
