@@ -6,8 +6,9 @@ whose ``data.release`` is what Helm stores — base64 of gzip of the release JSO
 name and version, the rendered manifest) — base64-encoded once more by the Secret as every Secret
 value is; the workloads its healthCheckAsserts name (Deployments, DaemonSets with one pod per
 node, StatefulSets) with ready status; pods labelled so every pod assert selects some; and its
-CRDs, Established. The GPU operator also gets ``nvidia-driver-daemonset`` with the driver image
-and, unless its values turn standalone DCGM off, the ``nvidia-dcgm`` hostengine Service. The GPU
+CRDs, Established. The GPU operator also gets ``nvidia-driver-daemonset`` with the driver image,
+``nvidia-dcgm-exporter`` unless its values turn the exporter off, and, unless they turn standalone
+DCGM off, the ``nvidia-dcgm`` hostengine Service. The GPU
 nodes load the driver the GPU operator's values pin (``driver.version``), or the one ``seed`` is
 told to install instead, so a cluster that does not run its recipe's driver is made on purpose.
 
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 BREAKS = ("crashloop", "old-chart", "missing-crd", "unavailable")
 REGISTRY = "registry.sim.local"
 DRIVER_IMAGE = "nvcr.io/nvidia/driver"
+DCGM_EXPORTER_IMAGE = "nvcr.io/nvidia/k8s/dcgm-exporter:4.2.3-4.1.3-ubuntu22.04"
 
 
 def older(version: str) -> str:
@@ -113,20 +115,18 @@ def _workload(
 
 def _driver_daemonset(into: seeder.Seeder, ns: str, base: dict[str, str], driver: str) -> dict[str, Any]:
     """The GPU operator's driver DaemonSet, one ready pod per node, running ``driver``."""
-    image = f"{DRIVER_IMAGE}:{driver}-ubuntu24.04"
-    labels = {**base, "app": "nvidia-driver-daemonset"}
-    into.sim.kubelet.static_workloads.add(("daemonsets", ns, "nvidia-driver-daemonset"))
-    obj = into.ensure(
-        "apps", "daemonsets", ns, seeder.workload_object("DaemonSet", "nvidia-driver-daemonset", ns, labels, image, 1)
-    )
+    return _operand_daemonset(into, ns, base, "nvidia-driver-daemonset", f"{DRIVER_IMAGE}:{driver}-ubuntu24.04")
+
+
+def _operand_daemonset(into: seeder.Seeder, ns: str, base: dict[str, str], name: str, image: str) -> dict[str, Any]:
+    """A DaemonSet the GPU operator's ClusterPolicy creates (driver, DCGM exporter), one ready pod per node."""
+    labels = {**base, "app": name}
+    into.sim.kubelet.static_workloads.add(("daemonsets", ns, name))
+    obj = into.ensure("apps", "daemonsets", ns, seeder.workload_object("DaemonSet", name, ns, labels, image, 1))
     for node in into.nodes:
-        into.pod(obj, f"nvidia-driver-daemonset-{seeder.suffix(node)}", node, labels, image, None)
+        into.pod(obj, f"{name}-{seeder.suffix(node)}", node, labels, image, None)
     into.set_status(
-        "apps",
-        "daemonsets",
-        ns,
-        "nvidia-driver-daemonset",
-        seeder.workload_status("DaemonSet", len(into.nodes), len(into.nodes)),
+        "apps", "daemonsets", ns, name, seeder.workload_status("DaemonSet", len(into.nodes), len(into.nodes))
     )
     return {k: v for k, v in obj.items() if k != "status"}
 
@@ -185,6 +185,8 @@ def _install(
         manifest.append(_workload(into, workload, labels, f"{REGISTRY}/{chart}:{version}", broken))
     if chart == "gpu-operator" or comp.name == "gpu-operator":
         manifest.append(_driver_daemonset(into, ns, base, driver))
+        if (config.get("dcgmExporter") or {}).get("enabled", True) is not False:
+            manifest.append(_operand_daemonset(into, ns, base, "nvidia-dcgm-exporter", DCGM_EXPORTER_IMAGE))
         if (config.get("dcgm") or {}).get("enabled", True) is not False:
             _dcgm_service(into, ns)
     crds = list(asserts.crds if asserts else [])
