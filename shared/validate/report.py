@@ -76,13 +76,14 @@ def ctrf(report: Report, *, started_ms: int | None = None) -> dict[str, Any]:
 
 def table(report: Report) -> str:
     rows = [[c.component, c.name, c.status.upper(), c.message] for c in report.results]
-    failed = len(report.failures)
-    total = len(report.results)
-    if report.planned:
-        verdict = "PLAN"
-    else:
-        verdict = "PASSED" if report.passed else ("TIMED OUT" if report.timed_out else "FAILED")
-    summary = f"\n{verdict}: {total - failed} of {total} checks passed{f', {failed} failed' if failed else ''}\n"
+    failed, total = len(report.failures), len(report.results)
+    verdict = "PASSED" if report.passed else ("TIMED OUT" if report.timed_out else "FAILED")
+    # A deployment check skipped (a component without asserts) has nothing to fail and counts as
+    # passed, as it always has; a performance or conformance check skipped was not judged at all.
+    unjudged = sum(1 for p in report.phases if p.name != "deployment" for c in p.results if c.status == checks.SKIPPED)
+    extra = f", {failed} failed" if failed else ""
+    extra += f", {unjudged} skipped" if unjudged else ""
+    summary = f"\n{verdict}: {total - failed - unjudged} of {total} checks passed{extra}\n"
     if report.planned:
         summary = f"\nPLAN: {total} checks, none run (--no-cluster)\n"
     if len(report.phases) > 1 or (report.phases and report.phases[0].name != "deployment"):
