@@ -8,7 +8,8 @@ old-chart; missing-crd; unavailable); --kernel changes one node; bad input is a 
 upgrade-driver changes the GFD labels, the driver DaemonSet's image and the module banner; the
 seed installs the driver the GPU Operator's values pin (labels, DaemonSet image, module banner),
 none when the operator does not manage the driver, another when told, and records the values as
-the release's config; the seed command's values are the catalog's, merged.
+the release's config; the seed command sends the catalog's merged values and installs the
+recipe's driver, or the one --driver-version names.
 """
 
 from __future__ import annotations
@@ -209,16 +210,28 @@ def test_the_seed_installs_the_driver_the_values_pin_unless_told_otherwise(
     assert config == (body.get("values") or {}).get("gpu-operator", {})  # what Helm was given
 
 
-def test_the_seed_command_sends_the_catalogs_merged_values(tmp_path: Path) -> None:
+def test_the_seed_command_installs_the_recipes_driver_or_the_one_asked_for(
+    gpu_sim: SimServer, sim_kubeconfig: Path, api_client: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from aicr.main import build_app
     from shared import cli, yamlio
     from shared.sim import recipevalues
+    from shared.sim.__main__ import app
     from tests.cli.aicr.test_seeded_cluster import SEED
 
+    nodes = gpu_sim.add_gpu_nodes(2)
     recipe = tmp_path / "recipe.yaml"
     assert cli.run(build_app(), "aicr", ["recipe", *SEED, "-o", str(recipe)]) == 0
     values = recipevalues.merged(yamlio.load_file(recipe))
-    assert recipevalues.pinned_driver(values) == "580.105.08"
-    assert values["gpu-operator"]["driver"]["enabled"] is True
+    assert recipevalues.pinned_driver(values) == "580.105.08" and values["gpu-operator"]["driver"]["enabled"] is True
+    seed = ["seed", "--recipe", str(recipe), "--kubeconfig", str(sim_kubeconfig)]
+    core = k8s.CoreV1Api(api_client)
+    for extra, installed in (["--driver-version", "570.158.01"], "570.158.01"), ([], "580.105.08"):
+        capsys.readouterr()
+        assert cli.run(app, "python -m shared.sim", [*seed, *extra]) == 0
+        assert json.loads(capsys.readouterr().out)["driver"] == installed
+        assert {_driver_of(core, n) for n in nodes} == {installed}
+    config = _release(core, "gpu-operator", "gpu-operator")["config"]
+    assert config == values["gpu-operator"]  # the release records the values Helm was given
     with pytest.raises(ValueError, match="not a resolved recipe"):
         recipevalues.merged({"kind": "Snapshot"})

@@ -169,6 +169,11 @@ def test_conformance_judges_the_listed_checks_from_the_api(seeded: Any, run_cli:
         "cluster-autoscaling": "skipped",
     }
     assert "not judged from the API" in tests["cluster-autoscaling"]["message"]
+    table = run_cli("aicr", "validate", "-r", str(chosen), "--phase", "conformance", *kc).stdout.splitlines()
+    assert table[-2:] == [
+        "PASSED: 4 of 5 checks passed, 1 skipped",
+        "  conformance: PASSED (4 passed, 0 failed, 1 skipped)",
+    ]
 
 
 def test_conformance_fails_a_missing_crd_and_an_unknown_check_naming_them(seeded: Any, run_cli: Any) -> None:
