@@ -81,6 +81,36 @@ def node_checks(recipe: models.RecipeResult, snapshot: Snapshot, *, driver: str 
     return out
 
 
+def deployment_block_checks(recipe: models.RecipeResult, snapshot: Snapshot) -> list[Check]:
+    """The constraints of the recipe's ``validation.deployment`` block: ``Deployment.<component>.version``
+    against the chart version of the component's Helm release (upstream reads the deployed
+    operator's version; the release is what was deployed)."""
+    block = recipe.validation.deployment if recipe.validation is not None else None
+    out = []
+    for constraint in (block.constraints if block is not None else None) or []:
+        kind, component, key = [*constraint.name.split(".", 2), "", ""][:3]
+        name = f"{constraint.name} {constraint.value}"
+        ref = recipe.component(component)
+        if kind != "Deployment" or key != "version" or ref is None:
+            out.append(
+                Check(
+                    "(deployment)",
+                    name,
+                    FAILED,
+                    "a deployment constraint is Deployment.<component>.version, for a component of the recipe",
+                )
+            )
+            continue
+        path = f"K8s.helm.{ref.namespace or 'default'}/{ref.name}.version"
+        outcome = constraints.evaluate(constraint.value, snapshot.lookup(path))
+        if outcome.passed:
+            out.append(Check(component, name, PASSED))
+        else:
+            reason = outcome.error if outcome.actual is None else f"release runs {outcome.actual}"
+            out.append(Check(component, name, FAILED, f"{reason}; the recipe asks {constraint.value}"))
+    return out
+
+
 def _ready_and_desired(kind: str, obj: dict[str, Any]) -> tuple[int, int]:
     status, spec = obj.get("status") or {}, obj.get("spec") or {}
     if kind == health.WorkloadKind.DAEMONSET:

@@ -99,6 +99,13 @@ def plan_phase(phase: str, recipe: models.RecipeResult, *, driver: str | None) -
     if driver:
         out.append(checks.Check("gpu-operator", f"driver {driver} on every GPU node", checks.SKIPPED))
     out += [checks.Check("(constraints)", f"{c.name} {c.value}", checks.SKIPPED) for c in recipe.constraints]
+    deployment = block(recipe, DEPLOYMENT)
+    out += [
+        checks.Check(
+            c.name.split(".")[1] if c.name.count(".") >= 2 else "(deployment)", f"{c.name} {c.value}", checks.SKIPPED
+        )
+        for c in (deployment.constraints if deployment is not None else None) or []
+    ]
     refs = {r.name: r for r in recipe.componentRefs}
     for name in recipe.deploymentOrder or sorted(refs):
         ref = refs[name]

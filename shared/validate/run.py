@@ -96,6 +96,7 @@ def validate(
     ``driver`` is the GPU driver the recipe pins (``shared.snapshot.pins.pinned_driver``): every
     GPU node must run it."""
     constraint_checks = checks.node_checks(recipe, snapshot, driver=driver)
+    constraint_checks += checks.deployment_block_checks(recipe, snapshot)
     limit = recipe_timeout(recipe) if timeout is None else timeout
     start = now()
     outcome = Outcome()

@@ -7,7 +7,8 @@ certification engine, in process, and a NIC at 40 % on one node fails it naming 
 the Certification left in the cluster as nvcrectl leaves one; conformance judges the listed checks
 from the API (the seeded install meets gang scheduling and accelerator metrics; a check the API
 cannot judge is skipped with its reason; a missing CRD fails naming it); a failed phase leaves the
-later ones skipped; the CTRF report carries each phase's status.
+later ones skipped; the CTRF report carries each phase's status; the deployment block's
+Deployment.<component>.version constraints hold the Helm release.
 """
 
 from __future__ import annotations
@@ -203,3 +204,25 @@ def test_a_failed_phase_leaves_the_later_ones_skipped(seeded: Any, run_cli: Any)
     later = [t for t in report["tests"] if t["suite"][0] != "deployment"]
     assert later and all(t["message"] == "skipped: an earlier phase failed" for t in later)
     assert run_cli("nvcrectl", "certification", "list", *kc).stdout.count("aicr-performance-") == 0
+
+
+def test_the_deployment_blocks_version_constraint_holds_the_helm_release(
+    seeded: Any, run_cli: Any, tmp_path: Path
+) -> None:
+    sim, recipe, kc = seeded
+    _seed(sim, recipe)
+    document = yamlio.load_file(recipe)
+    document["validation"]["deployment"]["constraints"] = [
+        {"name": "Deployment.gpu-operator.version", "value": ">= v24.6.0"},
+        {"name": "Deployment.gpu-operator.version", "value": ">= v26.1.0"},
+        {"name": "Deployment.no-such.version", "value": ">= 1.0"},
+    ]
+    strict = tmp_path / "strict.json"
+    strict.write_text(json.dumps(document), encoding="utf-8")
+    result = run_cli("aicr", "validate", "-r", str(strict), "-t", "json", *kc)
+    assert result.code == 1
+    tests = {t["name"]: t for t in json.loads(result.stdout)["results"]["tests"]}
+    assert tests["gpu-operator: Deployment.gpu-operator.version >= v24.6.0"]["status"] == "passed"
+    newer = tests["gpu-operator: Deployment.gpu-operator.version >= v26.1.0"]
+    assert (newer["status"], newer["message"]) == ("failed", "release runs v25.10.1; the recipe asks >= v26.1.0")
+    assert tests["(deployment): Deployment.no-such.version >= 1.0"]["status"] == "failed"
