@@ -98,6 +98,17 @@ def _node_changes(pin: pins.Pin, target: Snapshot) -> list[Change] | None:
     ]
 
 
+def _driver_changes(driver: str, target: Snapshot) -> list[Change]:
+    """The pinned driver node by node; on a snapshot without per-node lists, its aggregate."""
+    found = _node_changes(pins.Pin(pins.DRIVER_PATH, driver, exact=True), target)
+    if found is not None:
+        return found
+    actual = target.lookup(pins.DRIVER_PATH)
+    if actual == driver:
+        return []
+    return [Change(kind="modified" if actual else "removed", path=pins.DRIVER_PATH, baseline=driver, target=actual)]
+
+
 def compare_recipe(recipe: models.RecipeResult, target: Snapshot, *, driver: str | None = None) -> list[Change]:
     """What the cluster does not hold of what the recipe pins: chart versions, the GPU driver
     (``driver``, from the GPU Operator's values) and the constraints, node facts node by node."""
@@ -113,22 +124,7 @@ def compare_recipe(recipe: models.RecipeResult, target: Snapshot, *, driver: str
         elif installed.lstrip("v") != ref.version.lstrip("v"):
             changes.append(Change(kind="modified", path=path, baseline=ref.version, target=installed))
     if driver:
-        found = _node_changes(pins.Pin(pins.DRIVER_PATH, driver, exact=True), target)
-        if found is None:
-            actual_driver = target.lookup(pins.DRIVER_PATH)
-            found = (
-                []
-                if actual_driver == driver
-                else [
-                    Change(
-                        kind="modified" if actual_driver else "removed",
-                        path=pins.DRIVER_PATH,
-                        baseline=driver,
-                        target=actual_driver,
-                    )
-                ]
-            )
-        changes.extend(found)
+        changes.extend(_driver_changes(driver, target))
     for constraint in recipe.constraints:
         per_node = (
             _node_changes(pins.Pin(constraint.name, constraint.value), target)
