@@ -76,6 +76,24 @@ def run(
     return drive(client, namespace=namespace, name=name, timeout=timeout, on_progress=on_progress, on_status=on_status)
 
 
+def run_document(
+    client: KubeApi,
+    document: dict[str, Any],
+    *,
+    namespace: str,
+    timeout: float | None,
+    where: str,
+    on_progress: Callable[[str], None] | None = None,
+) -> RunResult:
+    """Create a Certification from ``document`` (checked as a file is) and run it here to its end.
+
+    The one call another tool makes into the engine (``aicr validate --phase performance``): the
+    same CRD, the same runner and Lease as ``nvcrectl certification run --wait``."""
+    cert = resource.from_document(document, where=where)
+    resource.create(client, cert, namespace)
+    return drive(client, namespace=namespace, name=cert.name, timeout=timeout, on_progress=on_progress)
+
+
 def _check_run_flags(*, strategy: str | None, backend: str | None, platform: str | None, new: bool) -> None:
     """InvalidInput for a flag value no run takes, before anything is read or created."""
     from shared.certify.workloads import backends, platforms
