@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import typer
 
-from shared import cli
+from shared import cli, cli_completion
+
+
+def _deployers() -> list[str]:
+    from shared.bundle.deployers import Deployer
+
+    return [d.value for d in Deployer]
+
 
 PROGRAM = cli.Program(
     "aicr",
     help_text="Configure GPU Kubernetes clusters: resolve a version-pinned recipe for a target environment, "
     "render it for a deployer, and hold the live cluster to it.",
     env_prefix="AICR",
+    completers={"--deployer": cli_completion.choices(_deployers)},
 )
 
 

@@ -10,7 +10,7 @@ import typer
 from nvcre import _options as opt
 from shared import output as out
 
-Name = Annotated[str, typer.Argument(help="Certification name.")]
+Name = opt.CertificationName
 Strategy = Annotated[
     str | None,
     typer.Option("--strategy", help="Isolation strategy: adaptive (default) or halving.", show_default=False),
@@ -74,7 +74,7 @@ def run(
     strategy: Strategy = None,
     backend: Backend = None,
     platform: Platform = None,
-    namespace: opt.Namespace = "default",
+    namespace: opt.Namespace = None,
     fmt: opt.Output = "table",
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
@@ -89,6 +89,7 @@ def run(
 
       nvcrectl certification run --resume cert-h100
     """
+    namespace = opt.namespace_or_context(namespace, kubeconfig, context)
     from shared.certify import live, render, service
     from shared.kube.client import LazyClient
 
@@ -138,7 +139,7 @@ def _emit(cert: Any, chosen: out.Format) -> None:
 
 def report_cmd(
     name: Name,
-    namespace: opt.Namespace = "default",
+    namespace: opt.Namespace = None,
     fmt: opt.Output = "table",
     results_file: Annotated[
         Path | None, typer.Option("--results-file", help="Also write the JSON report here.", show_default=False)
@@ -147,6 +148,7 @@ def report_cmd(
     context: opt.Context = None,
 ) -> int:
     """Per category: status, runtime, measurements, failing nodes with reasons, isolation trail."""
+    namespace = opt.namespace_or_context(namespace, kubeconfig, context)
     from shared.certify import report, service
     from shared.kube.client import LazyClient
 
@@ -161,13 +163,14 @@ def report_cmd(
 
 
 def list_cmd(
-    namespace: opt.Namespace = "default",
+    namespace: opt.Namespace = None,
     all_namespaces: opt.AllNamespaces = False,
     fmt: opt.Output = "table",
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
 ) -> None:
     """Certifications with their phase."""
+    namespace = opt.namespace_or_context(namespace, kubeconfig, context)
     from shared.certify import report, service
     from shared.kube.client import LazyClient
 
@@ -179,12 +182,13 @@ def list_cmd(
 
 def get_cmd(
     name: Name,
-    namespace: opt.Namespace = "default",
+    namespace: opt.Namespace = None,
     fmt: opt.DataOutput = "yaml",
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
 ) -> None:
     """The whole object."""
+    namespace = opt.namespace_or_context(namespace, kubeconfig, context)
     from shared.certify import service
     from shared.kube.client import LazyClient
 
@@ -195,9 +199,10 @@ def get_cmd(
 
 
 def delete_cmd(
-    name: Name, namespace: opt.Namespace = "default", kubeconfig: opt.Kubeconfig = None, context: opt.Context = None
+    name: Name, namespace: opt.Namespace = None, kubeconfig: opt.Kubeconfig = None, context: opt.Context = None
 ) -> None:
     """Delete the Certification and (through owner references) its Jobs."""
+    namespace = opt.namespace_or_context(namespace, kubeconfig, context)
     from shared.certify import service
     from shared.kube.client import LazyClient
 

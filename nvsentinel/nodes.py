@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import typer
 
 from nvsentinel import _options as opt
@@ -41,7 +39,7 @@ def show(
 
 @app.command("release")
 def release(
-    node: Annotated[str, typer.Argument(help="Node name.")],
+    node: opt.NodeName,
     values: opt.Values = None,
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,

@@ -14,7 +14,7 @@ app = typer.Typer(
     help="Node validation: ValidationRequests run by the lifecycle controller of `nvsentinel run`.",
     no_args_is_help=True,
 )
-Names = Annotated[list[str], typer.Argument(help="ValidationRequest name(s).")]
+Names = opt.ValidationRequestNames
 
 
 COLUMNS = (
@@ -111,7 +111,7 @@ def list_(output: opt.Output = "table", kubeconfig: opt.Kubeconfig = None, conte
 
 @app.command("get")
 def get(
-    name: Annotated[str, typer.Argument(help="ValidationRequest name.")],
+    name: opt.ValidationRequestName,
     output: opt.Output = "yaml",
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
@@ -134,7 +134,7 @@ def delete(names: Names, kubeconfig: opt.Kubeconfig = None, context: opt.Context
 
 @app.command("cordon")
 def cordon(
-    nodes: Annotated[list[str], typer.Argument(help="Node name(s).")],
+    nodes: opt.NodeNames,
     owner: Annotated[
         str,
         typer.Option(
