@@ -166,18 +166,22 @@ def list_cmd(
     namespace: opt.Namespace = None,
     all_namespaces: opt.AllNamespaces = False,
     fmt: opt.Output = "table",
+    strict: opt.Strict = False,
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
-) -> None:
-    """Certifications with their phase."""
+) -> int:
+    """Certifications with their phase; one that cannot be read is skipped with a warning naming it."""
     namespace = opt.namespace_or_context(namespace, kubeconfig, context)
     from shared.certify import report, service
     from shared.kube.client import LazyClient
 
     chosen = out.parse_format(fmt, allowed=opt.TABLE_FORMATS, flag="--output")
     with LazyClient(kubeconfig=kubeconfig, context=context) as api:
-        certs = service.list_certifications(api, namespace=None if all_namespaces else namespace)
-    out.emit(list(map(report.data, certs)), chosen, table=out.Table(certs, LIST_COLUMNS))
+        listed = service.list_certifications(api, namespace=None if all_namespaces else namespace)
+    for skipped in listed.skipped:
+        out.warning(f"skipping {skipped.what}: {skipped.reason}")
+    out.emit(list(map(report.data, listed.items)), chosen, table=out.Table(listed.items, LIST_COLUMNS))
+    return 1 if strict and listed.skipped else 0
 
 
 def get_cmd(

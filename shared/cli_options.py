@@ -40,6 +40,13 @@ Context = Annotated[str | None, typer.Option("--context", help="Kubeconfig conte
 AllNamespaces = Annotated[
     bool, typer.Option("--all-namespaces", "-A", help="List the objects of every namespace (-n is ignored).")
 ]
+Strict = Annotated[
+    bool,
+    typer.Option(
+        "--strict", help="Exit 1 when an object cannot be read; either way it is skipped with a warning naming it."
+    ),
+]
+"""A listing's choice, as kubectl's: an object that does not parse is skipped and named, not fatal."""
 MetricsAddr = Annotated[
     str | None,
     typer.Option(

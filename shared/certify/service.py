@@ -15,6 +15,7 @@ from typing import Any
 
 from shared import errors
 from shared.certify import catalog, isolate, leasing, models, resource, runner
+from shared.kube import listing
 from shared.kube.api import ApiFactory, KubeApi
 
 logger = logging.getLogger(__name__)
@@ -140,8 +141,9 @@ def get(api: ApiFactory, *, namespace: str, name: str) -> models.Certification:
     return resource.get(api(), namespace, name)[0]
 
 
-def list_certifications(api: ApiFactory, *, namespace: str | None) -> list[models.Certification]:
-    return resource.list_all(api(), namespace)
+def list_certifications(api: ApiFactory, *, namespace: str | None) -> listing.Listing[models.Certification]:
+    """Every readable Certification of ``namespace`` (all with None); the unreadable ones named."""
+    return resource.list_readable(api(), namespace)
 
 
 def delete(api: ApiFactory, *, namespace: str, name: str) -> None:
