@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from nvcre import _options as opt
+from shared import cli
 from shared import output as out
 
 Name = opt.CertificationName
@@ -248,7 +249,13 @@ def render_cmd(
 def register(app: typer.Typer) -> None:
     group = typer.Typer(help="Certification runs.", no_args_is_help=True)
     group.command("run")(run)
-    group.command("report")(report_cmd)
+    group.command(
+        "report",
+        epilog=cli.examples(
+            "nvcrectl certification report rack-7",
+            "nvcrectl certification report rack-7 -n nvcre -o json --results-file rack-7.json",
+        ),
+    )(report_cmd)
     group.command("list")(list_cmd)
     group.command("get")(get_cmd)
     group.command("delete")(delete_cmd)

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from nvsentinel import _options as opt
+from shared import cli
 from shared import output as out
 
 app = typer.Typer(help="Publish, list and prune HealthEvents.", no_args_is_help=True)
@@ -47,7 +48,14 @@ def publish(
     out.message(f"published {result['published']} event(s), {result['duplicates']} duplicate(s) skipped")
 
 
-@app.command("list")
+@app.command(
+    "list",
+    epilog=cli.examples(
+        "nvsentinel events list --since 1h",
+        "nvsentinel events list --node gpu-node-07 --fatal -o wide",
+        "nvsentinel events list --check SysLogsXIDError --phase Quarantined,Blocked -o json",
+    ),
+)
 def list_(
     node: Annotated[str | None, typer.Option("--node", help="Only this node's events.", show_default=False)] = None,
     check: Annotated[

@@ -5,9 +5,14 @@ from __future__ import annotations
 import typer
 
 from nvsentinel import _options as opt
+from shared import cli
 from shared import output as out
 
-app = typer.Typer(help="Quarantine state of nodes.", invoke_without_command=True)
+app = typer.Typer(
+    help="Quarantine state of nodes.",
+    invoke_without_command=True,
+    epilog=cli.examples("nvsentinel nodes", "nvsentinel nodes -o wide", "nvsentinel nodes release gpu-node-07"),
+)
 COLUMNS = (
     out.Column.key("NODE", "node"),
     out.Column.key("QUARANTINED", "quarantined"),

@@ -107,6 +107,14 @@ def add_global_options(app: typer.Typer, program: str, env_prefix: str) -> None:
         ctx.obj = GlobalOptions(debug=debug, log_json=log_json)
 
 
+def examples(*lines: str) -> str:
+    """A command's ``epilog``: an Examples section kept as written (click's ``\\b`` stops it
+    rewrapping). Each line is a whole command (tests/cli/test_help_examples.py parses each one
+    against the command's flags) or a ``# comment`` saying what the next one does."""
+    body = "\n".join(f"  {line}" for line in lines)
+    return f"Examples:\n\n\b\n{body}"
+
+
 def version_line(program: str) -> str:
     """What ``--version`` and the ``version`` command print."""
     return f"{program} version {__version__}\n"
@@ -136,12 +144,14 @@ def add_completion_command(app: typer.Typer, program: str) -> None:
 
     @app.command(
         "completion",
-        epilog=f"""Examples:
-
-\b
-  eval "$({program} completion bash)"     # bash: add to ~/.bashrc
-  eval "$({program} completion zsh)"      # zsh: add to ~/.zshrc, after compinit
-  {program} completion fish > ~/.config/fish/completions/{program}.fish""",
+        epilog=examples(
+            "# bash 4.4 or later: add to ~/.bashrc",
+            f'eval "$({program} completion bash)"',
+            "# zsh: add to ~/.zshrc, after compinit",
+            f'eval "$({program} completion zsh)"',
+            "# fish",
+            f"{program} completion fish > ~/.config/fish/completions/{program}.fish",
+        ),
     )
     def completion(ctx: typer.Context, shell: Shell) -> None:
         """Print the shell completion script: commands, flags, option values and, with a reachable
