@@ -20,6 +20,7 @@ Kubeconfig = cli_options.Kubeconfig
 Context = cli_options.Context
 AllNamespaces = cli_options.AllNamespaces
 Strict = cli_options.Strict
+Watch = cli_options.Watch
 MetricsAddr = cli_options.MetricsAddr
 Namespace = Annotated[str | None, cli_options.namespace("the Certification", from_context=True)]
 RunNamespace = Annotated[str | None, cli_options.namespace("the WorkloadRun", from_context=True)]

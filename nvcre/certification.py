@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -189,18 +190,49 @@ def get_cmd(
     name: Name,
     namespace: opt.Namespace = None,
     fmt: opt.DataOutput = "yaml",
+    watch: opt.Watch = False,
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
 ) -> None:
-    """The whole object."""
+    """The whole object; with --watch, its row (phase, round, message) until it has finished."""
     namespace = opt.namespace_or_context(namespace, kubeconfig, context)
     from shared.certify import service
     from shared.kube.client import LazyClient
 
     chosen = out.parse_format(fmt, allowed=opt.DATA_FORMATS, flag="--output")
+    if watch:
+        _watch(namespace, name, kubeconfig, context)
+        return
     with LazyClient(kubeconfig=kubeconfig, context=context) as api:
         cert = service.get(api, namespace=namespace, name=name)
     out.emit(cert, chosen, exclude_none=True)
+
+
+def _round(cert: Any) -> str:
+    """The round of the category running now (or last), as ``CATEGORY ROUND (STAGE)``."""
+    running = [c for c in cert.status.categoryStatuses if c.rounds]
+    if not running:
+        return "-"
+    last = next((c for c in running if c.status.value == "Running"), running[-1])
+    return f"{last.variant} {last.rounds[-1].round} ({last.rounds[-1].stage})"
+
+
+WATCH_COLUMNS = (*LIST_COLUMNS[:3], out.Column("round", _round), LIST_COLUMNS[4])
+
+
+def _watch(namespace: str, name: str, kubeconfig: Path | None, context: str | None) -> None:
+    """``kubectl get -w`` for one Certification: a row per change, ending when it has finished."""
+    from shared import watchview
+    from shared.certify import service
+    from shared.kube.client import LazyClient
+
+    with (
+        LazyClient(kubeconfig=kubeconfig, context=context) as api,
+        watchview.WatchView([c.header for c in WATCH_COLUMNS]) as view,
+        contextlib.suppress(KeyboardInterrupt),
+    ):
+        for cert in service.watch(api, namespace=namespace, name=name):
+            view.show({name: [c.cell(cert) for c in WATCH_COLUMNS]})
 
 
 def delete_cmd(
@@ -257,7 +289,14 @@ def register(app: typer.Typer) -> None:
         ),
     )(report_cmd)
     group.command("list")(list_cmd)
-    group.command("get")(get_cmd)
+    group.command(
+        "get",
+        epilog=cli.examples(
+            "nvcrectl certification get rack-7 -o json",
+            "# follow a run until it has finished (Ctrl-C stops)",
+            "nvcrectl certification get rack-7 --watch",
+        ),
+    )(get_cmd)
     group.command("delete")(delete_cmd)
     group.command("render")(render_cmd)
     app.add_typer(group, name="certification")

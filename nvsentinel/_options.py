@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 Kubeconfig = cli_options.Kubeconfig
 Context = cli_options.Context
 MetricsAddr = cli_options.MetricsAddr
+Watch = cli_options.Watch
 Namespace = Annotated[str, cli_options.namespace("the breaker ConfigMap and Lease")]
 FORMATS = tuple(Format)
 """Every command offers every format; ``wide`` adds columns where a table has more."""

@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
+import contextlib
+from typing import TYPE_CHECKING
+
 import typer
 
 from nvsentinel import _options as opt
 from shared import cli
 from shared import output as out
 
+if TYPE_CHECKING:
+    from shared.health.service import Cluster
+
 app = typer.Typer(
     help="Quarantine state of nodes.",
     invoke_without_command=True,
-    epilog=cli.examples("nvsentinel nodes", "nvsentinel nodes -o wide", "nvsentinel nodes release gpu-node-07"),
+    epilog=cli.examples(
+        "nvsentinel nodes",
+        "nvsentinel nodes -o wide",
+        "# follow quarantines as they happen (Ctrl-C stops)",
+        "nvsentinel nodes --watch",
+        "nvsentinel nodes release gpu-node-07",
+    ),
 )
 COLUMNS = (
     out.Column.key("NODE", "node"),
@@ -27,7 +39,11 @@ ACTION = out.Column.key("ACTION", "action")
 
 @app.callback()
 def show(
-    ctx: typer.Context, output: opt.Output = "table", kubeconfig: opt.Kubeconfig = None, context: opt.Context = None
+    ctx: typer.Context,
+    output: opt.Output = "table",
+    watch: opt.Watch = False,
+    kubeconfig: opt.Kubeconfig = None,
+    context: opt.Context = None,
 ) -> None:
     """Per node: quarantined, cordoned, what a person must do, the rule sets holding it, failing conditions."""
     if ctx.invoked_subcommand is not None:
@@ -35,11 +51,30 @@ def show(
     from shared.health import service
 
     chosen = opt.chosen_format(output)
+    if watch:
+        _watch(chosen, opt.cluster(kubeconfig, context))
+        return
     rows = service.node_table(opt.cluster(kubeconfig, context))
     columns: tuple[out.Column, ...] = COLUMNS
     if any(r["action"] for r in rows):  # a node waits for a person: say what, beside its state
         columns = (*COLUMNS[:4], ACTION, *COLUMNS[4:])
     out.emit(rows, chosen, table=out.Table(rows, columns))
+
+
+def _watch(chosen: out.Format, cluster: Cluster) -> None:
+    """The table kept up to date (every column, ACTION included, so a redraw never changes shape)."""
+    from shared import watchview
+    from shared.health import service
+
+    if chosen not in (out.Format.TABLE, out.Format.WIDE):
+        from shared import errors
+
+        raise errors.InvalidInput("--watch shows a table: use -o table or -o wide", where="--output")
+    wide = chosen is out.Format.WIDE
+    columns = [c for c in (*COLUMNS[:4], ACTION, *COLUMNS[4:]) if wide or not c.wide]
+    with watchview.WatchView([c.header for c in columns]) as view, contextlib.suppress(KeyboardInterrupt):
+        for rows in service.watch_node_table(cluster):
+            view.show({row["node"]: [c.cell(row) for c in columns] for row in rows})
 
 
 @app.command("release")

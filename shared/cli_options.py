@@ -47,6 +47,16 @@ Strict = Annotated[
     ),
 ]
 """A listing's choice, as kubectl's: an object that does not parse is skipped and named, not fatal."""
+Watch = Annotated[
+    bool,
+    typer.Option(
+        "--watch",
+        "-w",
+        help="Keep the table up to date: redrawn in place on a terminal, a line per change otherwise; "
+        "Ctrl-C stops (exit 0).",
+    ),
+]
+"""kubectl's ``get -w``: the live view of a command that shows objects."""
 MetricsAddr = Annotated[
     str | None,
     typer.Option(

@@ -10,7 +10,8 @@ there too.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -130,30 +131,49 @@ def breaker_status(cluster: Cluster, cfg: config.Config, reset: bool = False) ->
 
 
 def node_table(cluster: Cluster) -> list[dict[str, Any]]:
-    from shared.health import quarantine
-
     with _client(cluster) as lazy:
         items = nodes.list_nodes(lazy())
-    rows = []
-    for node in items:
-        held = quarantine.causes(node)
-        failing = [
-            c["type"]
-            for c in (node.get("status") or {}).get("conditions") or []
-            if c.get("status") == "True" and c.get("type") not in ("Ready",)
-        ]
-        rows.append(
-            {
-                "node": node["metadata"]["name"],
-                "quarantined": bool(held),
-                "cordoned": nodes.is_cordoned(node),
-                "causes": sorted({rs for c in held.values() for rs in c.get("ruleSets", [])}),
-                "conditions": failing,
-                "state": ((node["metadata"].get("labels") or {}).get(quarantine.STATE_LABEL, "")),
-                "action": _action_required(node),
-            }
-        )
-    return rows
+    return [node_row(node) for node in items]
+
+
+def node_row(node: nodes.Node) -> dict[str, Any]:
+    """One row of ``nvsentinel nodes``: the quarantine state a node's own object holds."""
+    from shared.health import quarantine
+
+    held = quarantine.causes(node)
+    failing = [
+        c["type"]
+        for c in (node.get("status") or {}).get("conditions") or []
+        if c.get("status") == "True" and c.get("type") not in ("Ready",)
+    ]
+    return {
+        "node": node["metadata"]["name"],
+        "quarantined": bool(held),
+        "cordoned": nodes.is_cordoned(node),
+        "causes": sorted({rs for c in held.values() for rs in c.get("ruleSets", [])}),
+        "conditions": failing,
+        "state": ((node["metadata"].get("labels") or {}).get(quarantine.STATE_LABEL, "")),
+        "action": _action_required(node),
+    }
+
+
+def watch_node_table(cluster: Cluster, *, stop: threading.Event | None = None) -> Iterator[list[dict[str, Any]]]:
+    """The node table once the nodes are listed, then again after each change to a node (rows
+    by name; a deleted node leaves the table). Runs until ``stop`` or the caller stops iterating."""
+    from shared.kube import follow, rest
+
+    rows: dict[str, dict[str, Any]] = {}
+    synced = False
+    with _client(cluster) as lazy:
+        for kind, node in follow.follow(lazy(), rest.core_path("nodes"), stop=stop):
+            if kind == follow.SYNCED:
+                synced = True
+            elif kind == follow.DELETED:
+                rows.pop(node["metadata"]["name"], None)
+            else:
+                rows[node["metadata"]["name"]] = node_row(node)
+            if synced:
+                yield [rows[name] for name in sorted(rows)]
 
 
 def _action_required(node: nodes.Node) -> str:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from shared import errors, logs
+from shared import errors, files, logs
 from shared.kube.api import KubeApi
 
 ENV_KUBECONFIG = "KUBECONFIG"
@@ -103,7 +103,7 @@ def context_namespace(
     )
     if source.kind == "in-cluster":
         own = service_account_dir / "namespace"
-        return (own.read_text(encoding="utf-8").strip() if own.is_file() else "") or DEFAULT_NAMESPACE
+        return (files.read_text(own).strip() if own.is_file() else "") or DEFAULT_NAMESPACE
     from kubernetes import config
     from kubernetes.config.config_exception import ConfigException
 
