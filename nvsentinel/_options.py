@@ -22,6 +22,7 @@ Kubeconfig = cli_options.Kubeconfig
 Context = cli_options.Context
 MetricsAddr = cli_options.MetricsAddr
 Watch = cli_options.Watch
+Strict = cli_options.Strict
 Namespace = Annotated[str, cli_options.namespace("the breaker ConfigMap and Lease")]
 FORMATS = tuple(Format)
 """Every command offers every format; ``wide`` adds columns where a table has more."""

@@ -101,12 +101,21 @@ def create(
 
 
 @app.command("list")
-def list_(output: opt.Output = "table", kubeconfig: opt.Kubeconfig = None, context: opt.Context = None) -> None:
-    """Every ValidationRequest, oldest first."""
+def list_(
+    output: opt.Output = "table",
+    strict: opt.Strict = False,
+    kubeconfig: opt.Kubeconfig = None,
+    context: opt.Context = None,
+) -> int:
+    """Every ValidationRequest, oldest first; one that cannot be read is skipped with a warning naming it."""
     from shared.operate import validation as service
 
     chosen = opt.chosen_format(output)
-    _show(service.list_requests(kubeconfig=kubeconfig, context=context), chosen)
+    listed = service.list_requests(kubeconfig=kubeconfig, context=context)
+    for skipped in listed.skipped:
+        out.warning(f"skipping {skipped.what}: {skipped.reason}")
+    _show(listed.items, chosen)
+    return 1 if strict and listed.skipped else 0
 
 
 @app.command("get")
