@@ -91,13 +91,18 @@ def list_(
         ),
     ] = None,
     output: opt.Output = "table",
+    strict: opt.Strict = False,
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
-) -> None:
-    """Stored events, oldest first, with what fault quarantine did (PHASE); the filters combine."""
+) -> int:
+    """Stored events, oldest first, with what fault quarantine did (PHASE); the filters combine.
+
+    An event that cannot be read is skipped with a warning naming it."""
     from shared.health import service
+    from shared.kube import listing
 
     chosen = opt.chosen_format(output)
+    skipped: list[listing.Skipped] = []
     rows = service.list_events(
         opt.cluster(kubeconfig, context),
         node=node,
@@ -107,8 +112,12 @@ def list_(
         phase=phase,
         since=since,
         after=after,
+        skipped=skipped,
     )
+    for left_out in skipped:
+        out.warning(f"skipping {left_out.what}: {left_out.reason}")
     out.emit(rows, chosen, table=out.Table(rows, COLUMNS), wide=out.Table(rows, WIDE_COLUMNS))
+    return 1 if strict and skipped else 0
 
 
 @app.command("prune")

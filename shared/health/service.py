@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from shared import clock, files, nodes
 from shared.health import event as hevent
+from shared.kube import listing
 
 if TYPE_CHECKING:
     from shared.health import config
@@ -62,10 +63,12 @@ def list_events(
     phase: str | None = None,
     since: str | None = None,
     after: str | None = None,
+    skipped: list[listing.Skipped] | None = None,
 ) -> list[dict[str, Any]]:
     """The stored events every given filter selects (``shared.health.eventfilter``), oldest first.
 
-    A bad filter value is InvalidInput before the cluster is asked anything."""
+    A bad filter value is InvalidInput before the cluster is asked anything. ``skipped`` receives
+    the malformed events left out (``resource.list_events``)."""
     from shared.health import eventfilter, resource
 
     def chosen(now: Callable[[], datetime]) -> eventfilter.Filter:
@@ -77,7 +80,9 @@ def list_events(
     with _client(cluster) as lazy:
         api = lazy()
         wanted = chosen(clock.for_api_client(api).now if since is not None else clock.WALL.now)
-        stored = [s for s in resource.list_events(api, selector=wanted.selector()) if wanted.matches(s)]
+        stored = [
+            s for s in resource.list_events(api, selector=wanted.selector(), skipped=skipped) if wanted.matches(s)
+        ]
     return [
         {
             "name": s.name,

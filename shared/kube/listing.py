@@ -34,12 +34,13 @@ class Listing(Generic[Model]):
     skipped: list[Skipped] = field(default_factory=list)
 
 
-def _first_problem(exc: ValidationError) -> str:
+def first_problem(exc: ValidationError, *, under: str = "") -> str:
+    """The first field error as ``path: message`` (``under`` prefixes the path: ``spec``)."""
     problems = exc.errors()
     if not problems:
         return str(exc)
     first = problems[0]
-    where = ".".join(str(part) for part in first.get("loc", ()))
+    where = ".".join([*([under] if under else []), *(str(part) for part in first.get("loc", ()))])
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
     return f"{where}: {first.get('msg', 'invalid')}{more}" if where else f"{first.get('msg', 'invalid')}{more}"
 
@@ -55,5 +56,5 @@ def parse(
         except ValidationError as exc:
             metadata = item.get("metadata") or {}
             name = str(metadata.get("name") or "?")
-            listing.skipped.append(Skipped(what(name, metadata.get("namespace")), _first_problem(exc)))
+            listing.skipped.append(Skipped(what(name, metadata.get("namespace")), first_problem(exc)))
     return listing
