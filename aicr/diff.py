@@ -32,6 +32,7 @@ def diff(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write the report to this file.", show_default=False)
     ] = None,
+    data: opt.DataDir = None,
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
 ) -> int:
@@ -42,7 +43,7 @@ def diff(
     chosen = out.parse_format(fmt or "yaml", allowed=FORMATS, flag="--format")
     out.check_destination(output)
     with service.ClusterAccess(kubeconfig=kubeconfig, context=context) as access:
-        drift = service.drift(baseline=baseline, target=target, ignore=list(ignore or []), access=access)
+        drift = service.drift(baseline=baseline, target=target, ignore=list(ignore or []), access=access, data_dir=data)
     out.write_data(report.drift_text(drift, chosen), destination=output)
     return 1 if fail_on_drift and drift.drifted else 0
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -27,14 +26,24 @@ def recipe(
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
     output: Annotated[
-        Path | None,
-        typer.Option("--output", "-o", help="Write to this file (atomic) instead of stdout.", show_default=False),
+        str | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Write to this file (atomic) or to cm://NAMESPACE/NAME (key recipe.yaml, server-side apply) "
+            "instead of stdout.",
+            show_default=False,
+        ),
     ] = None,
-    fmt: Annotated[str | None, opt.format_option(*FORMATS, note="Default: yaml; table with --explain.")] = None,
+    fmt: Annotated[
+        str | None, opt.format_option(*FORMATS, note="Default: yaml; table with --explain and no -o.")
+    ] = None,
     explain: Annotated[
         bool,
         typer.Option(
-            "--explain", help="Print which overlay set each field (to stdout; the recipe still goes to -o when given)."
+            "--explain",
+            help="Print which overlay set each field: to stdout, or with -o to stderr as a table "
+            "(the recipe goes to -o).",
         ),
     ] = False,
 ) -> None:
@@ -42,11 +51,14 @@ def recipe(
     from shared import output as out
     from shared.recipe import service as recipe_service
 
-    default = "table" if explain else "yaml"
-    chosen = out.parse_format(fmt or default, allowed=FORMATS, flag="--format")
+    to_stdout = output is None or output == "-"
+    chosen = out.parse_format(fmt or ("table" if explain and to_stdout else "yaml"), allowed=FORMATS, flag="--format")
+    if not to_stdout:
+        recipe_service.check_destination(str(output), chosen)
     text, explanation = recipe_service.recipe_text(
         fmt=chosen,
         explain=explain,
+        explain_fmt=chosen if to_stdout else Format.TABLE,
         service=service,
         accelerator=accelerator,
         intent=intent,
@@ -60,10 +72,12 @@ def recipe(
         kubeconfig=kubeconfig,
         context=context,
     )
-    if explanation is None or output is not None:
-        out.write_data(text, destination=output)
-    if explanation is not None:
-        out.write_data(explanation)
+    if not to_stdout:
+        recipe_service.write(text, destination=str(output), fmt=chosen, kubeconfig=kubeconfig, context=context)
+        if explanation is not None:
+            out.message(explanation.rstrip("\n"))
+    else:
+        out.write_data(explanation if explanation is not None else text)
 
 
 def register(app: typer.Typer) -> None:

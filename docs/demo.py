@@ -852,7 +852,7 @@ def drift_and_recertify(cluster: Cluster, controller: Background) -> None:
         "upgrade-driver",
         *KC,
         "--version",
-        "580.105.08",
+        "580.126.09",
         "--nodes",
         "node-001",
         show_lines=2,

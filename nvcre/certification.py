@@ -146,6 +146,14 @@ def report_cmd(
     results_file: Annotated[
         Path | None, typer.Option("--results-file", help="Also write the JSON report here.", show_default=False)
     ] = None,
+    html: Annotated[
+        Path | None,
+        typer.Option(
+            "--html",
+            help="Also write a self-contained HTML report here (charts per node, message size, GPU and round).",
+            show_default=False,
+        ),
+    ] = None,
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
 ) -> int:
@@ -156,8 +164,11 @@ def report_cmd(
 
     chosen = out.parse_format(fmt, allowed=opt.TABLE_FORMATS, flag="--output")
     out.check_destination(results_file)
+    out.check_destination(html)
     with LazyClient(kubeconfig=kubeconfig, context=context) as api:
         cert = service.get(api, namespace=namespace, name=name)
+        if html is not None:
+            service.html_report(api, html, cert)
     if results_file is not None:
         service.results_file(results_file, report.data(cert))
     _emit(cert, chosen)
@@ -286,6 +297,8 @@ def register(app: typer.Typer) -> None:
         epilog=cli.examples(
             "nvcrectl certification report rack-7",
             "nvcrectl certification report rack-7 -n nvcre -o json --results-file rack-7.json",
+            "# one self-contained page with the charts, to open in a browser",
+            "nvcrectl certification report rack-7 --html rack-7.html",
         ),
     )(report_cmd)
     group.command("list")(list_cmd)

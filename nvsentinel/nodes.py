@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -41,6 +42,12 @@ ACTION = out.Column.key("ACTION", "action")
 def show(
     ctx: typer.Context,
     output: opt.Output = "table",
+    html: Annotated[
+        Path | None,
+        typer.Option(
+            "--html", help="Also write the fleet by rack as a self-contained HTML page here.", show_default=False
+        ),
+    ] = None,
     watch: opt.Watch = False,
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
@@ -48,13 +55,21 @@ def show(
     """Per node: quarantined, cordoned, what a person must do, the rule sets holding it, failing conditions."""
     if ctx.invoked_subcommand is not None:
         return
-    from shared.health import service
+    from shared.operate import fleet
 
     chosen = opt.chosen_format(output)
+    out.check_destination(html)
+    cluster = opt.cluster(kubeconfig, context)
     if watch:
-        _watch(chosen, opt.cluster(kubeconfig, context))
+        if html is not None:
+            from shared import errors
+
+            raise errors.InvalidInput("--html writes one page; it cannot follow --watch", where="--html")
+        _watch(chosen, cluster)
         return
-    rows = service.node_table(opt.cluster(kubeconfig, context))
+    rows = fleet.rows(cluster)
+    if html is not None:
+        fleet.html_report(cluster, html, rows)
     columns: tuple[out.Column, ...] = COLUMNS
     if any(r["action"] for r in rows):  # a node waits for a person: say what, beside its state
         columns = (*COLUMNS[:4], ACTION, *COLUMNS[4:])

@@ -473,6 +473,25 @@ def staged_directory(target: Path, *, force: bool) -> Iterator[Path]:
     _sync_folder(parent)
 
 
+@contextlib.contextmanager
+def scratch_directory(prefix: str) -> Iterator[Path]:
+    """Yield a private temporary folder (mode 0700) that is removed, with all it holds, when the block ends.
+
+    For work that has to touch the disk but must leave nothing behind: a bundle rendered only to be
+    pushed to a registry, an artifact pulled only to be verified. A write that fails in the block
+    is one line naming the folder (a full disk is ``DiskFull``, exit 9)."""
+    try:
+        folder = Path(tempfile.mkdtemp(prefix=prefix))
+    except OSError as exc:
+        raise _write_failure(exc, where=tempfile.gettempdir()) from None
+    try:
+        yield folder
+    except OSError as exc:
+        raise _write_failure(exc, where=str(folder)) from None
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def _swap_in(staging: Path, target: Path, parent: Path) -> None:
     """Rename ``staging`` to ``target``, moving an existing ``target`` aside first and removing it after."""
     try:

@@ -99,6 +99,14 @@ class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
         return
 
 
+def _quiet_urllib3(record: logging.LogRecord) -> bool:
+    """Drop urllib3's warnings. It warns once per connection retry it makes below
+    ``shared.kube.retry`` (the kubernetes client resets that logger's level whenever it builds a
+    Configuration, so a level set here would not hold); the failure that outlasts every retry is
+    reported once, as the program's error line. Shown with ``--debug``."""
+    return not (record.name.startswith("urllib3") and record.levelno < logging.ERROR)
+
+
 def configure(program: str, *, debug: bool, log_json: bool, quiet: bool = False) -> None:
     """Install the one stderr handler; safe to call again (tests run several programs)."""
     root = logging.getLogger()
@@ -108,6 +116,8 @@ def configure(program: str, *, debug: bool, log_json: bool, quiet: bool = False)
     handler = _StderrHandler()
     handler._dsx_owned = True  # type: ignore[attr-defined]
     handler.addFilter(_RedactingFilter())
+    if not debug:
+        handler.addFilter(_quiet_urllib3)
     handler.setFormatter(_JsonFormatter(program) if log_json else _TextFormatter(program, debug))
     root.addHandler(handler)
     if debug:

@@ -16,7 +16,10 @@ of the pinned version is fetched with ``apt-get download`` (it writes only the .
 ``.venv/cache/clients``; nothing is installed, no apt state changes) or, without apt or its package
 lists, straight from the Debian mirror's pool; the .deb and ``usr/bin/promtool`` inside it are
 checked against their pinned sha256, and only promtool is taken out (the .deb is an ar archive
-holding ``data.tar.xz``, read here with the standard library) into ``.venv/bin``.
+holding ``data.tar.xz``, read here with the standard library) into ``.venv/bin``. The OCI registry
+that ``aicr bundle -o oci://`` is tested against comes the same way: ``docker-registry`` (the
+distribution registry, Debian's ``docker-registry`` package); the tests start it themselves on a
+free loopback port with a temporary storage folder, never as a system service.
 
 ``make setup`` runs ``python -m tests.clients install``; a stamp naming the pins makes a repeat run
 cost a few ``stat`` calls. Standard library only: it runs straight after the venv is made. Errors
@@ -147,6 +150,21 @@ PROMTOOL = DebTool(
     "14d9c8acdc5d1321dc2092400111c586f09ac350f23f2383d1679b2bf256e583",
     48133528,
 )
+DOCKER_REGISTRY_DEB = DebPackage(
+    "docker-registry",
+    "2.8.2+ds1-1",
+    "pool/main/d/docker-registry/docker-registry_2.8.2+ds1-1_amd64.deb",
+    "a9bd06c0e006854608f8469b4371743f40604ad90975532bb3b7ceeb72fe2913",
+)
+DOCKER_REGISTRY = DebTool(
+    "docker-registry",
+    "2.8.2+ds1",
+    DOCKER_REGISTRY_DEB,
+    "./usr/bin/docker-registry",
+    "6ef17abe17337366675271b24591684c5dbe7514adfe9e95f57290c5c4eb9149",
+    20712920,
+)
+TOOLS = (PROMTOOL, DOCKER_REGISTRY)
 TOOLS_STAMP_NAME = "tools.stamp"
 
 
@@ -389,7 +407,7 @@ def tool_binary(tool: DebTool, *, venv: Path = VENV) -> Path:
 
 
 def install_tools(
-    tools: Sequence[DebTool] = (PROMTOOL,), *, venv: Path = VENV, download: DebDownload = deb_download
+    tools: Sequence[DebTool] = TOOLS, *, venv: Path = VENV, download: DebDownload = deb_download
 ) -> list[DebTool]:
     """Take each tool out of its pinned .deb into ``.venv/bin``; none when the stamp holds."""
     stamp = venv / TOOLS_STAMP_NAME

@@ -25,7 +25,7 @@ import jinja2
 import jinja2.bccache
 
 from shared import cachedir, errors, files, yamlio
-from shared.bundle import paths
+from shared.bundle import hooks, paths
 
 if TYPE_CHECKING:
     from shared.bundle.plan import ComponentPlan
@@ -135,9 +135,11 @@ class Writer:
         """A YAML file dumped from data (values files, manifests carried as parsed data)."""
         self.text(relpath, yamlio.dumps(document))
 
-    def component_files(self, c: ComponentPlan) -> None:
-        """A component's ``values.yaml`` (when it installs a chart) and ``manifests/`` in its folder."""
-        if c.has_chart:
+    def component_files(self, c: ComponentPlan, *, translate: hooks.Translate = hooks.unchanged) -> None:
+        """A component's ``values.yaml`` and ``manifests/`` in its folder, each manifest's Helm
+        hooks read by ``translate``. A component without a chart gets its values too when it has
+        manifests: they are what its manifests were rendered from, as upstream's bundle shows them."""
+        if c.has_chart or (c.manifests and not c.is_kustomize):
             self.data(f"{c.folder}/values.yaml", c.values)
         for manifest in c.manifests:
-            self.text(f"{c.folder}/manifests/{manifest.name}", manifest.text)
+            self.text(f"{c.folder}/manifests/{manifest.name}", translate(manifest).text)

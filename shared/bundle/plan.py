@@ -6,6 +6,11 @@ file → the overlay's values file → the recipe's overrides (``shared.recipe.v
 placement flags at the registry's declared paths → ``--set``. Components switched off (recipe
 ``overrides.enabled: false``, or ``--set NAME:enabled=false``; ``=true`` switches one back on) are
 dropped as upstream drops them.
+
+Manifests are rendered here with the component's final values (:mod:`shared.bundle.manifests`),
+so every deployer lays out the same objects. For a component without a chart its manifests are
+the only place its values go: a ``--set`` that no manifest reads is refused, and a placement
+flag that no manifest reads keeps its registry warning.
 """
 
 from __future__ import annotations
@@ -20,7 +25,8 @@ from typing import Any
 
 from shared import cachedir, errors, grammars, yamlio
 from shared import refs as documents
-from shared.bundle import overrides, scheduling
+from shared.bundle import manifests as manifests_mod
+from shared.bundle import overrides, scheduling, validations
 from shared.bundle.request import BundleRequest
 from shared.kube.api import ApiFactory
 from shared.recipe import catalog as catalog_mod
@@ -31,18 +37,7 @@ logger = logging.getLogger(__name__)
 DEFAULT_NAMESPACE = "default"
 
 
-@dataclass(frozen=True)
-class Manifest:
-    """One extra manifest of a component: file name in the bundle, catalog path, content."""
-
-    name: str
-    source: str
-    text: str
-
-    @property
-    def templated(self) -> bool:
-        """Upstream's manifests are Go templates; we carry them unrendered."""
-        return "{{" in self.text
+Manifest = manifests_mod.Manifest
 
 
 @dataclass
@@ -62,6 +57,8 @@ class ComponentPlan:
     values: dict[str, Any]
     manifests: list[Manifest]
     dependencies: list[str]
+    reads: manifests_mod.Rendered | None = None
+    """What rendering the manifests read of ``values`` (None: the component has no manifest files)."""
 
     @property
     def has_chart(self) -> bool:
@@ -235,8 +232,10 @@ def check_references(ref: models.ComponentRef, index: int, text: str, where: str
         raise errors.InvalidInput(problem, where=f"{where}:{line} {key}" if line else f"{where} {key}")
 
 
-def _manifests(ref: models.ComponentRef, cat: catalog_mod.Catalog, where: str) -> list[Manifest]:
-    found: list[Manifest] = []
+def _manifest_sources(ref: models.ComponentRef, cat: catalog_mod.Catalog, where: str) -> list[tuple[str, str]]:
+    """``(catalog path, text)`` of each manifest file, in the recipe's order."""
+    found: list[tuple[str, str]] = []
+    names: set[str] = set()
     for rel in ref.manifestFiles or []:
         if not cat.has_file(rel):
             raise errors.InvalidInput(
@@ -245,11 +244,26 @@ def _manifests(ref: models.ComponentRef, cat: catalog_mod.Catalog, where: str) -
                 where=where,
             )
         name = PurePosixPath(rel).name
-        if any(m.name == name for m in found):
+        if name in names:
             raise errors.InvalidInput(f"two manifest files are named {name!r}", where=where)
-        text = yamlio.read_text(cat.files[str(PurePosixPath(rel))])
-        found.append(Manifest(name=name, source=rel, text=text))
+        names.add(name)
+        found.append((rel, yamlio.read_text(cat.files[str(PurePosixPath(rel))])))
     return found
+
+
+def _render_manifests(c: ComponentPlan, sources: list[tuple[str, str]]) -> None:
+    """Render ``c``'s manifests with its final values, in place."""
+    if not sources:
+        return
+    rendered = manifests_mod.render(
+        sources,
+        component=c.name,
+        chart=c.chart,
+        version=c.version,
+        namespace=c.release_namespace,
+        values=c.values,
+    )
+    c.manifests, c.reads = rendered.manifests, rendered
 
 
 def _values(
@@ -271,32 +285,6 @@ def _values(
         if override.path != (overrides.ENABLED_KEY,):
             overrides.set_path(merged, override.path, override.value, where=f"--set {override.raw!r}")
     return merged
-
-
-def _validation_notes(
-    recipe: models.RecipeResult, cat: catalog_mod.Catalog, flags: scheduling.Scheduling, enabled: list[str]
-) -> list[str]:
-    """The registry's per-component checks (upstream's ``validations``): warnings become notes,
-    errors stop the bundle."""
-    missing = {
-        "CheckWorkloadSelectorMissing": ("--workload-selector", not flags.workload_selector),
-        "CheckAcceleratedSelectorMissing": ("--accelerated-node-selector", not flags.accelerated_selector),
-    }
-    notes: list[str] = []
-    for name in enabled:
-        entry = cat.registry.get(name)
-        for check in entry.validations if entry else []:
-            flag, fires = missing.get(check.function, ("", False))
-            matches = all(
-                str(recipe.criteria.get(key, "any")) in ("any", *allowed) for key, allowed in check.conditions.items()
-            )
-            if not (fires and matches):
-                continue
-            text = f"{name} is enabled but {flag} is not set. {check.message}".strip()
-            if check.severity == "error":
-                raise errors.InvalidInput(text, where=f"{cat.where(f'component:{name}')} validations")
-            notes.append(f"Warning: {text}")
-    return notes
 
 
 def build(request: BundleRequest) -> BundlePlan:
@@ -345,17 +333,13 @@ def build(request: BundleRequest) -> BundlePlan:
                 tag=ref.tag or "",
                 path=ref.path or "",
                 values=_values(ref, cat, flags, grouped[name], here),
-                manifests=_manifests(ref, cat, here),
+                manifests=[],
                 dependencies=[d for d in ref.dependencyRefs or [] if d in enabled],
             )
         )
-        for manifest in components[-1].manifests:
-            if manifest.templated:
-                notes.append(
-                    f"{name}: manifest {manifest.name} is an upstream Go template; it is carried "
-                    "unrendered and must be rendered before it is applied"
-                )
-    notes = _validation_notes(recipe, cat, flags, enabled) + notes
+        _render_manifests(components[-1], _manifest_sources(ref, cat, here))
+        validations.check_sets_reach(components[-1], grouped[name])
+    notes = validations.notes(recipe, cat, flags, components) + notes
     bundled = recipe.model_copy(
         update={
             "componentRefs": [ref for ref in recipe.componentRefs if ref.name in enabled],

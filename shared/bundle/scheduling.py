@@ -2,9 +2,14 @@
 
 The registry declares, per component, the value paths that hold node selectors, tolerations,
 taints and the node count (``nodeScheduling``, ``podScheduling``). A flag given on the command line
-replaces the value at each declared path; a flag not given writes nothing. Upstream injects a
-tolerate-everything toleration (``operator: Exists``) at every toleration path of every bundle by
-default; we do not, because that lets system components land on GPU nodes nobody meant them for.
+replaces the value at each declared path; a flag not given writes nothing, with one exception.
+
+Upstream's two toleration flags default to a tolerate-everything toleration (``operator:
+Exists``), so every bundle writes it at every registry toleration path. We keep upstream's default
+for the accelerated paths: what runs there (device plugins, GPU operator daemonsets, the Skyhook
+tuning) must reach every GPU node whatever other taints it carries, or a GPU node with a
+provider's taint runs without, say, its EFA device plugin. We leave it out at the system paths,
+because there it lets system components land on GPU nodes nobody meant them for.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from shared.bundle import overrides
 from shared.recipe import models
 
 EFFECTS = grammars.TAINT_EFFECTS
+DEFAULT_ACCELERATED_TOLERATIONS: tuple[dict[str, str], ...] = ({"operator": "Exists"},)
+"""Upstream's ``--accelerated-node-toleration`` default, written when the flag is not given."""
 
 
 class Scheduling(BaseModel):
@@ -97,7 +104,7 @@ def apply(values: dict[str, Any], entry: models.RegistryComponent | None, flags:
         (system.nodeSelectorPaths, flags.system_selector, bool(flags.system_selector)),
         (system.tolerationPaths, flags.system_tolerations, bool(flags.system_tolerations)),
         (accelerated.nodeSelectorPaths, flags.accelerated_selector, bool(flags.accelerated_selector)),
-        (accelerated.tolerationPaths, flags.accelerated_tolerations, bool(flags.accelerated_tolerations)),
+        (accelerated.tolerationPaths, flags.accelerated_tolerations or list(DEFAULT_ACCELERATED_TOLERATIONS), True),
         (entry.podScheduling.workload.workloadSelectorPaths, flags.workload_selector, bool(flags.workload_selector)),
         (entry.nodeScheduling.nodeCountPaths, flags.nodes, flags.nodes > 0),
     ]

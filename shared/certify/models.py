@@ -146,6 +146,38 @@ class FailureReason(StrEnum):
     STALLED = "WorkloadStalled"
 
 
+class SizePoint(Fields):
+    """One message size of an NCCL sweep: its out-of-place bus bandwidth."""
+
+    bytes: int = Field(ge=0)
+    busBandwidthGBps: float
+
+
+class StepPoint(Fields):
+    """One logged training iteration."""
+
+    step: int = Field(ge=0)
+    stepTimeSec: float
+    tflopsPerGPU: float | None = None
+
+
+class GroupDetail(Fields):
+    """What a group's log showed beyond its measurements, for the HTML report's charts.
+
+    Kept short on purpose (the object limit): the sweep's sizes, the GPUs that failed ``dcgmi diag``
+    with the GPU count, and at most ``MAX_STEPS`` training iterations evenly spaced.
+    """
+
+    curve: list[SizePoint] = Field(default_factory=list, description="NCCL: bus bandwidth per message size.")
+    gpuCount: int | None = Field(default=None, description="DCGM: the GPUs the diagnostic ran on.")
+    failedGpus: dict[str, list[str]] = Field(default_factory=dict, description="DCGM: GPU index → the tests it failed.")
+    steps: list[StepPoint] = Field(default_factory=list, description="Training: step time over iterations.")
+
+
+MAX_STEPS = 120
+"""Training iterations kept per group: enough for a curve, small enough for a thousand groups."""
+
+
 class GroupRun(Fields):
     """One test of one group: one workload (TrainJob, MPIJob or batch/v1 Job) named ``job``."""
 
@@ -164,6 +196,7 @@ class GroupRun(Fields):
     )
     startTime: str | None = None
     endTime: str | None = None
+    detail: GroupDetail | None = Field(default=None, description="The log's curves, for the HTML report.")
 
 
 class Round(Fields):

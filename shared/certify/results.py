@@ -28,6 +28,7 @@ class Outcome:
     message: str | None = None
     measurements: dict[str, float] = field(default_factory=dict)
     hardware_nodes: list[str] = field(default_factory=list)
+    detail: models.GroupDetail | None = None
 
 
 def parse(kind: catalog.Parser, text: str) -> BaseModel:
@@ -53,6 +54,26 @@ def measurements(result: BaseModel) -> dict[str, float]:
             "avgStepTimeSec": result.avg_step_time_s,
         }
     return {k: v for k, v in values.items() if v is not None}
+
+
+def detail(result: BaseModel) -> models.GroupDetail | None:
+    """The curves the report draws: the sweep's bus bandwidth per size, the failing GPUs, the steps."""
+    if isinstance(result, nccl_log.NcclResult) and result.rows:
+        curve = [models.SizePoint(bytes=r.size_bytes, busBandwidthGBps=r.out_of_place.busbw_gbps) for r in result.rows]
+        return models.GroupDetail(curve=curve)
+    if isinstance(result, dcgm_diag.DcgmResult) and result.gpu_count is not None:
+        failed = {str(gpu): tests for gpu, tests in result.failed_gpus.items()}
+        return models.GroupDetail(gpuCount=result.gpu_count, failedGpus=failed)
+    if isinstance(result, training_log.TrainingResult) and result.steps:
+        steps = result.steps
+        if len(steps) > models.MAX_STEPS:  # evenly spaced, the first and the last kept
+            last = len(steps) - 1
+            steps = [steps[round(i * last / (models.MAX_STEPS - 1))] for i in range(models.MAX_STEPS)]
+        points = [
+            models.StepPoint(step=s.iteration, stepTimeSec=s.step_time_s, tflopsPerGPU=s.tflops_per_gpu) for s in steps
+        ]
+        return models.GroupDetail(steps=points)
+    return None
 
 
 def summary(result: BaseModel) -> list[tuple[str, str]]:
@@ -88,6 +109,7 @@ def evaluate(
     """The group's result: the log's verdict first, then the thresholds (only on a clean run)."""
     result = parse(kind, log)
     measured = measurements(result)
+    shown = detail(result)
     verdict = getattr(result, "verdict", "error")
     errs: list[str] = list(getattr(result, "errors", []))
     hardware = blamed_hosts(log, nodes, hosts)
@@ -97,13 +119,12 @@ def evaluate(
     if verdict != "pass" or job_failed:
         reason = models.FailureReason.HARDWARE if hardware else models.FailureReason.WORKLOAD
         message = errs[0] if errs else ("the job failed" if job_failed else f"verdict {verdict}")
-        return Outcome(False, reason, message, measured, hardware)
+        return Outcome(False, reason, message, measured, hardware, shown)
     violation = thresholds.check(measured) if thresholds else None
     if violation is not None:
-        return Outcome(
-            False, models.FailureReason.THRESHOLD, violation.message + _over_sockets(result, nodes), measured
-        )
-    return Outcome(True, measurements=measured)
+        message = violation.message + _over_sockets(result, nodes)
+        return Outcome(False, models.FailureReason.THRESHOLD, message, measured, detail=shown)
+    return Outcome(True, measurements=measured, detail=shown)
 
 
 def _over_sockets(result: BaseModel, nodes: list[str]) -> str:

@@ -283,6 +283,7 @@ def _category_step(
             launch.create(api, backend.render(work, where), namespace=cert.namespace)
             group.phase, group.startTime = Phase.RUNNING, now
             running += 1
+    _trim_details(cs)
     if any(not _terminal(g.phase) for g in current.groups):
         return f"{cs.domain}/{cs.variant}: round {current.round}: {running} group(s) running"
     if entry.scope is catalog.Scope.NODE or (all(g.passed for g in current.groups) and len(cs.rounds) == 1):
@@ -303,6 +304,19 @@ def _category_step(
         models.Round(round=number, stage=decision.stage, groups=_groups(cert.name, index, number, decision.groups))
     )
     return f"{cs.domain}/{cs.variant}: isolation round {number} ({decision.stage}, {len(decision.groups)} group(s))"
+
+
+DETAILED_PASSING_GROUPS = 48
+"""Passing groups per category whose curves are kept; a failing group always keeps its own."""
+
+
+def _trim_details(cs: models.CategoryStatus) -> None:
+    """Keep the object far below the 1.5 MiB limit at a thousand nodes: a thousand passing groups'
+    sweeps say no more in a chart than the first few dozen, a failing group's sweep is evidence."""
+    detailed = (g for r in cs.rounds for g in r.groups if g.detail is not None and g.passed)
+    for kept, group in enumerate(detailed, start=1):
+        if kept > DETAILED_PASSING_GROUPS:
+            group.detail = None
 
 
 def _decide(
@@ -342,7 +356,7 @@ def _collect(
     group.phase = Phase.SUCCEEDED if outcome.passed else Phase.FAILED
     group.passed, group.endTime, group.measurements = outcome.passed, now, outcome.measurements
     group.reason = models.FailureReason.TIMEOUT if end.deadline and not outcome.passed else outcome.reason
-    group.message, group.hardwareNodes = outcome.message, outcome.hardware_nodes
+    group.message, group.hardwareNodes, group.detail = outcome.message, outcome.hardware_nodes, outcome.detail
 
 
 def _failed_node(

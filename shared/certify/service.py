@@ -78,6 +78,24 @@ def run(
     return drive(client, namespace=namespace, name=name, timeout=timeout, on_progress=on_progress, on_status=on_status)
 
 
+def run_document(
+    client: KubeApi,
+    document: dict[str, Any],
+    *,
+    namespace: str,
+    timeout: float | None,
+    where: str,
+    on_progress: Callable[[str], None] | None = None,
+) -> RunResult:
+    """Create a Certification from ``document`` (checked as a file is) and run it here to its end.
+
+    The one call another tool makes into the engine (``aicr validate --phase performance``): the
+    same CRD, the same runner and Lease as ``nvcrectl certification run --wait``."""
+    cert = resource.from_document(document, where=where)
+    resource.create(client, cert, namespace)
+    return drive(client, namespace=namespace, name=cert.name, timeout=timeout, on_progress=on_progress)
+
+
 def _check_run_flags(*, strategy: str | None, backend: str | None, platform: str | None, new: bool) -> None:
     """InvalidInput for a flag value no run takes, before anything is read or created."""
     from shared.certify.workloads import backends, platforms
@@ -189,6 +207,19 @@ def results_file(path: Path, data: Any) -> None:
     from shared import files, output
 
     files.atomic_write_text(path, output.to_json(data))
+
+
+def html_report(api: ApiFactory, path: Path, cert: models.Certification) -> None:
+    """Write the HTML report; racks come from the nodes' labels (a node gone since is 'unknown')."""
+    from shared import files
+    from shared.certify import htmlreport
+    from shared.kube import rest
+
+    try:
+        racks = htmlreport.racks_of(rest.list_items(api(), rest.core_path("nodes")))
+    except errors.Unauthorized:
+        racks = {}  # a reader allowed Certifications but not nodes still gets the report, without racks
+    files.atomic_write_text(path, htmlreport.render(cert, racks))
 
 
 def parse_results(kind: str, path: Path) -> Any:

@@ -1,9 +1,10 @@
 """The Helm template subset's syntax tree and parser, for :mod:`shared.chart.template`.
 
-A template is text and actions; an action is a comment, ``if``/``else``/``end`` or a pipeline of
-values and the subset's functions. The parser refuses anything else with one line naming the
-template and the line (the subset and why it is small: :mod:`shared.chart.template`); rendering
-the tree is :mod:`shared.chart.template`'s.
+A template is text and actions; an action is a comment, ``if``/``else``/``end``, a variable
+declaration ``$name := PIPELINE`` or a pipeline of values, variables (``$name.a.b``),
+parenthesised pipelines and the subset's functions. The parser refuses anything else with one line
+naming the template and the line (the subset and why it is small: :mod:`shared.chart.template`);
+rendering the tree is :mod:`shared.chart.template`'s.
 """
 
 from __future__ import annotations
@@ -18,10 +19,26 @@ from shared import errors
 _ACTION = re.compile(r"\{\{(-\s)?(.*?)(\s-)?\}\}", re.DOTALL)
 _TOKEN = re.compile(
     r"""\s*(?:(?P<string>"(?:[^"\\\n]|\\.)*")|(?P<number>-?\d+)(?![\w.])|(?P<pipe>\|)"""
+    r"""|(?P<declare>:=)|(?P<open>\()|(?P<close>\))"""
+    r"""|(?P<variable>\$[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(?![\w.$])"""
     r"""|(?P<field>(?:\.[A-Za-z_][A-Za-z0-9_]*)+)|(?P<word>[A-Za-z_][A-Za-z0-9_]*)(?![\w.]))"""
 )
-ROOTS = {"Values": None, "Release": ("Name", "Namespace"), "Chart": ("Name", "Version", "AppVersion")}
-FUNCTIONS = ("toYaml", "toJson", "nindent", "indent", "quote", "default", "index", "not", "and", "or")
+ROOTS = {"Values": None, "Release": ("Name", "Namespace", "Service"), "Chart": ("Name", "Version", "AppVersion")}
+FUNCTIONS = (
+    "toYaml",
+    "toJson",
+    "toString",
+    "nindent",
+    "indent",
+    "quote",
+    "default",
+    "index",
+    "not",
+    "and",
+    "or",
+    "eq",
+    "ne",
+)
 _KEYWORDS = ("if", "else", "end")
 
 
@@ -42,7 +59,15 @@ class Field:
         return "." + ".".join(self.path)
 
 
-Arg = Literal | Field
+@dataclass(frozen=True)
+class Variable:
+    """``$name`` or ``$name.a.b``: a declared variable and the fields followed from it."""
+
+    name: str
+    path: tuple[str, ...]
+
+    def text(self) -> str:
+        return "".join(("$" + self.name, *("." + part for part in self.path)))
 
 
 @dataclass(frozen=True)
@@ -56,6 +81,18 @@ class Command:
 class Pipeline:
     commands: tuple[Command, ...]
     line: int
+
+
+Arg = Literal | Field | Variable | Pipeline
+"""An operand: a literal, a field, a variable, or a parenthesised pipeline."""
+
+
+@dataclass(frozen=True)
+class Declare:
+    """``{{ $name := PIPELINE }}``: prints nothing; the variable lives until its block's ``end``."""
+
+    name: str
+    pipeline: Pipeline
 
 
 @dataclass(frozen=True)
@@ -76,7 +113,7 @@ class If:
     has_else: bool = False
 
 
-Node = Text | Output | If
+Node = Text | Output | If | Declare
 
 
 @dataclass(frozen=True)
@@ -90,7 +127,7 @@ def error_at(name: str, line: int, message: str) -> TemplateError:
     return TemplateError(message, where=f"{name}:{line}")
 
 
-def _parse_arg(name: str, line: int, kind: str, text: str) -> Arg:
+def _parse_arg(name: str, line: int, kind: str, text: str, declared: set[str]) -> Arg:
     if kind == "string":
         try:
             return Literal(json.loads(text))
@@ -98,6 +135,8 @@ def _parse_arg(name: str, line: int, kind: str, text: str) -> Arg:
             raise error_at(name, line, f"string {text} uses an escape outside the subset") from None
     if kind == "number":
         return Literal(int(text))
+    if kind == "variable":
+        return _variable(name, line, text, declared)
     if kind == "field":
         path = tuple(text[1:].split("."))
         allowed = ROOTS.get(path[0], ())
@@ -108,6 +147,8 @@ def _parse_arg(name: str, line: int, kind: str, text: str) -> Arg:
         return Field(path)
     if text in ("true", "false"):
         return Literal(text == "true")
+    if kind in ("declare", "close"):
+        raise error_at(name, line, f"unexpected {text!r} in a pipeline")
     raise error_at(name, line, f"{text!r} is a function, not a value (pipe into it: X | {text})")
 
 
@@ -127,33 +168,80 @@ def _tokens(name: str, line: int, source: str) -> list[tuple[str, str]]:
     return out
 
 
-def _parse_pipeline(name: str, line: int, tokens: list[tuple[str, str]]) -> Pipeline:
-    commands: list[Command] = []
-    current: list[tuple[str, str]] = []
-    for token in [*tokens, ("pipe", "|")]:
-        if token[0] != "pipe":
-            current.append(token)
-            continue
+def _variable(name: str, line: int, text: str, declared: set[str]) -> Variable:
+    var, *path = text[1:].split(".")
+    if var not in declared:
+        raise error_at(name, line, f'undefined variable "${var}"')
+    return Variable(var, tuple(path))
+
+
+class _PipelineParser:
+    """Commands separated by ``|``; an operand in parentheses is a pipeline of its own."""
+
+    def __init__(self, name: str, line: int, tokens: list[tuple[str, str]], declared: set[str]) -> None:
+        self.name, self.line, self.tokens, self.declared = name, line, tokens, declared
+        self.pos = 0
+
+    def error(self, message: str) -> TemplateError:
+        return error_at(self.name, self.line, message)
+
+    def pipeline(self, *, nested: bool) -> Pipeline:
+        commands: list[Command] = []
+        while True:
+            commands.append(self.command(first=not commands))
+            if self.pos >= len(self.tokens):
+                if nested:
+                    raise self.error("'(' is never closed with ')'")
+                break
+            kind = self.tokens[self.pos][0]
+            if kind == "close":
+                if not nested:
+                    raise self.error("')' without '('")
+                break
+            self.pos += 1  # the pipe
+        return Pipeline(tuple(commands), self.line)
+
+    def operands(self) -> list[tuple[str, str] | Pipeline]:
+        found: list[tuple[str, str] | Pipeline] = []
+        while self.pos < len(self.tokens) and self.tokens[self.pos][0] not in ("pipe", "close"):
+            token = self.tokens[self.pos]
+            self.pos += 1
+            if token[0] == "open":
+                found.append(self.pipeline(nested=True))
+                self.pos += 1  # the closing parenthesis
+            else:
+                found.append(token)
+        return found
+
+    def arg(self, operand: tuple[str, str] | Pipeline) -> Arg:
+        if isinstance(operand, Pipeline):
+            return operand
+        return _parse_arg(self.name, self.line, operand[0], operand[1], self.declared)
+
+    def command(self, *, first: bool) -> Command:
+        current = self.operands()
         if not current:
-            raise error_at(name, line, "empty command in a pipeline")
-        head_kind, head = current[0]
-        if head_kind == "word" and head not in ("true", "false"):
-            if head in _KEYWORDS:
-                raise error_at(name, line, f"{head!r} must start its own action")
-            if head not in FUNCTIONS:
-                raise error_at(
-                    name, line, f"function {head!r} is outside the supported template subset ({', '.join(FUNCTIONS)})"
+            raise self.error("empty command in a pipeline")
+        head = current[0]
+        if not isinstance(head, Pipeline) and head[0] == "word" and head[1] not in ("true", "false"):
+            if head[1] in _KEYWORDS:
+                raise self.error(f"{head[1]!r} must start its own action")
+            if head[1] not in FUNCTIONS:
+                raise self.error(
+                    f"function {head[1]!r} is outside the supported template subset ({', '.join(FUNCTIONS)})"
                 )
-            args = tuple(_parse_arg(name, line, k, t) for k, t in current[1:])
-            commands.append(Command(head, args))
-        else:
-            if len(current) > 1:
-                raise error_at(name, line, f"{head} is a value and takes no arguments")
-            if commands:
-                raise error_at(name, line, f"only a function can follow '|', not {head}")
-            commands.append(Command(None, (_parse_arg(name, line, head_kind, head),)))
-        current = []
-    return Pipeline(tuple(commands), line)
+            return Command(head[1], tuple(self.arg(o) for o in current[1:]))
+        shown = "(…)" if isinstance(head, Pipeline) else head[1]
+        if len(current) > 1:
+            raise self.error(f"{shown} is a value and takes no arguments")
+        if not first:
+            raise self.error(f"only a function can follow '|', not {shown}")
+        return Command(None, (self.arg(head),))
+
+
+def _parse_pipeline(name: str, line: int, tokens: list[tuple[str, str]], declared: set[str]) -> Pipeline:
+    parser = _PipelineParser(name, line, tokens, declared)
+    return parser.pipeline(nested=False)
 
 
 class _Parser:
@@ -164,6 +252,7 @@ class _Parser:
         self.name = name
         self.root: list[Node] = []
         self.open: list[tuple[If, int]] = []  # the ``if`` blocks not yet ended, with their lines
+        self.scopes: list[set[str]] = [set()]  # variables declared, per open block (Go's scoping)
 
     def sink(self) -> list[Node]:
         """Where the next node goes: the innermost open block's current branch, or the top level."""
@@ -220,21 +309,38 @@ class _Parser:
         if not tokens:
             raise error_at(self.name, line, "empty action")
         keyword = tokens[0][1] if tokens[0][0] == "word" else ""
-        if keyword == "if":
+        if tokens[0][0] == "variable" and len(tokens) > 1 and tokens[1][0] == "declare":
+            self.declare(tokens, line)
+        elif keyword == "if":
             self.start_if(tokens[1:], line)
         elif keyword == "else":
             self.start_else(tokens[1:], line)
         elif keyword == "end":
             self.end(tokens[1:], line)
         else:
-            self.sink().append(Output(_parse_pipeline(self.name, line, tokens)))
+            self.sink().append(Output(_parse_pipeline(self.name, line, tokens, self.visible())))
+
+    def visible(self) -> set[str]:
+        return set().union(*self.scopes)
+
+    def declare(self, tokens: list[tuple[str, str]], line: int) -> None:
+        """``$name := PIPELINE``; the name is visible from the next action to its block's end."""
+        var = tokens[0][1][1:]
+        if "." in var:
+            raise error_at(self.name, line, f"cannot declare a field: ${var}")
+        if len(tokens) < 3:
+            raise error_at(self.name, line, f"missing value for ${var} :=")
+        pipeline = _parse_pipeline(self.name, line, tokens[2:], self.visible())
+        self.scopes[-1].add(var)
+        self.sink().append(Declare(var, pipeline))
 
     def start_if(self, condition: list[tuple[str, str]], line: int) -> None:
         if not condition:
             raise error_at(self.name, line, "'if' needs a condition")
-        block = If(_parse_pipeline(self.name, line, condition))
+        block = If(_parse_pipeline(self.name, line, condition, self.visible()))
         self.sink().append(block)
         self.open.append((block, line))
+        self.scopes.append(set())
 
     def start_else(self, args: list[tuple[str, str]], line: int) -> None:
         if args:
@@ -249,6 +355,7 @@ class _Parser:
         if not self.open:
             raise error_at(self.name, line, "'end' without 'if'")
         self.open.pop()
+        self.scopes.pop()
 
 
 def parse(text: str, *, name: str) -> Template:

@@ -135,9 +135,8 @@ def breaker_status(cluster: Cluster, cfg: config.Config, reset: bool = False) ->
         return (b.reset() if reset else b.status()).document()
 
 
-def node_table(cluster: Cluster) -> list[dict[str, Any]]:
-    with _client(cluster) as lazy:
-        items = nodes.list_nodes(lazy())
+def node_rows(items: list[nodes.Node]) -> list[dict[str, Any]]:
+    """Per node: what quarantine holds it for, cordoned, failing conditions, what a person must do."""
     return [node_row(node) for node in items]
 
 

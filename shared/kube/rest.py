@@ -117,3 +117,18 @@ def delete(api: KubeApi, path: str, *, propagation: str = "Background", what: st
     except errors.NotFound:
         return False
     return True
+
+
+def apply(
+    api: KubeApi, path: str, body: dict[str, Any], *, field_manager: str, force: bool = True, what: str | None = None
+) -> dict[str, Any]:
+    """Server-side apply of ``body`` at ``path``: creates or updates in one request.
+
+    ``force`` takes over fields another manager owns, as ``kubectl apply --server-side
+    --force-conflicts`` does; without it such a field is a 409 naming the manager.
+    """
+    query = {"fieldManager": field_manager, **({"force": "true"} if force else {})}
+    result: dict[str, Any] = _request(
+        api, "PATCH", path, query=query, body=body, what=what, headers={"Content-Type": "application/apply-patch+yaml"}
+    )
+    return result

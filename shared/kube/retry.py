@@ -72,7 +72,11 @@ def call(
             pause = delay_for(attempt, policy, unit=rand())
             if isinstance(error, kube_errors.Throttled) and error.retry_after is not None:
                 pause = max(pause, min(error.retry_after, policy.max_delay))
-            logger.info(
+            # A server that cannot be reached at all is said once, in the error that ends the
+            # retries; a busy or conflicting server is worth a line per retry.
+            level = logging.DEBUG if isinstance(error, kube_errors.ConnectionFailed) else logging.INFO
+            logger.log(
+                level,
                 "retrying after %s (attempt %d of %d, pause %.2fs)",
                 type(error).__name__,
                 attempt,

@@ -155,18 +155,18 @@ def _validate(model: type[BaseModel], data: Any, where: str) -> Any:
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"]).lstrip(".")
-        raise errors.InvalidInput(first["msg"], where=_located(where, loc)) from None
+        raise errors.InvalidInput(first["msg"], where=located(where, loc)) from None
 
 
 def _check_fields(doc: BaseModel, where: str) -> None:
     """An unknown key is an error in either format (upstream's loader drops it without a word)."""
     unknown = next(models.unknown_fields(doc), None)
     if unknown is not None:
-        raise errors.InvalidInput(f"unknown field {unknown!r}", where=_located(where, unknown))
+        raise errors.InvalidInput(f"unknown field {unknown!r}", where=located(where, unknown))
 
 
-def _located(where: str, field_path: str) -> str:
-    """``file:line field`` when the line can be found."""
+def located(where: str, field_path: str) -> str:
+    """``file:line field`` when the line can be found (only called on the error path: it reads the file again)."""
     try:
         line = yamlio.line_of(yamlio.read_text(Path(where)), field_path)
     except errors.InvalidInput:

@@ -112,11 +112,17 @@ class Criteria(BaseModel):
 
 
 def load_criteria_file(path: Path) -> Criteria:
-    """Read a ``RecipeCriteria`` document (ours or upstream's apiVersion) or a bare criteria map."""
+    """Read a ``RecipeCriteria`` file (ours or upstream's apiVersion) or a bare criteria map."""
     from shared import yamlio
 
-    data = yamlio.load_file(path)
-    where = str(path)
+    return parse_criteria_text(yamlio.read_text(path), where=str(path))
+
+
+def parse_criteria_text(text: str, *, where: str) -> Criteria:
+    """Parse a ``RecipeCriteria`` document read from ``where`` (a file, ConfigMap key or URL)."""
+    from shared import yamlio
+
+    data = yamlio.loads(text, source=where)
     if not isinstance(data, dict):
         raise errors.InvalidInput("expected a RecipeCriteria mapping", where=where)
     kind = data.get("kind")
@@ -135,12 +141,12 @@ def load_criteria_file(path: Path) -> Criteria:
             raise errors.InvalidInput(f"unknown field {extra[0]!r}", where=where)
         if not isinstance(spec, dict):
             raise errors.InvalidInput("spec must be a mapping", where=f"{where} spec")
-        return _parse_located(spec, path, "spec.")
-    return _parse_located(data, path, "")
+        return _parse_located(spec, text, where, "spec.")
+    return _parse_located(data, text, where, "")
 
 
-def _parse_located(data: dict[str, Any], path: Path, prefix: str) -> Criteria:
-    """Parse criteria from a file; an error names the file, line and field."""
+def _parse_located(data: dict[str, Any], text: str, where: str, prefix: str) -> Criteria:
+    """Parse criteria from a document; an error names its source, line and field."""
     from shared import yamlio
 
     try:
@@ -149,5 +155,5 @@ def _parse_located(data: dict[str, Any], path: Path, prefix: str) -> Criteria:
         field = (exc.where or "").split(" ")[-1]
         unknown = exc.message.split("'")[1] if exc.message.startswith("unknown criteria field") else None
         key = f"{prefix}{unknown or field}"
-        line = yamlio.line_of(yamlio.read_text(path), key)
-        raise errors.InvalidInput(exc.message, where=f"{path}:{line} {key}" if line else f"{path} {key}") from None
+        line = yamlio.line_of(text, key)
+        raise errors.InvalidInput(exc.message, where=f"{where}:{line} {key}" if line else f"{where} {key}") from None

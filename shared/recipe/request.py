@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
@@ -14,6 +15,9 @@ from shared.recipe import catalog as catalog_mod
 from shared.recipe import criteria as criteria_mod
 from shared.recipe import resolver
 from shared.recipe import snapshot as snapshot_mod
+
+if TYPE_CHECKING:
+    from shared import refs
 
 logger = logging.getLogger(__name__)
 
@@ -27,7 +31,7 @@ class RecipeRequest(BaseModel):
     os: str | None = None
     platform: str | None = None
     nodes: int | None = None
-    criteria_file: Path | None = None
+    criteria_file: str | None = None
     snapshot_file: str | None = None
     catalog_dir: Path | None = None
     data_dir: Path | None = None
@@ -45,14 +49,20 @@ class RecipeRequest(BaseModel):
         }
 
 
-def _load_snapshot(request: RecipeRequest) -> snapshot_mod.Snapshot:
-    """A snapshot file, or a ``cm://`` ConfigMap read with the request's cluster access."""
+def _read(request: RecipeRequest, reference: str, kind: refs.Kind) -> tuple[str, str]:
+    """A criteria or snapshot input (file, URL or ``cm://`` read with the request's cluster access)."""
     from shared import refs
     from shared.kube.client import LazyClient
 
     with LazyClient(kubeconfig=request.kubeconfig, context=request.context) as api:
-        data, where = refs.read_document(str(request.snapshot_file), api=api)
-    return snapshot_mod.parse(data, where=where)
+        return refs.read_text(reference, api=api, kind=kind)
+
+
+def _load_snapshot(request: RecipeRequest) -> snapshot_mod.Snapshot:
+    from shared import yamlio
+
+    text, where = _read(request, str(request.snapshot_file), "snapshot")
+    return snapshot_mod.parse(yamlio.loads(text, source=where), where=where)
 
 
 def criteria_for(request: RecipeRequest) -> tuple[criteria_mod.Criteria, snapshot_mod.Snapshot | None]:
@@ -60,7 +70,8 @@ def criteria_for(request: RecipeRequest) -> tuple[criteria_mod.Criteria, snapsho
     snap = _load_snapshot(request) if request.snapshot_file else None
     query = snap.detect_criteria() if snap is not None else criteria_mod.Criteria()
     if request.criteria_file is not None:
-        from_file = criteria_mod.load_criteria_file(request.criteria_file)
+        text, where = _read(request, request.criteria_file, "criteria")
+        from_file = criteria_mod.parse_criteria_text(text, where=where)
         query = query.merged({k: v for k, v in from_file.model_dump().items() if v not in ("any", 0)})
     flags = request.flag_values()
     if snap is not None:

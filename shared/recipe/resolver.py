@@ -206,11 +206,12 @@ def resolve(query: criteria_mod.Criteria, cat: catalog_mod.Catalog, *, snapshot:
             if member not in applied:
                 _apply(cat, merge, member, cat.overlays[member])
                 applied.append(member)
-    if len(applied) == 1:
-        logger.warning("no overlay matched %s: the recipe holds the base components only", query.describe())
+    _warn_unmatched(query, candidates, [name for name in matched if name not in excluded], applied, excluded)
     components = _finalise(cat, merge)
     order = graph.deployment_order(
-        {n: c.fields.get("dependencyRefs", []) for n, c in components.items()}, where=f"recipe for {query.describe()}"
+        {n: c.fields.get("dependencyRefs", []) for n, c in components.items()},
+        where=f"recipe for {query.describe()}",
+        locate=lambda name, dep: _dependency_site(cat, name, dep, components[name]),
     )
     metadata = models.ResultMetadata(version=__version__, appliedOverlays=applied)
     if snapshot is not None and excluded:
@@ -230,6 +231,46 @@ def resolve(query: criteria_mod.Criteria, cat: catalog_mod.Catalog, *, snapshot:
         component_origin={k: dict(sorted(components[k].set_by.items())) for k in sorted(components)},
         constraint_origin=dict(sorted(merge.constraint_origin.items())),
     )
+
+
+def _dependency_site(cat: catalog_mod.Catalog, name: str, dep: str, component: _Component) -> str:
+    """``file:line spec.componentRefs[i].dependencyRefs[j] (overlay)`` of the overlay or mixin that
+    gave ``name`` its dependency on ``dep``: where a catalog author fixes a cycle or a dangling name."""
+    setter = component.set_by.get("dependencyRefs", REGISTRY)
+    overlay, _, mixin = setter.partition(" (mixin ")
+    key = f"mixin:{mixin.rstrip(')')}" if mixin else f"overlay:{overlay}"
+    doc: models.RecipeMetadata | models.RecipeMixin | None = (
+        cat.mixins.get(mixin.rstrip(")"))
+        if mixin
+        else cat.base
+        if overlay == catalog_mod.BASE_NAME
+        else cat.overlays.get(overlay)
+    )
+    refs = (doc.spec.componentRefs or []) if doc is not None else []
+    index = next((i for i, ref in enumerate(refs) if ref.name == name), None)
+    if index is None:
+        return f"{cat.where(key)} ({setter}) component {name} dependencyRefs"
+    deps = list(refs[index].dependencyRefs or [])
+    field_path = f"spec.componentRefs[{index}].dependencyRefs" + (f"[{deps.index(dep)}]" if dep in deps else "")
+    return f"{catalog_mod.located(cat.where(key), field_path)} ({setter})"
+
+
+def _warn_unmatched(
+    query: criteria_mod.Criteria,
+    candidates: list[tuple[str, criteria_mod.Criteria]],
+    used: list[str],
+    applied: list[str],
+    excluded: set[str],
+) -> None:
+    """Warn, naming them, about criteria that chose no overlay (they left the recipe as it was)."""
+    from shared.recipe import coverage
+
+    selectors = dict(candidates)
+    missed = coverage.unmatched(query, [selectors[name] for name in used])
+    if missed:
+        tips = coverage.hints(query, missed, candidates)
+        dropped = coverage.naming(missed, [(name, selectors[name]) for name in sorted(excluded)])
+        logger.warning("%s", coverage.message(missed, applied, tips, dropped))
 
 
 def _apply(cat: catalog_mod.Catalog, merge: _Merge, name: str, overlay: models.RecipeMetadata) -> None:

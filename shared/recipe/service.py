@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from shared import errors, refs
 from shared.output import Format
 from shared.recipe import memo
 
@@ -17,14 +18,17 @@ if TYPE_CHECKING:
 EMBEDDED_CATALOG = Path(__file__).resolve().parent / "catalog"
 
 
-def recipe_text(*, fmt: Format, explain: bool = False, **fields: object) -> tuple[str, str | None]:
-    """(recipe text, explanation text or None) for the request ``fields`` (see RecipeRequest)."""
+def recipe_text(
+    *, fmt: Format, explain: bool = False, explain_fmt: Format | None = None, **fields: object
+) -> tuple[str, str | None]:
+    """(recipe text, explanation text or None) for the request ``fields`` (see RecipeRequest).
+
+    The explanation is in ``explain_fmt`` (default: ``fmt``)."""
     catalogs = [p for p in (fields.get("catalog_dir") or EMBEDDED_CATALOG, fields.get("data_dir")) if p]
     fields = {k: v for k, v in fields.items() if v is not None}
     inputs = [p for p in (fields.get("criteria_file"), fields.get("snapshot_file")) if p]
     memo_key = None
-    live = str(fields.get("snapshot_file") or "").startswith("cm://")  # a ConfigMap cannot be hashed unread
-    if not explain and not live:
+    if not explain and not any(refs.is_remote(str(p)) for p in inputs):  # a ConfigMap or URL cannot be hashed unread
         memo_key = memo.key(
             request={k: str(v) for k, v in fields.items()},
             fmt=fmt.value,
@@ -41,7 +45,27 @@ def recipe_text(*, fmt: Format, explain: bool = False, **fields: object) -> tupl
         text = report.recipe_text(resolution, fmt)
     if warnings.count == 0:
         memo.store(memo_key, text)
-    return text, report.explain_text(resolution, fmt) if explain else None
+    return text, report.explain_text(resolution, explain_fmt or fmt) if explain else None
+
+
+def check_destination(destination: str, fmt: Format) -> None:
+    """Refuse, before resolving, an ``-o`` the recipe could not be written to (exit 2)."""
+    refs.check_writable(destination)
+    if refs.is_remote(destination) and fmt is Format.TABLE:
+        raise errors.InvalidInput(
+            "a ConfigMap holds the recipe as YAML or JSON, not a table: drop --format table", where=destination
+        )
+
+
+def write(
+    text: str, *, destination: str, fmt: Format, kubeconfig: Path | None = None, context: str | None = None
+) -> None:
+    """The recipe to a file (atomically) or to ``cm://NS/NAME`` (key ``recipe.yaml`` or ``recipe.json``)."""
+    from shared.kube.client import LazyClient
+
+    check_destination(destination, fmt)
+    with LazyClient(kubeconfig=kubeconfig, context=context) as api:
+        refs.write_text(destination, text, api=api, component="recipe", fmt="json" if fmt is Format.JSON else "yaml")
 
 
 def query_text(recipe_request: RecipeRequest, *, selector: str, fmt: Format) -> str:

@@ -307,11 +307,16 @@ def seed_command(
     recipe: Path = typer.Option(..., "--recipe", help="A resolved recipe (aicr recipe output)."),
     breaks: list[str] = typer.Option([], "--break", help="COMPONENT=crashloop|old-chart|missing-crd|unavailable."),
     kernels: list[str] = typer.Option([], "--kernel", help="NODE=VERSION: that node reports another kernel."),
+    driver_version: str | None = typer.Option(
+        None, "--driver-version", help="Install this GPU driver instead of the one the recipe pins (e.g. 570.158.01)."
+    ),
+    data: Path | None = typer.Option(None, "--data", help="The catalog folder the recipe was resolved with."),
     kubeconfig: Path | None = typer.Option(None, "--kubeconfig", help=_KUBECONFIG_HELP),
 ) -> None:
-    """Make the cluster look as if the recipe's components were installed with Helm 3."""
+    """Make the cluster look as if the recipe's components were installed with Helm 3, with the
+    values the recipe gives them: the GPU nodes run the driver it pins unless --driver-version."""
     from shared import yamlio
-    from shared.sim import control
+    from shared.sim import control, recipevalues
 
     def pairs(values: list[str], flag: str) -> dict[str, str]:
         found = {}
@@ -323,7 +328,17 @@ def seed_command(
         return found
 
     document = yamlio.load_file(recipe)
-    body = {"recipe": document, "breaks": pairs(breaks, "--break"), "kernels": pairs(kernels, "--kernel")}
+    try:
+        values = recipevalues.merged(document, data_dir=data)
+    except ValueError as exc:
+        raise errors.InvalidInput(str(exc), where=str(recipe)) from None
+    body = {
+        "recipe": document,
+        "breaks": pairs(breaks, "--break"),
+        "kernels": pairs(kernels, "--kernel"),
+        "values": values,
+        "driver": driver_version,
+    }
     _print(control.call(_target(kubeconfig), "POST", "seed", body))
 
 

@@ -4,7 +4,9 @@ Every measurement is a dotted path ``Type.subtype.key``; a change is added, remo
 both values, and — for the NodeTopology entries whose value is a node list — the nodes concerned (the
 nodes that gained or lost that value). ``--ignore`` globs mark changes as ignored instead of dropping
 them, so a reader still sees what was waived. With a recipe as baseline only what the recipe pins is
-compared: chart versions of its components, and its constraints.
+compared: chart versions of its components, the GPU driver its GPU Operator installs, and its
+constraints — those on node facts (driver, kernel, OS, container runtime) node by node, each wrong
+value a change naming the nodes that have it.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pydantic import BaseModel, Field
 
 from shared.recipe import constraints, models
 from shared.recipe.snapshot import Snapshot
+from shared.snapshot import pins
 
 NODE_LIST_TYPES = ("NodeTopology",)
 
@@ -82,8 +85,33 @@ def compare(baseline: Snapshot, target: Snapshot) -> list[Change]:
     return changes
 
 
-def compare_recipe(recipe: models.RecipeResult, target: Snapshot) -> list[Change]:
-    """What the cluster does not hold of what the recipe pins."""
+def _node_changes(pin: pins.Pin, target: Snapshot) -> list[Change] | None:
+    """One change per wrong value, naming the nodes that have it; None without per-node lists."""
+    verdict = pins.evaluate(pin, target)
+    if verdict is None:
+        return None
+    if verdict.checked == 0:
+        return [Change(kind="removed", path=pin.path, baseline=pin.expression)]
+    return [
+        Change(kind="modified", path=pin.path, baseline=pin.expression, target=miss.value, nodes=miss.nodes)
+        for miss in verdict.misses
+    ]
+
+
+def _driver_changes(driver: str, target: Snapshot) -> list[Change]:
+    """The pinned driver node by node; on a snapshot without per-node lists, its aggregate."""
+    found = _node_changes(pins.Pin(pins.DRIVER_PATH, driver, exact=True), target)
+    if found is not None:
+        return found
+    actual = target.lookup(pins.DRIVER_PATH)
+    if actual == driver:
+        return []
+    return [Change(kind="modified" if actual else "removed", path=pins.DRIVER_PATH, baseline=driver, target=actual)]
+
+
+def compare_recipe(recipe: models.RecipeResult, target: Snapshot, *, driver: str | None = None) -> list[Change]:
+    """What the cluster does not hold of what the recipe pins: chart versions, the GPU driver
+    (``driver``, from the GPU Operator's values) and the constraints, node facts node by node."""
     actual = flatten(target)
     changes: list[Change] = []
     for ref in recipe.componentRefs:
@@ -95,7 +123,17 @@ def compare_recipe(recipe: models.RecipeResult, target: Snapshot) -> list[Change
             changes.append(Change(kind="removed", path=path, baseline=ref.version))
         elif installed.lstrip("v") != ref.version.lstrip("v"):
             changes.append(Change(kind="modified", path=path, baseline=ref.version, target=installed))
+    if driver:
+        changes.extend(_driver_changes(driver, target))
     for constraint in recipe.constraints:
+        per_node = (
+            _node_changes(pins.Pin(constraint.name, constraint.value), target)
+            if constraint.name in pins.NODE_PATHS
+            else None
+        )
+        if per_node is not None:
+            changes.extend(per_node)
+            continue
         outcome = constraints.evaluate(constraint.value, target.lookup(constraint.name))
         if not outcome.passed:
             changes.append(
@@ -106,7 +144,7 @@ def compare_recipe(recipe: models.RecipeResult, target: Snapshot) -> list[Change
                     target=outcome.actual,
                 )
             )
-    return sorted(changes, key=lambda c: c.path)
+    return sorted(changes, key=lambda c: (c.path, c.target or ""))
 
 
 def report(changes: list[Change], *, ignore: Sequence[str], baseline: str, target: str) -> DriftReport:

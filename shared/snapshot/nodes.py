@@ -6,8 +6,9 @@ Three views of the same nodes, each for a reader:
   when nodes disagree the value lists every distinct value joined by ``MULTI`` and a constraint must
   hold for each;
 - node pools (``K8s.nodepool.<pool>/kernel`` …), for people;
-- value → nodes (``NodeTopology.kernel.<version>: node-000,node-003``), so a diff can name the nodes a
-  change concerns.
+- value → nodes (``NodeTopology.kernel.<version>: node-000,node-003``, and the same for the OS image,
+  container runtime, kubelet and GPU driver), so a diff and a recipe's node pins can name the nodes
+  a change or a failure concerns.
 
 Only scheduling-relevant labels are kept, and never a label whose value is a timestamp, so an
 unchanged cluster measures the same.
@@ -44,6 +45,10 @@ _OS_PATTERNS = [
     (re.compile(r"container-optimized os(?:\D*(\d+))?", re.I), "cos"),
     (re.compile(r"bottlerocket\D*(\d+\.\d+)?", re.I), "bottlerocket"),
 ]
+
+
+NODE_FACTS = ("kernel", "os-image", "container-runtime", "kubelet", "driver")
+"""The per-node facts listed value → nodes under ``NodeTopology.<fact>`` (``driver``: GPU nodes only)."""
 
 
 def _labels(node: dict[str, Any]) -> dict[str, str]:
@@ -194,8 +199,8 @@ def topology(nodes: list[dict[str, Any]]) -> dict[str, dict[str, str]]:
     )
     out = {"label": labels, "taint": taints}
     facts = [(_facts(n), _name(n)) for n in nodes]
-    for fact in ("kernel", "os-image", "container-runtime", "kubelet"):
-        out[fact] = _by_value((f[fact], name) for f, name in facts if f[fact])
+    for fact in NODE_FACTS:
+        out[fact] = _by_value((f[fact], name) for f, name in facts if f.get(fact))
     out["summary"] = {
         "node-count": str(len(nodes)),
         "gpu-node-count": str(sum(1 for n in nodes if is_gpu_node(n))),

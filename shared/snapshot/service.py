@@ -64,7 +64,7 @@ def write_snapshot(snapshot: Snapshot, *, destination: str | None, fmt: Any, acc
 
 
 def load_snapshot(reference: str, access: ClusterAccess) -> Snapshot:
-    data, where = refs.read_document(reference, api=access.factory)
+    data, where = refs.read_document(reference, api=access.factory, kind="snapshot")
     return snapshot_model.parse(data, where=where)
 
 
@@ -73,20 +73,33 @@ def load_recipe(reference: str, access: ClusterAccess) -> models.RecipeResult:
     return result.parse(data, where=where)
 
 
+def pinned_driver(recipe: models.RecipeResult, *, data_dir: Path | None) -> str | None:
+    """The GPU driver the recipe's GPU Operator installs, from its merged values (the embedded
+    catalog, with ``--data`` over it when the recipe was resolved with one)."""
+    from shared.recipe import catalog
+    from shared.snapshot import pins
+
+    return pins.pinned_driver(recipe, catalog.select(data_dir=data_dir))
+
+
 def snapshot_or_live(reference: str | None, access: ClusterAccess) -> tuple[Snapshot, str]:
     if reference is None:
         return take(access), "live cluster"
     return load_snapshot(reference, access), reference
 
 
-def drift(*, baseline: str, target: str | None, ignore: list[str], access: ClusterAccess) -> DriftReport:
+def drift(
+    *, baseline: str, target: str | None, ignore: list[str], access: ClusterAccess, data_dir: Path | None = None
+) -> DriftReport:
     """A DriftReport of ``target`` (default: the live cluster) against ``baseline`` (snapshot or recipe)."""
     from shared.snapshot import diff
 
     data, where = refs.read_document(baseline, api=access.factory)
+    recipe = result.parse(data, where=where) if isinstance(data, dict) and data.get("kind") == "RecipeResult" else None
+    driver = pinned_driver(recipe, data_dir=data_dir) if recipe is not None else None
     target_snapshot, target_name = snapshot_or_live(target, access)
-    if isinstance(data, dict) and data.get("kind") == "RecipeResult":
-        changes = diff.compare_recipe(result.parse(data, where=where), target_snapshot)
+    if recipe is not None:
+        changes = diff.compare_recipe(recipe, target_snapshot, driver=driver)
     else:
         changes = diff.compare(snapshot_model.parse(data, where=where), target_snapshot)
     return diff.report(changes, ignore=ignore, baseline=baseline, target=target_name)

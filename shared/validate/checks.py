@@ -12,6 +12,7 @@ from typing import Any
 
 from shared.recipe import constraints, health, models
 from shared.recipe.snapshot import Snapshot
+from shared.snapshot import pins
 
 PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
 
@@ -22,6 +23,8 @@ class Check:
     name: str
     status: str
     message: str = ""
+    nodes: tuple[str, ...] = ()
+    """The nodes a failing node-level check concerns (all of them, where the message folds ranges)."""
 
     @property
     def passed(self) -> bool:
@@ -43,6 +46,69 @@ def constraint_check(constraint: models.Constraint, snapshot: Snapshot) -> Check
         return Check("(constraints)", name, PASSED)
     reason = outcome.error or f"expected {constraint.value}, got {outcome.actual}"
     return Check("(constraints)", name, FAILED, reason)
+
+
+def pin_check(component: str, name: str, verdict: pins.Verdict) -> Check:
+    """A pin or node constraint held node by node; a failure names the nodes with each wrong value."""
+    if verdict.passed:
+        return Check(component, name, PASSED)
+    return Check(component, name, FAILED, verdict.message(), nodes=tuple(verdict.nodes))
+
+
+def node_checks(recipe: models.RecipeResult, snapshot: Snapshot, *, driver: str | None) -> list[Check]:
+    """The recipe's pinned driver, then its constraints, each node-level one checked node by node
+    when the snapshot lists values per node (else, like every other constraint, on the aggregate)."""
+    out: list[Check] = []
+    if driver:
+        pin = pins.Pin(pins.DRIVER_PATH, driver, exact=True)
+        verdict = pins.evaluate(pin, snapshot)
+        name = f"driver {driver} on every GPU node"
+        if verdict is not None:
+            out.append(pin_check("gpu-operator", name, verdict))
+        else:
+            aggregate = constraint_check(models.Constraint(name=pins.DRIVER_PATH, value=f"== {driver}"), snapshot)
+            out.append(Check("gpu-operator", name, aggregate.status, aggregate.message))
+    for constraint in recipe.constraints:
+        verdict = (
+            pins.evaluate(pins.Pin(constraint.name, constraint.value), snapshot)
+            if constraint.name in pins.NODE_PATHS
+            else None
+        )
+        if verdict is None:
+            out.append(constraint_check(constraint, snapshot))
+        else:
+            out.append(pin_check("(constraints)", f"{constraint.name} {constraint.value}", verdict))
+    return out
+
+
+def deployment_block_checks(recipe: models.RecipeResult, snapshot: Snapshot) -> list[Check]:
+    """The constraints of the recipe's ``validation.deployment`` block: ``Deployment.<component>.version``
+    against the chart version of the component's Helm release (upstream reads the deployed
+    operator's version; the release is what was deployed)."""
+    block = recipe.validation.deployment if recipe.validation is not None else None
+    out = []
+    for constraint in (block.constraints if block is not None else None) or []:
+        kind, component, key = [*constraint.name.split(".", 2), "", ""][:3]
+        name = f"{constraint.name} {constraint.value}"
+        ref = recipe.component(component)
+        if kind != "Deployment" or key != "version" or ref is None:
+            out.append(
+                Check(
+                    "(deployment)",
+                    name,
+                    FAILED,
+                    "a deployment constraint is Deployment.<component>.version, for a component of the recipe",
+                )
+            )
+            continue
+        path = f"K8s.helm.{ref.namespace or 'default'}/{ref.name}.version"
+        outcome = constraints.evaluate(constraint.value, snapshot.lookup(path))
+        if outcome.passed:
+            out.append(Check(component, name, PASSED))
+        else:
+            reason = outcome.error if outcome.actual is None else f"release runs {outcome.actual}"
+            out.append(Check(component, name, FAILED, f"{reason}; the recipe asks {constraint.value}"))
+    return out
 
 
 def _ready_and_desired(kind: str, obj: dict[str, Any]) -> tuple[int, int]:

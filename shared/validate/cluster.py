@@ -20,6 +20,7 @@ class ClusterView:
         self._lists: dict[str, list[dict[str, Any]]] = {}
         self._crds: dict[str, dict[str, Any]] | None = None
         self._releases: dict[tuple[str, str], str] | None = None
+        self._groups: set[tuple[str, str]] | None = None
 
     def _list(self, path: str, **selectors: str) -> list[dict[str, Any]]:
         key = path + repr(sorted(selectors.items()))
@@ -38,6 +39,22 @@ class ClusterView:
             items = self._list(rest.group_path("apiextensions.k8s.io", "v1", "customresourcedefinitions"))
             self._crds = {str((c.get("metadata") or {}).get("name")): c for c in items}
         return self._crds.get(name)
+
+    def node_readiness(self) -> dict[str, bool]:
+        """Node name → whether its Ready condition is True."""
+        out = {}
+        for node in self._list(rest.core_path("nodes")):
+            conditions = (node.get("status") or {}).get("conditions") or []
+            ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+            out[str((node.get("metadata") or {}).get("name"))] = ready
+        return out
+
+    def serves(self, group: str, version: str) -> bool:
+        """Does the API server serve ``group/version`` (discovery)?"""
+        if self._groups is None:
+            found = rest.get(self._api, "/apis").get("groups") or []
+            self._groups = {(str(g.get("name")), str(v.get("version"))) for g in found for v in g.get("versions") or []}
+        return (group, version) in self._groups
 
     def chart_version(self, namespace: str, release: str) -> str | None:
         if self._releases is None:

@@ -84,14 +84,19 @@ def validate(
     snapshot: Snapshot,
     *,
     api: KubeApi,
+    driver: str | None = None,
     wait: bool = False,
     timeout: float | None = None,
     now: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
     poll: float = POLL_SECONDS,
 ) -> Outcome:
-    """Run the checks once, or until they pass when ``wait``; never writes to the cluster."""
-    constraint_checks = [checks.constraint_check(c, snapshot) for c in recipe.constraints]
+    """Run the checks once, or until they pass when ``wait``; never writes to the cluster.
+
+    ``driver`` is the GPU driver the recipe pins (``shared.snapshot.pins.pinned_driver``): every
+    GPU node must run it."""
+    constraint_checks = checks.node_checks(recipe, snapshot, driver=driver)
+    constraint_checks += checks.deployment_block_checks(recipe, snapshot)
     limit = recipe_timeout(recipe) if timeout is None else timeout
     start = now()
     outcome = Outcome()

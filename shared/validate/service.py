@@ -1,4 +1,4 @@
-"""The call behind ``aicr validate``: load the recipe, measure (or load) the cluster, run the checks.
+"""The call behind ``aicr validate``: load the recipe, then run each phase asked for against the cluster.
 
 Validation's own entry point, so measuring stays in ``shared.snapshot`` and validating here, and
 the dependency runs one way: validation uses the snapshot package (to load documents, to measure
@@ -8,25 +8,113 @@ snapshot package never imports validation. The command opens its ``ClusterAccess
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from shared.snapshot.service import ClusterAccess
 
 if TYPE_CHECKING:
-    from shared.validate.run import Outcome
+    from shared.recipe import models
+    from shared.validate.phases import PhaseResult, Report
 
 __all__ = ["ClusterAccess", "validate"]  # the command opens its ClusterAccess from here
 
 
-def validate(*, recipe: str, snapshot: str | None, access: ClusterAccess, wait: bool, timeout: float | None) -> Outcome:
-    """Constraints against the snapshot (live when none), then the components' asserts, live."""
+def validate(
+    *,
+    recipe: str,
+    snapshot: str | None,
+    access: ClusterAccess,
+    wait: bool,
+    timeout: float | None,
+    data_dir: Path | None = None,
+    phases: list[str] | None = None,
+    no_cluster: bool = False,
+    namespace: str = "default",
+    on_progress: Callable[[str], None] | None = None,
+) -> Report:
+    """Each phase asked for (default: deployment), in order, a failed one leaving the later ones
+    skipped; with ``no_cluster`` only the plan, nothing read from the cluster.
+
+    deployment: the driver the recipe pins and its constraints, node by node where they concern
+    nodes, against the snapshot (live when none), then the components' asserts, live (``wait``
+    repeats them until they pass or ``timeout``); performance: the certification the recipe's
+    block names, run here in ``namespace``; conformance: the block's checks against the API."""
+    from shared.snapshot import service as snapshots
+    from shared.validate import checks
+    from shared.validate import phases as phase_mod
+
+    chosen = phases or [phase_mod.DEPLOYMENT]
+    loaded = snapshots.load_recipe(recipe, access)
+    driver = snapshots.pinned_driver(loaded, data_dir=data_dir)
+    if no_cluster:
+        return phase_mod.plan(loaded, chosen, driver=driver)
+    report = phase_mod.Report()
+    for phase in chosen:
+        if any(p.status == checks.FAILED for p in report.phases):
+            report.phases.append(phase_mod.skipped(phase, loaded, "skipped: an earlier phase failed"))
+            continue
+        report.phases.append(
+            _run_phase(
+                phase,
+                loaded,
+                access=access,
+                snapshot=snapshot,
+                driver=driver,
+                wait=wait,
+                timeout=timeout,
+                namespace=namespace,
+                where=recipe,
+                on_progress=on_progress,
+            )
+        )
+    return report
+
+
+def _run_phase(
+    phase: str,
+    recipe: models.RecipeResult,
+    *,
+    access: ClusterAccess,
+    snapshot: str | None,
+    driver: str | None,
+    wait: bool,
+    timeout: float | None,
+    namespace: str,
+    where: str,
+    on_progress: Callable[[str], None] | None,
+) -> PhaseResult:
     from shared import clock
     from shared.snapshot import service as snapshots
-    from shared.validate import run
+    from shared.validate import conformance, performance, run
+    from shared.validate import phases as phase_mod
+    from shared.validate.cluster import ClusterView
 
-    loaded = snapshots.load_recipe(recipe, access)
-    measured, _ = snapshots.snapshot_or_live(snapshot, access)
     ticks = clock.for_api_client(access.api)  # virtual time on the simulator, wall time elsewhere
-    return run.validate(
-        loaded, measured, api=access.api, wait=wait, timeout=timeout, now=ticks.monotonic, sleep=ticks.sleep
-    )
+    start = ticks.monotonic()
+    if phase == phase_mod.DEPLOYMENT:
+        measured, _ = snapshots.snapshot_or_live(snapshot, access)
+        outcome = run.validate(
+            recipe,
+            measured,
+            api=access.api,
+            driver=driver,
+            wait=wait,
+            timeout=timeout,
+            now=ticks.monotonic,
+            sleep=ticks.sleep,
+        )
+        return phase_mod.PhaseResult(
+            phase, outcome.results, seconds=outcome.seconds, rounds=outcome.rounds, timed_out=outcome.timed_out
+        )
+    block = phase_mod.block(recipe, phase)
+    if block is None or not block.checks:
+        return phase_mod.PhaseResult(phase, note=f"the recipe has no validation.{phase} checks")
+    if phase == phase_mod.PERFORMANCE:
+        results, timed_out = performance.run(
+            block, api=access.api, namespace=namespace, where=where, on_progress=on_progress
+        )
+        return phase_mod.PhaseResult(phase, results, seconds=ticks.monotonic() - start, timed_out=timed_out)
+    results = conformance.run(block, recipe, ClusterView(access.api))
+    return phase_mod.PhaseResult(phase, results, seconds=ticks.monotonic() - start)

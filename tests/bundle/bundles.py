@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -50,3 +51,23 @@ def load(root: Path, rel: str) -> Any:
 def tree(root: Path) -> dict[str, bytes]:
     """Relative path → bytes of every file, for byte-identity checks."""
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def distinct_recipes(cat: catalog.Catalog) -> dict[tuple[str, ...], Criteria]:
+    """One criteria set per distinct recipe of ``cat``: every combination of the five axes (the
+    all-wildcard one aside), deduplicated by the overlays the recipe applies."""
+    found: dict[tuple[str, ...], Criteria] = {}
+    axes = (
+        ["eks", "gke", "aks", "kind", "oke", "any"],
+        ["h100", "gb200", "a100", "any"],
+        ["ubuntu", "cos", "any"],
+        ["training", "inference", "any"],
+        ["dynamo", "kubeflow", "any"],
+    )
+    for combo in itertools.product(*axes):
+        crit = Criteria(**dict(zip(("service", "accelerator", "os", "intent", "platform"), combo, strict=True)))
+        if not crit.specificity():
+            continue
+        applied = tuple(resolver.resolve(crit, cat).recipe.metadata.appliedOverlays)
+        found.setdefault(applied, crit)
+    return found

@@ -48,12 +48,12 @@ def _recipe(tmp_path: Path) -> tuple[Path, Path]:
         {
             "registry.yaml": {"apiVersion": minicatalog.API, "kind": "ComponentRegistry", "components": []},
             "components/evil/values.yaml": {"plain": dict(EVIL), "&key": "*value", "list": list(EVIL.values())},
-            "components/evil/manifests/cm.yaml": {
-                "apiVersion": "v1",
-                "kind": "ConfigMap",
-                "metadata": {"name": "evil"},
-                "data": dict(EVIL),
-            },
+            # A template printing the hostile values: what it prints stays data, never template text.
+            "components/evil/manifests/cm.yaml": (
+                "{{- $v := index .Values .Release.Name }}\n"
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: evil\n"
+                "data:{{ toYaml $v.plain | nindent 2 }}\n"
+            ),
         },
     )
     recipe = bundles.write_document(
@@ -88,6 +88,7 @@ def _recipe(tmp_path: Path) -> tuple[Path, Path]:
                     "namespace": "plain",
                     "type": "Helm",
                     "source": "",
+                    "valuesFile": "components/evil/values.yaml",
                     "manifestFiles": ["components/evil/manifests/cm.yaml"],
                     "dependencyRefs": ["oci"],
                 },

@@ -2,11 +2,13 @@
 
 Covers: the value stack (default values → overlay values → overrides → placement flags → --set);
 --set by name and by registry alias, all of them applied in order; typed --set values; unknown
-component, empty parts, a path through a scalar or a list → InvalidInput; no toleration written
-unless asked; selectors, tolerations, workload selector, gate and node count at the registry's
-paths; enabled:false in the recipe and through --set (and back on); dependencies on a disabled
-component noted; registry validations as notes; recipe files of the wrong kind, apiVersion, order
-or names refused; upstream recipes and templated manifests accepted with a note.
+component, empty parts, a path through a scalar or a list → InvalidInput; nothing written at the
+system paths unless asked, upstream's tolerate-everything default at the accelerated toleration
+paths; selectors, tolerations, workload selector, gate and node count at the registry's paths;
+enabled:false in the recipe and through --set (and back on); dependencies on a disabled component
+noted; registry validations as notes; recipe files of the wrong kind, apiVersion, order or names
+refused; upstream recipes accepted and their Go-template manifests rendered with the values.
+tests/bundle/test_manifests.py covers manifests rendered with flags and --set.
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ def test_values_stack_defaults_then_overlay_file_then_overrides_then_set(recipe:
         "list": [9],
         "a": 1,
         "b": {"y": 2, "z": True},
+        "gpu": {"tolerations": [{"operator": "Exists"}]},  # the accelerated default
     }
 
 
@@ -114,10 +117,17 @@ def test_bad_set_is_invalid_input_naming_the_flag(recipe: Path, cat_dir: Path, r
     assert message in caught.value.message
 
 
-def test_no_toleration_or_selector_is_written_unless_asked(recipe: Path, cat_dir: Path) -> None:
+def test_only_the_accelerated_toleration_default_is_written_unless_asked(recipe: Path, cat_dir: Path) -> None:
+    """Upstream's default ``--accelerated-node-toleration`` is tolerate-everything (what lets a
+    device plugin reach a GPU node with a provider's taint); system paths stay unwritten."""
     values = _plan(recipe, cat_dir).component("alpha").values
-    for key in ("tolerations", "nodeSelector", "webhook", "gpu", "gate", "nodes", "protect"):
+    for key in ("tolerations", "nodeSelector", "webhook", "gate", "nodes", "protect"):
         assert key not in values
+    assert values["gpu"] == {"tolerations": [{"operator": "Exists"}]}
+    given = _plan(recipe, cat_dir, accelerated_node_toleration=["nvidia.com/gpu:NoSchedule"]).component("alpha")
+    assert given.values["gpu"]["tolerations"] == [
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+    ]
 
 
 def test_placement_flags_land_at_every_declared_path(recipe: Path, cat_dir: Path) -> None:
@@ -210,7 +220,7 @@ def test_registry_validations_become_notes(recipe: Path, cat_dir: Path) -> None:
 
 def test_manifests_are_read_from_the_catalog(recipe: Path, cat_dir: Path) -> None:
     (manifest,) = _plan(recipe, cat_dir).component("gamma").manifests
-    assert (manifest.name, manifest.templated) == ("cm.yaml", False)
+    assert manifest.name == "cm.yaml"
     assert yamlio.loads(manifest.text)["kind"] == "ConfigMap"
 
 
@@ -265,10 +275,14 @@ def test_a_recipe_without_an_order_gets_the_recipe_commands_order(recipe: Path, 
     assert [c.name for c in _plan(recipe, cat_dir).components] == ["alpha", "beta", "gamma"]
 
 
-def test_upstream_recipes_and_their_go_template_manifests_are_carried_with_a_note(team_shared: Path) -> None:
+def test_upstream_recipes_and_their_go_template_manifests_are_rendered(team_shared: Path) -> None:
     golden = team_shared / "research/aicr-golden/recipes/eks-h100-ubuntu-training.yaml"
     upstream = team_shared / "reference/aicr-v0.11.1/recipes"
     plan = plan_mod.build(BundleRequest(recipe=golden, output=Path("unused"), catalog_dir=upstream))
     assert plan.recipe.apiVersion == "aicr.nvidia.com/v1alpha1"
-    assert any(m.templated for m in plan.component("gpu-operator").manifests)
-    assert any("is an upstream Go template; it is carried unrendered" in n for n in plan.notes)
+    for component in plan.components:
+        for manifest in component.manifests:
+            assert "{{" not in manifest.text, manifest.source
+    (dcgm,) = plan.component("gpu-operator").manifests
+    assert yamlio.loads_all(dcgm.text)[-1]["metadata"]["namespace"] == "gpu-operator"
+    assert not any("Go template" in n for n in plan.notes)

@@ -151,3 +151,21 @@ def test_the_audit_records_what_each_identity_did(cluster: Cluster, identity: Ca
         ("get", "", "configmaps", cluster.namespace),
     ]
     assert [r.code for r in sim.audit.records(identity=user)] == [201, 200, 403]
+
+
+def test_a_resource_not_served_is_authorized_before_it_is_looked_up(
+    cluster: Cluster, identity: Callable[[str], Path]
+) -> None:
+    # The real server resolves group and resource from the path and authorizes them first: without the
+    # grant, a CRD that is not installed is a 403 naming it; with the grant, a 404.
+    group, plural = "absent.contract.example.com", "widgets"
+    path = f"/apis/{group}/v1/namespaces/{cluster.namespace}/{plural}"
+    _grant(cluster, "widget-reader", [{"apiGroups": [group], "resources": [plural], "verbs": ["list"]}], "widgets")
+    for who, status in (("nobody", 403), ("widgets", 404)):
+        api = client.new_client(kubeconfig=identity(who))
+        with pytest.raises(k8s.ApiException) as caught:
+            api.call_api(path, "GET", auth_settings=["BearerToken"], _preload_content=False)
+        assert caught.value.status == status, who
+        if status == 403:
+            message = json.loads(caught.value.body)["message"]
+            assert f'cannot list resource "{plural}" in API group "{group}"' in message

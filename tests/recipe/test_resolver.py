@@ -259,3 +259,40 @@ def test_upstream_format_files_load_the_fields_upstream_has_and_refuse_others(
         _resolve(_upstream_format(tmp_path / "unknown", {"manifests": {"defaultNamespace": "x"}}), service="eks")
     assert caught.value.message == "unknown field 'components[0].manifests'"
     assert caught.value.where is not None and caught.value.where.endswith(" components[0].manifests")
+
+
+def _line_of(path: Path, text: str, *, after: str = "") -> int:
+    """1-based number of the first line holding ``text`` after the first line holding ``after``."""
+    lines = path.read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if after in line)
+    return next(i for i, line in enumerate(lines) if i >= start and text in line) + 1
+
+
+def test_a_dangling_dependency_names_the_overlay_file_and_line(tmp_path: Path) -> None:
+    root = _bend(tmp_path, _set(["overlays/eks.yaml", "spec", "componentRefs", 1, "dependencyRefs"], ["delta"]))
+    with pytest.raises(errors.InvalidInput) as caught:
+        _resolve(root, service="eks")
+    eks = root / "overlays/eks.yaml"
+    assert caught.value.message == "component 'gamma' depends on 'delta', which is not in the recipe"
+    assert caught.value.where == f"{eks}:{_line_of(eks, '- delta')} spec.componentRefs[1].dependencyRefs[0] (eks)"
+
+
+def test_a_cycle_across_overlays_names_the_file_and_line_of_each_edge(tmp_path: Path) -> None:
+    # alpha (base) -> gamma (eks) -> beta (base) -> alpha: three edges declared in two files.
+    root = _bend(tmp_path, _set(["overlays/base.yaml", "spec", "componentRefs", 0, "dependencyRefs"], ["gamma"]))
+    with pytest.raises(errors.InvalidInput) as caught:
+        _resolve(root, service="eks")
+    base, eks = root / "overlays/base.yaml", root / "overlays/eks.yaml"
+    sites = {
+        "alpha -> gamma": f"{base}:{_line_of(base, '- gamma')} spec.componentRefs[0].dependencyRefs[0] (base)",
+        "gamma -> beta": f"{eks}:{_line_of(eks, '- beta')} spec.componentRefs[1].dependencyRefs[0] (eks)",
+        "beta -> alpha": f"{base}:{_line_of(base, '- alpha', after='name: beta')} "
+        "spec.componentRefs[1].dependencyRefs[0] (base)",
+    }
+    message, where = caught.value.message, caught.value.where
+    assert message.startswith("dependency cycle: ") and "(each depends on the next)" in message
+    first = next(edge for edge, site in sites.items() if site == where)
+    assert message.split(";")[0].split(": ")[1].startswith(first.split(" -> ")[0] + " -> ")
+    assert sorted(f"{edge} at {site}" for edge, site in sites.items() if edge != first) == sorted(
+        message.split("; ", 1)[1].split(", ")
+    )

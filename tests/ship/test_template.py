@@ -3,8 +3,10 @@
 Covers: values, release and chart fields; trim markers; comments; if/else/end with Go's truth;
 each function of the subset; Go's printing (``1e+06`` for a large float, ``%q`` escapes, JSON's
 HTML escaping) and Helm's toYaml (go-yaml v2's key order, quoting, block scalars, folding);
-``and``/``or`` stopping at the deciding argument; constructs outside the subset (range, with,
-define, include, variables, parentheses, unknown functions and roots) refused with
+``and``/``or`` stopping at the deciding argument; variables scoped to their block, parentheses,
+``toString``, ``eq``/``ne`` (what upstream AICR's manifests use), and the manifest dialect's
+``default``/``nindent``; which values a rendering read; constructs outside the subset (range, with,
+define, include, assignment, unknown functions and roots) refused with
 ``template:line``; text/template's errors for a field or index through nil or a scalar, and for
 indenting a non-string; missing values and maps printed without toYaml refused; property tests:
 any input either renders or fails with one TemplateError whose line lies inside the template, text
@@ -31,7 +33,7 @@ CONTEXT = {
         "text": "é\t<b>",
         "null": None,
     },
-    "Release": {"Name": "rel", "Namespace": "ns"},
+    "Release": {"Name": "rel", "Namespace": "ns", "Service": "Helm"},
     "Chart": {"Name": "c", "Version": "0.1.0", "AppVersion": "0.1.0"},
 }
 
@@ -69,6 +71,14 @@ def render(text: str) -> str:
         ("{{ .Values.a.map | toJson }}", '{"k":"v"}'),
         ("{{ .Values.a.nothing | default .Values.a.map | toYaml }}", "k: v"),
         ("literal }} braces", "literal }} braces"),
+        ('{{- $a := index .Values "a" }}{{ $a.b }}-{{ $a.n }}', "x-3"),
+        ("{{ $m := .Values.a.map }}{{ if $m }}{{ $m.k }}{{ end }}", "v"),
+        ('{{ ne (toString (index .Values.a "off")) "false" }}', "false"),
+        ('{{ ne (toString (index .Values.a "gone")) "false" }} {{ toString .Values.big }}', "true 1e+06"),
+        ('{{ eq .Values.a.b "y" "x" }} {{ eq .Values.a.n 3 }}', "true true"),
+        ("{{ (.Values.a.off | default true) }}", "true"),
+        ("{{ .Release.Service }}", "Helm"),
+        ("{{ if .Values.a.on }}{{ $v := 1 }}{{ $v }}{{ end }}", "1"),
     ],
     ids=lambda v: v if len(v) < 40 else v[:40],
 )
@@ -152,10 +162,15 @@ def test_to_yaml_reads_back_as_the_same_data(value: object) -> None:
         ("{{ with .Values.a }}x{{ end }}", 1, "'with' is outside"),
         ('a\nb\n{{ include "x" . }}', 3, "function 'include' is outside"),
         ('{{ define "x" }}y{{ end }}', 1, "function 'define' is outside"),
-        ("{{ $x := 1 }}", 1, "'$x' is outside"),
-        ("{{ toYaml (.Values.a) }}", 1, "'(.Values.a)' is outside"),
+        ("{{ $x := 1 }}{{ $x = 2 }}", 1, "'=' is outside"),
+        ("{{ $y }}", 1, 'undefined variable "$y"'),
+        ("{{ if .Values.a.on }}{{ $v := 1 }}{{ end }}\n{{ $v }}", 2, 'undefined variable "$v"'),
+        ("{{ toYaml (.Values.a.map }}", 1, "'(' is never closed with ')'"),
+        ("{{ .Values.a.b ) }}", 1, "')' without '('"),
+        ('{{ eq .Values.a.n "3" }}', 1, "incompatible types for comparison"),
+        ("{{ toString .Values.a.map }}", 1, "toString of a map or list is outside"),
         ("{{ .Capabilities.KubeVersion }}", 1, "only .Values, .Release and .Chart"),
-        ("{{ .Release.Service }}", 1, ".Release offers only Name, Namespace"),
+        ("{{ .Release.Revision }}", 1, ".Release offers only Name, Namespace, Service"),
         ("{{ . }}", 1, "'.' is outside"),
         ("{{ upper .Values.a.b }}", 1, "function 'upper' is outside"),
         ("x\n{{ if .Values.a.on }}\nno end", 2, "'if' is never closed"),
@@ -271,7 +286,7 @@ def test_text_without_actions_renders_to_itself(text: str) -> None:
         [
             "{{ range .Values.a.list }}",
             '{{ include "x" . }}',
-            "{{ $v := 1 }}",
+            "{{ $v = 1 }}",
             '{{ lower "A" }}',
             '{{ .Files.Get "x" }}',
             '{{ template "x" }}',
@@ -295,3 +310,29 @@ def test_an_unsupported_action_is_reported_on_its_own_line(lines: list[str], whe
     with pytest.raises(TemplateError) as caught:
         render("\n".join(body))
     assert caught.value.where == f"templates/t.yaml:{at + 1}"
+
+
+def test_the_manifest_dialect_keeps_false_and_pads_only_non_empty_lines() -> None:
+    """upstream AICR's manifest functions: ``default`` replaces only nothing and "" (so a
+    ``--set x=false`` stays false), ``nindent`` leaves empty lines empty."""
+    parsed = template.parse("{{ .Values.a.off | default true }}|{{ .Values.gap | nindent 2 }}", name="m.yaml")
+    context = {**CONTEXT, "Values": {**CONTEXT["Values"], "gap": "a\n\nb"}}
+    assert template.render(parsed, context, funcs=template.MANIFEST_FUNCS) == "false|\n  a\n\n  b"
+    assert template.render(parsed, context) == "true|\n  a\n  \n  b"
+
+
+def test_reads_record_the_keys_looked_up_and_the_maps_printed_whole() -> None:
+    values = {"sel": {"k": "v"}, "flag": True, "unused": {"x": 1}, "deep": {"a": {"b": 1}}}
+    context = {**CONTEXT, "Values": {"c": values}}
+    text = '{{- $c := index .Values "c" }}{{ if $c.flag }}{{ toYaml $c.sel }}{{ end }}{{ $c.deep.a.b }}'
+    reads = template.Reads()
+    template.render(template.parse(text, name="m.yaml"), context, reads=reads)
+    assert reads.covers(values, ("sel", "k"))  # printed whole
+    assert reads.covers(values, ("flag",))
+    assert reads.covers(values, ("deep", "a", "b"))
+    assert not reads.covers(values, ("deep", "a", "c"))
+    assert not reads.covers(values, ("unused", "x"))
+    assert not reads.covers(values, ("spec", "autoTaintNewNodes"))
+    indexed = template.Reads()
+    template.render(template.parse('{{ index .Values "c" "flag" }}', name="m.yaml"), context, reads=indexed)
+    assert indexed.covers(values, ("flag",)) and not indexed.covers(values, ("sel",))

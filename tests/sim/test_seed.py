@@ -5,7 +5,11 @@ of JSON, chart name and version, the manifest), namespaces, ready Deployments an
 Running pods every pod assert selects, and Established CRDs; each break shows as snapshot and
 validate must see it (crashloop: pod Running with a container waiting in CrashLoopBackOff;
 old-chart; missing-crd; unavailable); --kernel changes one node; bad input is a 400 naming it;
-upgrade-driver changes the GFD labels, the driver DaemonSet's image and the module banner.
+upgrade-driver changes the GFD labels, the driver DaemonSet's image and the module banner; the
+seed installs the driver the GPU Operator's values pin (labels, DaemonSet image, module banner),
+none when the operator does not manage the driver, another when told, and records the values as
+the release's config; the seed command sends the catalog's merged values and installs the
+recipe's driver, or the one --driver-version names.
 """
 
 from __future__ import annotations
@@ -173,3 +177,61 @@ def test_a_driver_upgrade_changes_labels_daemonset_image_and_module(
     assert root is not None
     assert "575.51.03" in (root / nodes[0] / "proc/driver/nvidia/version").read_text()
     assert "575.51.03" not in (root / nodes[1] / "proc/driver/nvidia/version").read_text()
+
+
+def _driver_of(core: Any, node: str) -> str:
+    labels = core.read_node(node).metadata.labels
+    return ".".join(labels[f"nvidia.com/cuda.driver.{p}"] for p in ("major", "minor", "rev"))
+
+
+@pytest.mark.parametrize(
+    ("body", "installed"),
+    [
+        ({}, "570.158.01"),
+        ({"values": {"gpu-operator": {"driver": {"version": "580.105.08"}}}}, "580.105.08"),
+        ({"values": {"gpu-operator": {"driver": {"enabled": False, "version": "580.105.08"}}}}, "570.158.01"),
+        ({"values": {"gpu-operator": {"driver": {"version": "580.105.08"}}}, "driver": "575.51.03"}, "575.51.03"),
+    ],
+    ids=["no-pin", "values-pin", "driver-not-managed", "override"],
+)
+def test_the_seed_installs_the_driver_the_values_pin_unless_told_otherwise(
+    gpu_sim: SimServer, sim_kubeconfig: Path, api_client: Any, body: dict[str, Any], installed: str
+) -> None:
+    nodes = gpu_sim.add_gpu_nodes(2)
+    done = _seed(sim_kubeconfig, **body)
+    assert done["driver"] == installed
+    core = k8s.CoreV1Api(api_client)
+    assert [_driver_of(core, n) for n in nodes] == [installed, installed]
+    ds = k8s.AppsV1Api(api_client).read_namespaced_daemon_set("nvidia-driver-daemonset", "gpu-operator")
+    assert ds.spec.template.spec.containers[0].image == f"nvcr.io/nvidia/driver:{installed}-ubuntu24.04"
+    root = gpu_sim.noderoot.root
+    assert root is not None and installed in (root / nodes[1] / "proc/driver/nvidia/version").read_text()
+    config = _release(core, "gpu-operator", "gpu-operator")["config"]
+    assert config == (body.get("values") or {}).get("gpu-operator", {})  # what Helm was given
+
+
+def test_the_seed_command_installs_the_recipes_driver_or_the_one_asked_for(
+    gpu_sim: SimServer, sim_kubeconfig: Path, api_client: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from aicr.main import build_app
+    from shared import cli, yamlio
+    from shared.sim import recipevalues
+    from shared.sim.__main__ import app
+    from tests.cli.aicr.test_seeded_cluster import SEED
+
+    nodes = gpu_sim.add_gpu_nodes(2)
+    recipe = tmp_path / "recipe.yaml"
+    assert cli.run(build_app(), "aicr", ["recipe", *SEED, "-o", str(recipe)]) == 0
+    values = recipevalues.merged(yamlio.load_file(recipe))
+    assert recipevalues.pinned_driver(values) == "580.105.08" and values["gpu-operator"]["driver"]["enabled"] is True
+    seed = ["seed", "--recipe", str(recipe), "--kubeconfig", str(sim_kubeconfig)]
+    core = k8s.CoreV1Api(api_client)
+    for extra, installed in (["--driver-version", "570.158.01"], "570.158.01"), ([], "580.105.08"):
+        capsys.readouterr()
+        assert cli.run(app, "python -m shared.sim", [*seed, *extra]) == 0
+        assert json.loads(capsys.readouterr().out)["driver"] == installed
+        assert {_driver_of(core, n) for n in nodes} == {installed}
+    config = _release(core, "gpu-operator", "gpu-operator")["config"]
+    assert config == values["gpu-operator"]  # the release records the values Helm was given
+    with pytest.raises(ValueError, match="not a resolved recipe"):
+        recipevalues.merged({"kind": "Snapshot"})

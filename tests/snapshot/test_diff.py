@@ -1,9 +1,10 @@
 """Drift between snapshots and between a recipe and a snapshot.
 
 Covers: added/removed/modified with both values, sorted by path; the nodes a NodeTopology change
-concerns; --ignore globs listed but not counted; a recipe baseline compares only chart versions and
-constraints. Property tests: a snapshot never drifts from itself, and swapping baseline and target
-swaps added with removed.
+concerns; --ignore globs listed but not counted; a recipe baseline compares only chart versions, the
+pinned driver and constraints, those on node facts naming the nodes with each wrong value (the
+aggregate when a snapshot has no per-node lists). Property tests: a snapshot never drifts from
+itself, and swapping baseline and target swaps added with removed.
 """
 
 from __future__ import annotations
@@ -85,6 +86,41 @@ def test_a_recipe_baseline_compares_only_what_it_pins() -> None:
         ("removed", "K8s.helm.cert-manager/cert-manager.version", "v1.17.2", None),
         ("removed", "OS.release.ID", "ubuntu", None),
     ]
+
+
+PER_NODE = snap(
+    {
+        "GPU.smi": {"driver": "580.105.08 | 590.44.01"},
+        "NodeTopology.driver": {"580.105.08": "node-000,node-002", "590.44.01": "node-001"},
+        "NodeTopology.kernel": {"6.5.0-1019-aws": "node-002", "6.8.0-60-generic": "node-000,node-001"},
+    }
+)
+
+
+def test_a_recipe_baseline_names_the_nodes_off_its_driver_and_node_constraints() -> None:
+    recipe = models.RecipeResult(
+        metadata=models.ResultMetadata(version="t"),
+        constraints=[models.Constraint(name="K8s.node.kernel-version", value=">= 6.8")],
+    )
+    changes = diff.compare_recipe(recipe, PER_NODE, driver="580.105.08")
+    assert [(c.path, c.baseline, c.target, c.nodes) for c in changes] == [
+        ("GPU.smi.driver", "580.105.08", "590.44.01", ["node-001"]),
+        ("K8s.node.kernel-version", ">= 6.8", "6.5.0-1019-aws", ["node-002"]),
+    ]
+    assert diff.compare_recipe(recipe, PER_NODE, driver=None)[0].path == "K8s.node.kernel-version"
+
+
+def test_without_per_node_lists_the_driver_pin_falls_back_to_the_aggregate() -> None:
+    changes = diff.compare_recipe(
+        models.RecipeResult(metadata=models.ResultMetadata(version="t")), UPGRADED, driver="580.105.08"
+    )
+    assert [(c.kind, c.path, c.baseline, c.target, c.nodes) for c in changes] == [
+        ("modified", "GPU.smi.driver", "580.105.08", "580.105.08 | 590.44.01", None)
+    ]
+    assert (
+        diff.compare_recipe(models.RecipeResult(metadata=models.ResultMetadata(version="t")), BASE, driver="580.105.08")
+        == []
+    )
 
 
 _snapshots = st.dictionaries(

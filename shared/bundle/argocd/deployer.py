@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from shared import __version__
-from shared.bundle import _templating
+from shared.bundle import _templating, hooks
 from shared.bundle.plan import BundlePlan
 from shared.bundle.result import BundleResult
 
@@ -31,7 +31,7 @@ def render(plan: BundlePlan, out_dir: Path) -> BundleResult:
         "version": __version__,
     }
     for component in plan.components:
-        writer.component_files(component)
+        writer.component_files(component, translate=hooks.argocd("argocd"))
         writer.template(f"{component.folder}/application.yaml", "application.yaml.j2", c=component, **context)
     writer.template("app-of-apps.yaml", "app-of-apps.yaml.j2", **context)
     writer.template("README.md", "README.md.j2", **context)

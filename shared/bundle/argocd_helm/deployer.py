@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from shared import __version__
-from shared.bundle import _templating
+from shared.bundle import _templating, hooks
 from shared.bundle.plan import BundlePlan, ComponentPlan
 from shared.bundle.result import BundleResult
 
@@ -112,10 +112,11 @@ def render(plan: BundlePlan, out_dir: Path) -> BundleResult:
     writer.data("values.yaml", values_document(plan))
     writer.text("values.schema.json", json.dumps(values_schema(plan), indent=2) + "\n")
     writer.text(".helmignore", HELMIGNORE)
+    translate = hooks.argocd("argocd-helm")
     for component in plan.components:
         helm_templates.template(f"templates/{component.name}.yaml", "application.yaml.gotmpl.j2", c=component)
         for manifest in component.manifests:
-            writer.text(f"manifests/{component.folder}/{manifest.name}", manifest.text)
+            writer.text(f"manifests/{component.folder}/{manifest.name}", translate(manifest).text)
     writer.template("README.md", "README.md.j2", **context)
     notes = (
         []

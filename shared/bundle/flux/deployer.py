@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from shared import __version__
-from shared.bundle import _templating
+from shared.bundle import _templating, hooks
 from shared.bundle.plan import BundlePlan, ComponentPlan
 from shared.bundle.result import BundleResult
 
@@ -51,6 +51,7 @@ def render(plan: BundlePlan, out_dir: Path) -> BundleResult:
         "version": __version__,
     }
     resources: list[str] = []
+    translate = hooks.plain("flux")
     for c in plan.components:
         if c.has_chart:
             writer.template(f"{c.folder}/source.yaml", "source.yaml.j2", c=c, **context)
@@ -64,7 +65,7 @@ def render(plan: BundlePlan, out_dir: Path) -> BundleResult:
             resources += [f"{c.folder}/source.yaml", f"{c.folder}/helmrelease.yaml"]
         if c.manifests:
             for manifest in c.manifests:
-                writer.text(f"{c.folder}/manifests/{manifest.name}", manifest.text)
+                writer.text(f"{c.folder}/manifests/{manifest.name}", translate(manifest).text)
             writer.template(
                 f"{c.folder}/manifests/kustomization.yaml", "manifests-kustomization.yaml.j2", c=c, **context
             )

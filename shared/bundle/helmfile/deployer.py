@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from shared import __version__
-from shared.bundle import _templating
+from shared.bundle import _templating, hooks
 from shared.bundle.plan import BundlePlan, ComponentPlan
 from shared.bundle.result import BundleResult
 
@@ -62,7 +62,7 @@ def render(plan: BundlePlan, out_dir: Path) -> BundleResult:
     plan.refuse_kustomize("helmfile")
     writer = _templating.Writer(out_dir, _templating.environment(_templating.templates_of(__file__)))
     for c in plan.components:
-        writer.component_files(c)
+        writer.component_files(c, translate=hooks.plain("helmfile"))
     context: dict[str, Any] = {
         "plan": plan,
         "components": plan.components,

@@ -100,10 +100,14 @@ class Handler(verbs.Verbs):
         who = self._authenticate()
         if method == "GET" and self._non_resource(path, who):
             return
-        route = routes.parse(self.sim.table, path)
+        watching = queryparams.flag(query, "watch")
+        try:
+            route = routes.parse(self.sim.table, path)
+        except routes.Unserved as unserved:
+            self._authorize(who, unserved.route, unserved.route.verb(method, watch=watching))
+            raise
         if route is None:
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
-        watching = queryparams.flag(query, "watch")
         verb = route.verb(method, watch=watching)
         self._authorize(who, route, verb)
         self._inject_faults(who, route, verb)

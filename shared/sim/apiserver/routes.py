@@ -31,6 +31,19 @@ class Route:
 _VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch"}
 
 
+class Unserved(apierrors.ApiError):
+    """A resource URL for something this server does not serve: 404, but only after authorization.
+
+    The real server resolves a request's attributes from the path alone (RequestInfo) and authorizes
+    them before any handler looks the resource up, so a caller without the grant is told 403 for a CRD
+    that is not installed, and only an authorized caller learns it is missing.
+    """
+
+    def __init__(self, route: Route, message: str = "the server could not find the requested resource") -> None:
+        super().__init__(404, "NotFound", message)
+        self.route = route
+
+
 def parse(table: resources.ResourceTable, path: str) -> Route | None:
     """Resolve a resource URL; ``None`` when the path is not a resource path at all."""
     parts = [p for p in path.split("/") if p]
@@ -52,13 +65,12 @@ def parse(table: resources.ResourceTable, path: str) -> Route | None:
         namespace, rest = rest[1], rest[2:]
     if len(rest) > 3:
         raise apierrors.ApiError(404, "NotFound", f"the server could not find the requested resource ({path})")
-    resource = table.lookup(group, version, rest[0])
-    if resource is None:
-        raise apierrors.ApiError(404, "NotFound", "the server could not find the requested resource")
-    if namespace is not None and not resource.namespaced:
-        raise apierrors.ApiError(404, "NotFound", "the server could not find the requested resource")
     name = rest[1] if len(rest) > 1 else None
     sub = rest[2] if len(rest) > 2 else None
-    if sub is not None and sub not in resource.subresources:
-        raise apierrors.ApiError(404, "NotFound", "the server could not find the requested resource")
+    resource = table.lookup(group, version, rest[0])
+    if resource is None:
+        unknown = resources.Resource(group, version, rest[0], "", namespaced=namespace is not None)
+        raise Unserved(Route(unknown, namespace, name, sub))
+    if (namespace is not None and not resource.namespaced) or (sub is not None and sub not in resource.subresources):
+        raise Unserved(Route(resource, namespace, name, sub))
     return Route(resource, namespace, name, sub)

@@ -5,7 +5,8 @@
 - ``GET hardware`` → nodes, racks and active faults;
 - ``POST inject {"specs": [...]}``, ``POST clear {"specs": [...], "all": false}``;
 - ``POST upgrade-driver {"version": V, "nodes": [...] | null}``;
-- ``POST seed {"recipe": {...}, "breaks": {component: mode}, "kernels": {node: version}}``.
+- ``POST seed {"recipe": {...}, "breaks": {component: mode}, "kernels": {node: version},
+  "values": {component: merged values}, "driver": V | null}``.
 
 Bad specs and unknown nodes are 400s with the parser's message, so the CLI can exit 2 with it.
 """
@@ -70,7 +71,12 @@ def _clear(sim: SimServer, body: dict[str, Any]) -> dict[str, Any]:
 
 def _seed(sim: SimServer, body: dict[str, Any]) -> dict[str, Any]:
     return helmseed.seed(
-        sim, body.get("recipe") or {}, breaks=body.get("breaks") or {}, kernels=body.get("kernels") or {}
+        sim,
+        body.get("recipe") or {},
+        breaks=body.get("breaks") or {},
+        kernels=body.get("kernels") or {},
+        values=body.get("values") or None,
+        driver=body.get("driver") or None,
     )
 
 

@@ -6,8 +6,11 @@ whose ``data.release`` is what Helm stores — base64 of gzip of the release JSO
 name and version, the rendered manifest) — base64-encoded once more by the Secret as every Secret
 value is; the workloads its healthCheckAsserts name (Deployments, DaemonSets with one pod per
 node, StatefulSets) with ready status; pods labelled so every pod assert selects some; and its
-CRDs, Established. The GPU operator also gets ``nvidia-driver-daemonset`` with the driver image
-and, unless its overrides turn standalone DCGM off, the ``nvidia-dcgm`` hostengine Service.
+CRDs, Established. The GPU operator also gets ``nvidia-driver-daemonset`` with the driver image,
+``nvidia-dcgm-exporter`` unless its values turn the exporter off, and, unless they turn standalone
+DCGM off, the ``nvidia-dcgm`` hostengine Service. The GPU
+nodes load the driver the GPU operator's values pin (``driver.version``), or the one ``seed`` is
+told to install instead, so a cluster that does not run its recipe's driver is made on purpose.
 
 Breaks (``--break COMPONENT=MODE``): ``crashloop`` (one pod Running with its container waiting in
 CrashLoopBackOff, its workload one replica short), ``old-chart`` (the release records an older
@@ -27,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from shared import yamlio
 from shared.recipe import models
 from shared.sim.apiserver import apierrors, patchtypes
-from shared.sim.gpu import seeder
+from shared.sim.gpu import fabric, gpunodes, seeder
 
 if TYPE_CHECKING:
     from shared.sim.server import SimServer
@@ -35,6 +38,7 @@ if TYPE_CHECKING:
 BREAKS = ("crashloop", "old-chart", "missing-crd", "unavailable")
 REGISTRY = "registry.sim.local"
 DRIVER_IMAGE = "nvcr.io/nvidia/driver"
+DCGM_EXPORTER_IMAGE = "nvcr.io/nvidia/k8s/dcgm-exporter:4.2.3-4.1.3-ubuntu22.04"
 
 
 def older(version: str) -> str:
@@ -111,20 +115,18 @@ def _workload(
 
 def _driver_daemonset(into: seeder.Seeder, ns: str, base: dict[str, str], driver: str) -> dict[str, Any]:
     """The GPU operator's driver DaemonSet, one ready pod per node, running ``driver``."""
-    image = f"{DRIVER_IMAGE}:{driver}-ubuntu24.04"
-    labels = {**base, "app": "nvidia-driver-daemonset"}
-    into.sim.kubelet.static_workloads.add(("daemonsets", ns, "nvidia-driver-daemonset"))
-    obj = into.ensure(
-        "apps", "daemonsets", ns, seeder.workload_object("DaemonSet", "nvidia-driver-daemonset", ns, labels, image, 1)
-    )
+    return _operand_daemonset(into, ns, base, "nvidia-driver-daemonset", f"{DRIVER_IMAGE}:{driver}-ubuntu24.04")
+
+
+def _operand_daemonset(into: seeder.Seeder, ns: str, base: dict[str, str], name: str, image: str) -> dict[str, Any]:
+    """A DaemonSet the GPU operator's ClusterPolicy creates (driver, DCGM exporter), one ready pod per node."""
+    labels = {**base, "app": name}
+    into.sim.kubelet.static_workloads.add(("daemonsets", ns, name))
+    obj = into.ensure("apps", "daemonsets", ns, seeder.workload_object("DaemonSet", name, ns, labels, image, 1))
     for node in into.nodes:
-        into.pod(obj, f"nvidia-driver-daemonset-{seeder.suffix(node)}", node, labels, image, None)
+        into.pod(obj, f"{name}-{seeder.suffix(node)}", node, labels, image, None)
     into.set_status(
-        "apps",
-        "daemonsets",
-        ns,
-        "nvidia-driver-daemonset",
-        seeder.workload_status("DaemonSet", len(into.nodes), len(into.nodes)),
+        "apps", "daemonsets", ns, name, seeder.workload_status("DaemonSet", len(into.nodes), len(into.nodes))
     )
     return {k: v for k, v in obj.items() if k != "status"}
 
@@ -157,7 +159,9 @@ def _dcgm_service(into: seeder.Seeder, ns: str) -> None:
     )
 
 
-def _install(into: seeder.Seeder, comp: models.ComponentRef, mode: str | None, driver: str) -> dict[str, Any]:
+def _install(
+    into: seeder.Seeder, comp: models.ComponentRef, mode: str | None, driver: str, config: dict[str, Any]
+) -> dict[str, Any]:
     ns = comp.namespace or "default"
     chart = (comp.chart or comp.name).rsplit("/", 1)[-1]
     pinned = comp.version or "0.0.0"
@@ -181,13 +185,15 @@ def _install(into: seeder.Seeder, comp: models.ComponentRef, mode: str | None, d
         manifest.append(_workload(into, workload, labels, f"{REGISTRY}/{chart}:{version}", broken))
     if chart == "gpu-operator" or comp.name == "gpu-operator":
         manifest.append(_driver_daemonset(into, ns, base, driver))
-        if ((comp.overrides or {}).get("dcgm") or {}).get("enabled", True) is not False:
+        if (config.get("dcgmExporter") or {}).get("enabled", True) is not False:
+            manifest.append(_operand_daemonset(into, ns, base, "nvidia-dcgm-exporter", DCGM_EXPORTER_IMAGE))
+        if (config.get("dcgm") or {}).get("enabled", True) is not False:
             _dcgm_service(into, ns)
     crds = list(asserts.crds if asserts else [])
     for n, crd in enumerate(crds):
         if not (mode == "missing-crd" and n == 0):
             into.crd(crd)
-    _release_secret(into, comp, ns, chart=chart, version=version, manifest=manifest)
+    _release_secret(into, comp, ns, chart=chart, version=version, manifest=manifest, config=config)
     return {"name": comp.name, "namespace": ns, "chart": chart, "version": version, "break": mode}
 
 
@@ -199,6 +205,7 @@ def _release_secret(
     chart: str,
     version: str,
     manifest: list[dict[str, Any]],
+    config: dict[str, Any],
 ) -> None:
     """The Helm 3 release Secret ``sh.helm.release.v1.<name>.v1``, revision 1, deployed."""
     release = {
@@ -223,7 +230,7 @@ def _release_secret(
             "templates": [],
             "values": {},
         },
-        "config": comp.overrides or {},
+        "config": config,
         "manifest": yamlio.dumps_all(manifest),
         "hooks": [],
     }
@@ -242,8 +249,55 @@ def _release_secret(
     )
 
 
-def seed(sim: SimServer, recipe: dict[str, Any], *, breaks: dict[str, str], kernels: dict[str, str]) -> dict[str, Any]:
-    """Install ``recipe`` (a RecipeResult document) as Helm would have; ValueError on bad input."""
+def _driver_to_install(
+    sim: SimServer, result: models.RecipeResult, values: dict[str, dict[str, Any]], driver: str | None
+) -> str:
+    """``driver`` when given; else what the GPU Operator's values pin (``driver.version``, unless
+    ``driver.enabled`` is false); else what the nodes run."""
+    if driver:
+        return driver
+    gpu_operator = values.get("gpu-operator")
+    if gpu_operator is None:
+        ref = result.component("gpu-operator")
+        gpu_operator = (ref.overrides or {}) if ref is not None else {}
+    pinned = gpu_operator.get("driver") if isinstance(gpu_operator, dict) else None
+    if isinstance(pinned, dict) and pinned.get("enabled", True) is not False and pinned.get("version"):
+        return str(pinned["version"])
+    return next(iter(sim.fabric.nodes.values())).driver if sim.fabric.nodes else fabric.DEFAULT_DRIVER
+
+
+def _install_driver(sim: SimServer, version: str) -> list[str]:
+    """Every GPU node loads ``version``: its feature-discovery labels and the kernel module's banner
+    (the driver DaemonSet the seed writes runs the same version)."""
+    if not all(part.isdigit() for part in version.split(".")):
+        raise ValueError(f"driver version must look like 570.158.01, got {version!r}")
+    nodes_r = sim.table.by_group_resource("", "nodes")
+    assert nodes_r is not None
+    changed = []
+    for name, hw in sorted(sim.fabric.nodes.items()):
+        if hw.driver == version:
+            continue
+        hw.driver = version
+        sim.api.patch(nodes_r, None, name, patchtypes.MERGE, {"metadata": {"labels": gpunodes.driver_labels(version)}})
+        sim.noderoot.driver_loaded(hw)
+        changed.append(name)
+    return changed
+
+
+def seed(
+    sim: SimServer,
+    recipe: dict[str, Any],
+    *,
+    breaks: dict[str, str],
+    kernels: dict[str, str],
+    values: dict[str, dict[str, Any]] | None = None,
+    driver: str | None = None,
+) -> dict[str, Any]:
+    """Install ``recipe`` (a RecipeResult document) as Helm would have; ValueError on bad input.
+
+    ``values`` are the merged values of each component (``shared.sim.recipevalues``), recorded as
+    its release's config; the GPU nodes get the driver they pin, or ``driver`` when given (a cluster
+    that does not run what its recipe pins)."""
     try:
         result = models.RecipeResult.model_validate(recipe)
     except Exception as exc:
@@ -257,11 +311,17 @@ def seed(sim: SimServer, recipe: dict[str, Any], *, breaks: dict[str, str], kern
     for node in kernels:
         if sim.store.get(("", "nodes"), "", node) is None:
             raise ValueError(f"--kernel {node}=…: no node {node!r}")
+    given = values or {}
+    installing = _driver_to_install(sim, result, given, driver)
+    _install_driver(sim, installing)
     into = seeder.Seeder(sim)
-    driver = next(iter(sim.fabric.nodes.values())).driver if sim.fabric.nodes else "570.158.01"
     order = result.deploymentOrder or [c.name for c in result.componentRefs]
     by_name = {c.name: c for c in result.componentRefs}
-    installed = [_install(into, by_name[n], breaks.get(n), driver) for n in order if n in by_name]
+    installed = [
+        _install(into, by_name[n], breaks.get(n), installing, given.get(n, by_name[n].overrides or {}))
+        for n in order
+        if n in by_name
+    ]
     for node, version in kernels.items():
         found = sim.store.get(("", "nodes"), "", node)
         assert found is not None
@@ -271,7 +331,7 @@ def seed(sim: SimServer, recipe: dict[str, Any], *, breaks: dict[str, str], kern
             sim.api.patch(into.r("", "nodes"), None, node, patchtypes.MERGE, {"status": status}, sub="status")
         except apierrors.ApiError as exc:
             raise ValueError(f"--kernel {node}: {exc}") from None
-    return {"releases": installed, "kernels": kernels}
+    return {"releases": installed, "kernels": kernels, "driver": installing}
 
 
 def set_pod_images(sim: SimServer, pods: Any, ns: str, name: str, containers: list[dict[str, str]]) -> None:

@@ -33,19 +33,24 @@ def test_every_component_gets_a_numbered_folder_in_deployment_order(
     assert folders == [f"{i:03d}-{name}" for i, name in enumerate(order, start=1)]
 
 
-def test_values_files_hold_the_merged_values_and_manifests_are_copied_verbatim(
+def test_values_files_hold_the_merged_values_and_manifests_are_rendered_from_them(
     seed_bundles: dict[str, Path], seed_recipe: Path
 ) -> None:
     root = seed_bundles["helm"]
     files = catalog.embedded().files
     for component in _plan(seed_recipe).components:
         folder = root / component.folder
-        if component.has_chart:
+        if component.has_chart or component.manifests:
             assert yamlio.load_file(folder / "values.yaml") == component.values
         else:
             assert not (folder / "values.yaml").exists()
         for manifest in component.manifests:
-            assert (folder / "manifests" / manifest.name).read_bytes() == files[manifest.source].read_bytes()
+            written = (folder / "manifests" / manifest.name).read_text(encoding="utf-8")
+            assert written == manifest.text
+            source = files[manifest.source].read_text(encoding="utf-8")
+            assert "{{" not in written
+            if "{{" not in source:  # a plain manifest is a template without actions
+                assert written == source
 
 
 def test_scripts_are_executable_and_other_files_are_not(seed_bundles: dict[str, Path]) -> None:

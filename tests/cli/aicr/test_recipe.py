@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -54,8 +55,7 @@ def test_json_and_table_formats(run_cli, cat_dir: Path) -> None:  # type: ignore
     assert lines[4].split() == ["1", "alpha", "1.1.0", "ns-alpha", "alpha", "-"]
 
 
-def test_explain_prints_who_set_each_field(run_cli, cat_dir: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    target = tmp_path / "r.yaml"
+def test_explain_prints_who_set_each_field(run_cli, cat_dir: Path) -> None:  # type: ignore[no-untyped-def]
     result = run_cli(
         "aicr",
         "recipe",
@@ -66,11 +66,10 @@ def test_explain_prints_who_set_each_field(run_cli, cat_dir: Path, tmp_path: Pat
         "--intent",
         "training",
         "--explain",
-        "--format",
+        "-t",
         "json",
-        "-o",
-        str(target),
     )
+    assert result.code == 0, result.stderr
     rows = json.loads(result.stdout)
     assert {"component": "alpha", "field": "version", "value": "1.1.0", "setBy": "eks"} in rows
     assert {
@@ -79,7 +78,31 @@ def test_explain_prints_who_set_each_field(run_cli, cat_dir: Path, tmp_path: Pat
         "value": "components/alpha/values-train.yaml",
         "setBy": "eks-training",
     } in rows
-    assert yamlio.load_file(target)["kind"] == "RecipeResult"
+
+
+@pytest.mark.parametrize(
+    ("fmt", "load"),
+    [([], yamlio.load_file), (["-t", "json"], lambda p: json.loads(p.read_text()))],
+    ids=["yaml", "json"],
+)
+def test_explain_with_an_output_writes_the_recipe_there_and_the_explanation_to_stderr(
+    run_cli,  # type: ignore[no-untyped-def]
+    cat_dir: Path,
+    tmp_path: Path,
+    fmt: list[str],
+    load: Any,
+) -> None:
+    target = tmp_path / "r.yaml"
+    args = ["recipe", "--catalog", str(cat_dir), "--service", "eks", "--intent", "training", "--explain", *fmt]
+    result = run_cli("aicr", *args, "-o", str(target))
+    assert result.code == 0, result.stderr
+    assert result.stdout == ""
+    plain = run_cli("aicr", "recipe", "--catalog", str(cat_dir), "--service", "eks", "--intent", "training", *fmt)
+    assert target.read_text() == plain.stdout
+    assert load(target)["kind"] == "RecipeResult"
+    lines = result.stderr.splitlines()
+    assert lines[0].split() == ["COMPONENT", "FIELD", "VALUE", "SET", "BY"]
+    assert ["alpha", "valuesFile", "components/alpha/values-train.yaml", "eks-training"] in [ln.split() for ln in lines]
 
 
 def test_flags_override_the_criteria_file(run_cli, cat_dir: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -199,4 +222,64 @@ def test_a_bad_selector_exits_3_naming_the_failing_part(run_cli, cat_dir: Path) 
     assert _only_error_line(result.stderr) == (
         "error: selector 'components.alpha.values.nope.deeper': key 'nope' not found under "
         "components.alpha.values; available keys: a, b, image, list, replicas"
+    )
+
+
+UNMATCHED = [
+    (
+        "nothing-but-base",
+        ["--service", "aks", "--intent", "training"],
+        "criteria matched no overlay: service=aks, intent=training (the recipe uses base only)",
+    ),
+    (
+        "one-of-two",
+        ["--service", "eks", "--intent", "inference"],
+        "criteria matched no overlay: intent=inference (the recipe uses base, eks only)",
+    ),
+    (
+        "open-field-hint",
+        ["--intent", "training"],
+        "criteria matched no overlay: intent=training (the recipe uses base only); "
+        "with service=eks it would also match eks-training",
+    ),
+]
+
+
+@pytest.mark.parametrize(("args", "expected"), [(a, e) for _, a, e in UNMATCHED], ids=[n for n, _, _ in UNMATCHED])
+def test_criteria_that_match_no_overlay_are_named_on_stderr(
+    run_cli,  # type: ignore[no-untyped-def]
+    cat_dir: Path,
+    args: list[str],
+    expected: str,
+) -> None:
+    result = run_cli("aicr", "recipe", "--catalog", str(cat_dir), *args)
+    assert result.code == 0, result.stderr
+    assert yamlio.loads(result.stdout)["kind"] == "RecipeResult"
+    assert result.stderr.splitlines() == [f"[aicr] warning: {expected}"]
+
+
+def test_criteria_that_all_chose_an_overlay_give_no_warning(run_cli, cat_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    result = run_cli("aicr", "recipe", "--catalog", str(cat_dir), "--service", "eks", "--intent", "training")
+    assert result.code == 0
+    assert result.stderr == ""
+
+
+def test_the_shipped_catalog_says_gke_needs_os_cos(run_cli) -> None:  # type: ignore[no-untyped-def]
+    result = run_cli("aicr", "recipe", "--service", "gke", "--accelerator", "h100", "--intent", "training")
+    assert result.code == 0
+    assert result.stderr.splitlines() == [
+        "[aicr] warning: criteria matched no overlay: service=gke, accelerator=h100, intent=training "
+        "(the recipe uses base, monitoring-hpa only); "
+        "with os=cos it would also match gke-cos, gke-cos-training, h100-gke-cos-training"
+    ]
+
+
+def test_criteria_a_snapshot_detected_name_the_overlays_its_constraints_excluded(run_cli, team_shared: Path) -> None:  # type: ignore[no-untyped-def]
+    snapshot = team_shared / "research/aicr-golden/inputs/snapshot-old-k8s-gb200.yaml"
+    result = run_cli("aicr", "recipe", "--snapshot", str(snapshot), "--intent", "training")
+    assert result.code == 0
+    assert result.stderr.splitlines()[-1] == (
+        "[aicr] warning: criteria matched no overlay: accelerator=gb200, os=ubuntu "
+        "(the recipe uses base, monitoring-hpa, eks, eks-training only); "
+        "the snapshot's constraints excluded gb200-eks-training, gb200-eks-ubuntu-training"
     )
