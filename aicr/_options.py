@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from shared import cli_options
+from shared import cli_completion, cli_options
 from shared.output import Format
 from shared.recipe.vocabulary import allowed_values
 
@@ -24,21 +24,50 @@ def _help(field: str, text: str) -> str:
     return f"{text} One of: {', '.join(allowed_values(field))}."
 
 
+def _values(field: str) -> cli_completion.Completer:
+    """Tab completion from the same closed list the help names and the resolver checks."""
+    return cli_completion.choices(lambda: allowed_values(field))
+
+
 def format_option(*allowed: Format, note: str = "") -> Any:
     """aicr's ``--format/-t``, its help listing ``allowed`` (what the command checks)."""
     return cli_options.output_format(*allowed, flags=cli_options.FORMAT_FLAGS, note=note)
 
 
 Service = Annotated[
-    str | None, typer.Option("--service", help=_help("service", "Kubernetes service."), show_default=False)
+    str | None,
+    typer.Option(
+        "--service", help=_help("service", "Kubernetes service."), shell_complete=_values("service"), show_default=False
+    ),
 ]
 Accelerator = Annotated[
-    str | None, typer.Option("--accelerator", "--gpu", help=_help("accelerator", "GPU type."), show_default=False)
+    str | None,
+    typer.Option(
+        "--accelerator",
+        "--gpu",
+        help=_help("accelerator", "GPU type."),
+        shell_complete=_values("accelerator"),
+        show_default=False,
+    ),
 ]
-Intent = Annotated[str | None, typer.Option("--intent", help=_help("intent", "Workload intent."), show_default=False)]
-Os = Annotated[str | None, typer.Option("--os", help=_help("os", "Node operating system."), show_default=False)]
+Intent = Annotated[
+    str | None,
+    typer.Option(
+        "--intent", help=_help("intent", "Workload intent."), shell_complete=_values("intent"), show_default=False
+    ),
+]
+Os = Annotated[
+    str | None,
+    typer.Option("--os", help=_help("os", "Node operating system."), shell_complete=_values("os"), show_default=False),
+]
 Platform = Annotated[
-    str | None, typer.Option("--platform", help=_help("platform", "Serving or training platform."), show_default=False)
+    str | None,
+    typer.Option(
+        "--platform",
+        help=_help("platform", "Serving or training platform."),
+        shell_complete=_values("platform"),
+        show_default=False,
+    ),
 ]
 Nodes = Annotated[int | None, typer.Option("--nodes", help="GPU node count (0 = any).", show_default=False)]
 CriteriaFile = Annotated[

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from nvcre import _options as opt
+from shared import cli
 from shared import output as out
 
-Name = Annotated[str, typer.Argument(help="Certification name.")]
+Name = opt.CertificationName
 Strategy = Annotated[
     str | None,
     typer.Option("--strategy", help="Isolation strategy: adaptive (default) or halving.", show_default=False),
@@ -74,7 +76,7 @@ def run(
     strategy: Strategy = None,
     backend: Backend = None,
     platform: Platform = None,
-    namespace: opt.Namespace = "default",
+    namespace: opt.Namespace = None,
     fmt: opt.Output = "table",
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
@@ -89,6 +91,7 @@ def run(
 
       nvcrectl certification run --resume cert-h100
     """
+    namespace = opt.namespace_or_context(namespace, kubeconfig, context)
     from shared.certify import live, render, service
     from shared.kube.client import LazyClient
 
@@ -138,7 +141,7 @@ def _emit(cert: Any, chosen: out.Format) -> None:
 
 def report_cmd(
     name: Name,
-    namespace: opt.Namespace = "default",
+    namespace: opt.Namespace = None,
     fmt: opt.Output = "table",
     results_file: Annotated[
         Path | None, typer.Option("--results-file", help="Also write the JSON report here.", show_default=False)
@@ -155,6 +158,7 @@ def report_cmd(
     context: opt.Context = None,
 ) -> int:
     """Per category: status, runtime, measurements, failing nodes with reasons, isolation trail."""
+    namespace = opt.namespace_or_context(namespace, kubeconfig, context)
     from shared.certify import report, service
     from shared.kube.client import LazyClient
 
@@ -172,43 +176,81 @@ def report_cmd(
 
 
 def list_cmd(
-    namespace: opt.Namespace = "default",
+    namespace: opt.Namespace = None,
     all_namespaces: opt.AllNamespaces = False,
     fmt: opt.Output = "table",
+    strict: opt.Strict = False,
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
-) -> None:
-    """Certifications with their phase."""
+) -> int:
+    """Certifications with their phase; one that cannot be read is skipped with a warning naming it."""
+    namespace = opt.namespace_or_context(namespace, kubeconfig, context)
     from shared.certify import report, service
     from shared.kube.client import LazyClient
 
     chosen = out.parse_format(fmt, allowed=opt.TABLE_FORMATS, flag="--output")
     with LazyClient(kubeconfig=kubeconfig, context=context) as api:
-        certs = service.list_certifications(api, namespace=None if all_namespaces else namespace)
-    out.emit(list(map(report.data, certs)), chosen, table=out.Table(certs, LIST_COLUMNS))
+        listed = service.list_certifications(api, namespace=None if all_namespaces else namespace)
+    for skipped in listed.skipped:
+        out.warning(f"skipping {skipped.what}: {skipped.reason}")
+    out.emit(list(map(report.data, listed.items)), chosen, table=out.Table(listed.items, LIST_COLUMNS))
+    return 1 if strict and listed.skipped else 0
 
 
 def get_cmd(
     name: Name,
-    namespace: opt.Namespace = "default",
+    namespace: opt.Namespace = None,
     fmt: opt.DataOutput = "yaml",
+    watch: opt.Watch = False,
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
 ) -> None:
-    """The whole object."""
+    """The whole object; with --watch, its row (phase, round, message) until it has finished."""
+    namespace = opt.namespace_or_context(namespace, kubeconfig, context)
     from shared.certify import service
     from shared.kube.client import LazyClient
 
     chosen = out.parse_format(fmt, allowed=opt.DATA_FORMATS, flag="--output")
+    if watch:
+        _watch(namespace, name, kubeconfig, context)
+        return
     with LazyClient(kubeconfig=kubeconfig, context=context) as api:
         cert = service.get(api, namespace=namespace, name=name)
     out.emit(cert, chosen, exclude_none=True)
 
 
+def _round(cert: Any) -> str:
+    """The round of the category running now (or last), as ``CATEGORY ROUND (STAGE)``."""
+    running = [c for c in cert.status.categoryStatuses if c.rounds]
+    if not running:
+        return "-"
+    last = next((c for c in running if c.status.value == "Running"), running[-1])
+    return f"{last.variant} {last.rounds[-1].round} ({last.rounds[-1].stage})"
+
+
+WATCH_COLUMNS = (*LIST_COLUMNS[:3], out.Column("round", _round), LIST_COLUMNS[4])
+
+
+def _watch(namespace: str, name: str, kubeconfig: Path | None, context: str | None) -> None:
+    """``kubectl get -w`` for one Certification: a row per change, ending when it has finished."""
+    from shared import watchview
+    from shared.certify import service
+    from shared.kube.client import LazyClient
+
+    with (
+        LazyClient(kubeconfig=kubeconfig, context=context) as api,
+        watchview.WatchView([c.header for c in WATCH_COLUMNS]) as view,
+        contextlib.suppress(KeyboardInterrupt),
+    ):
+        for cert in service.watch(api, namespace=namespace, name=name):
+            view.show({name: [c.cell(cert) for c in WATCH_COLUMNS]})
+
+
 def delete_cmd(
-    name: Name, namespace: opt.Namespace = "default", kubeconfig: opt.Kubeconfig = None, context: opt.Context = None
+    name: Name, namespace: opt.Namespace = None, kubeconfig: opt.Kubeconfig = None, context: opt.Context = None
 ) -> None:
     """Delete the Certification and (through owner references) its Jobs."""
+    namespace = opt.namespace_or_context(namespace, kubeconfig, context)
     from shared.certify import service
     from shared.kube.client import LazyClient
 
@@ -250,9 +292,24 @@ def render_cmd(
 def register(app: typer.Typer) -> None:
     group = typer.Typer(help="Certification runs.", no_args_is_help=True)
     group.command("run")(run)
-    group.command("report")(report_cmd)
+    group.command(
+        "report",
+        epilog=cli.examples(
+            "nvcrectl certification report rack-7",
+            "nvcrectl certification report rack-7 -n nvcre -o json --results-file rack-7.json",
+            "# one self-contained page with the charts, to open in a browser",
+            "nvcrectl certification report rack-7 --html rack-7.html",
+        ),
+    )(report_cmd)
     group.command("list")(list_cmd)
-    group.command("get")(get_cmd)
+    group.command(
+        "get",
+        epilog=cli.examples(
+            "nvcrectl certification get rack-7 -o json",
+            "# follow a run until it has finished (Ctrl-C stops)",
+            "nvcrectl certification get rack-7 --watch",
+        ),
+    )(get_cmd)
     group.command("delete")(delete_cmd)
     group.command("render")(render_cmd)
     app.add_typer(group, name="certification")

@@ -15,13 +15,14 @@ from nvcre import _options as opt
 
 
 def controller(
-    namespace: opt.Namespace = "default",
+    namespace: opt.Namespace = None,
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
     metrics_addr: opt.MetricsAddr = None,
 ) -> None:
     """Reconcile the namespace's Certifications and WorkloadRuns until SIGTERM or Ctrl-C (then give up
     its Leases and exit 0); one replica leads (a Lease)."""
+    namespace = opt.namespace_or_context(namespace, kubeconfig, context)
     from shared import metrics, output, stopping
     from shared.certify import controller as loop
     from shared.kube.client import LazyClient

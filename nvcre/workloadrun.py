@@ -10,7 +10,7 @@ import typer
 from nvcre import _options as opt
 from shared import output as out
 
-Name = Annotated[str, typer.Argument(help="WorkloadRun name.")]
+Name = opt.WorkloadRunName
 
 
 def run(
@@ -19,12 +19,13 @@ def run(
         bool, typer.Option("--wait", help="Run it here to its end; exit 0 pass, 1 fail, 5 timeout.")
     ] = False,
     timeout: Annotated[str | None, typer.Option("--timeout", help="With --wait: e.g. 30m.", show_default=False)] = None,
-    namespace: opt.RunNamespace = "default",
+    namespace: opt.RunNamespace = None,
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
 ) -> int:
     """Create the WorkloadRun and (with --wait) run it to its verdict, holding its Lease; without
     --wait, nvcrectl controller runs it."""
+    namespace = opt.namespace_or_context(namespace, kubeconfig, context)
     from shared.certify import render, resource, workload
     from shared.kube.client import LazyClient
 
@@ -52,12 +53,13 @@ def run(
 
 def report(
     name: Name,
-    namespace: opt.RunNamespace = "default",
+    namespace: opt.RunNamespace = None,
     fmt: opt.RunOutput = "table",
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
 ) -> int:
     """The verdict, the metric and the nodes; exit 1 when the run failed."""
+    namespace = opt.namespace_or_context(namespace, kubeconfig, context)
     found, chosen = _fetch(name, namespace, fmt, kubeconfig, context)
     _emit(found, chosen)
     return 1 if found.status.phase == "Failed" else 0
@@ -65,12 +67,13 @@ def report(
 
 def status(
     name: Name,
-    namespace: opt.RunNamespace = "default",
+    namespace: opt.RunNamespace = None,
     fmt: opt.RunOutput = "table",
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
 ) -> None:
     """One line: phase and message (or the whole status as data with -o json|yaml)."""
+    namespace = opt.namespace_or_context(namespace, kubeconfig, context)
     from shared.certify import workload
 
     found, chosen = _fetch(name, namespace, fmt, kubeconfig, context)
@@ -90,11 +93,12 @@ def _fetch(name: str, namespace: str, fmt: str, kubeconfig: Path | None, context
 
 def cancel(
     name: Name,
-    namespace: opt.RunNamespace = "default",
+    namespace: opt.RunNamespace = None,
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
 ) -> None:
     """Delete the run's Job; the run is recorded as Failed (cancelled)."""
+    namespace = opt.namespace_or_context(namespace, kubeconfig, context)
     from shared.certify import resource, workload
     from shared.kube.client import LazyClient
 

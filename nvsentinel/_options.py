@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from shared import cli_options
+from shared import cli_completion, cli_options
 from shared.output import Format, parse_format
 
 if TYPE_CHECKING:
@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 Kubeconfig = cli_options.Kubeconfig
 Context = cli_options.Context
 MetricsAddr = cli_options.MetricsAddr
+Watch = cli_options.Watch
+Strict = cli_options.Strict
 Namespace = Annotated[str, cli_options.namespace("the breaker ConfigMap and Lease")]
 FORMATS = tuple(Format)
 """Every command offers every format; ``wide`` adds columns where a table has more."""
@@ -46,3 +48,37 @@ def cluster(kubeconfig: Path | None, context: str | None, namespace: str = "nvse
     from shared.health.service import Cluster
 
     return Cluster(kubeconfig=kubeconfig, context=context, namespace=namespace)
+
+
+def _nodes(_namespace: str | None) -> str:
+    from shared.kube import rest
+
+    return rest.core_path("nodes")
+
+
+def _validation_requests(_namespace: str | None) -> str:
+    from shared.lifecycle import resource
+
+    return resource.RESOURCE.path()
+
+
+NodeName = Annotated[
+    str, typer.Argument(help="Node name.", shell_complete=cli_completion.objects(_nodes, namespaced=False))
+]
+"""A node's name; Tab offers the cluster's nodes."""
+NodeNames = Annotated[
+    list[str], typer.Argument(help="Node name(s).", shell_complete=cli_completion.objects(_nodes, namespaced=False))
+]
+ValidationRequestName = Annotated[
+    str,
+    typer.Argument(
+        help="ValidationRequest name.", shell_complete=cli_completion.objects(_validation_requests, namespaced=False)
+    ),
+]
+ValidationRequestNames = Annotated[
+    list[str],
+    typer.Argument(
+        help="ValidationRequest name(s).",
+        shell_complete=cli_completion.objects(_validation_requests, namespaced=False),
+    ),
+]

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from nvsentinel import _options as opt
+from shared import cli
 from shared import output as out
 
 app = typer.Typer(help="Publish, list and prune HealthEvents.", no_args_is_help=True)
@@ -47,7 +48,14 @@ def publish(
     out.message(f"published {result['published']} event(s), {result['duplicates']} duplicate(s) skipped")
 
 
-@app.command("list")
+@app.command(
+    "list",
+    epilog=cli.examples(
+        "nvsentinel events list --since 1h",
+        "nvsentinel events list --node gpu-node-07 --fatal -o wide",
+        "nvsentinel events list --check SysLogsXIDError --phase Quarantined,Blocked -o json",
+    ),
+)
 def list_(
     node: Annotated[str | None, typer.Option("--node", help="Only this node's events.", show_default=False)] = None,
     check: Annotated[
@@ -83,13 +91,18 @@ def list_(
         ),
     ] = None,
     output: opt.Output = "table",
+    strict: opt.Strict = False,
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
-) -> None:
-    """Stored events, oldest first, with what fault quarantine did (PHASE); the filters combine."""
+) -> int:
+    """Stored events, oldest first, with what fault quarantine did (PHASE); the filters combine.
+
+    An event that cannot be read is skipped with a warning naming it."""
     from shared.health import service
+    from shared.kube import listing
 
     chosen = opt.chosen_format(output)
+    skipped: list[listing.Skipped] = []
     rows = service.list_events(
         opt.cluster(kubeconfig, context),
         node=node,
@@ -99,8 +112,12 @@ def list_(
         phase=phase,
         since=since,
         after=after,
+        skipped=skipped,
     )
+    for left_out in skipped:
+        out.warning(f"skipping {left_out.what}: {left_out.reason}")
     out.emit(rows, chosen, table=out.Table(rows, COLUMNS), wide=out.Table(rows, WIDE_COLUMNS))
+    return 1 if strict and skipped else 0
 
 
 @app.command("prune")

@@ -2,15 +2,30 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from nvsentinel import _options as opt
+from shared import cli
 from shared import output as out
 
-app = typer.Typer(help="Quarantine state of nodes.", invoke_without_command=True)
+if TYPE_CHECKING:
+    from shared.health.service import Cluster
+
+app = typer.Typer(
+    help="Quarantine state of nodes.",
+    invoke_without_command=True,
+    epilog=cli.examples(
+        "nvsentinel nodes",
+        "nvsentinel nodes -o wide",
+        "# follow quarantines as they happen (Ctrl-C stops)",
+        "nvsentinel nodes --watch",
+        "nvsentinel nodes release gpu-node-07",
+    ),
+)
 COLUMNS = (
     out.Column.key("NODE", "node"),
     out.Column.key("QUARANTINED", "quarantined"),
@@ -33,6 +48,7 @@ def show(
             "--html", help="Also write the fleet by rack as a self-contained HTML page here.", show_default=False
         ),
     ] = None,
+    watch: opt.Watch = False,
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
 ) -> None:
@@ -44,6 +60,13 @@ def show(
     chosen = opt.chosen_format(output)
     out.check_destination(html)
     cluster = opt.cluster(kubeconfig, context)
+    if watch:
+        if html is not None:
+            from shared import errors
+
+            raise errors.InvalidInput("--html writes one page; it cannot follow --watch", where="--html")
+        _watch(chosen, cluster)
+        return
     rows = fleet.rows(cluster)
     if html is not None:
         fleet.html_report(cluster, html, rows)
@@ -53,9 +76,25 @@ def show(
     out.emit(rows, chosen, table=out.Table(rows, columns))
 
 
+def _watch(chosen: out.Format, cluster: Cluster) -> None:
+    """The table kept up to date (every column, ACTION included, so a redraw never changes shape)."""
+    from shared import watchview
+    from shared.health import service
+
+    if chosen not in (out.Format.TABLE, out.Format.WIDE):
+        from shared import errors
+
+        raise errors.InvalidInput("--watch shows a table: use -o table or -o wide", where="--output")
+    wide = chosen is out.Format.WIDE
+    columns = [c for c in (*COLUMNS[:4], ACTION, *COLUMNS[4:]) if wide or not c.wide]
+    with watchview.WatchView([c.header for c in columns]) as view, contextlib.suppress(KeyboardInterrupt):
+        for rows in service.watch_node_table(cluster):
+            view.show({row["node"]: [c.cell(row) for c in columns] for row in rows})
+
+
 @app.command("release")
 def release(
-    node: Annotated[str, typer.Argument(help="Node name.")],
+    node: opt.NodeName,
     values: opt.Values = None,
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,

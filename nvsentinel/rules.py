@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from nvsentinel import _options as opt
+from shared import cli
 from shared import output as out
 
 app = typer.Typer(help="Check and replay fault-quarantine rule sets.", no_args_is_help=True)
@@ -25,7 +26,14 @@ EVENT_COLUMNS = (
 ValuesFile = Annotated[Path, typer.Option("--values", "-f", help="values.yaml in NVSentinel's layout.")]
 
 
-@app.command("check")
+@app.command(
+    "check",
+    epilog=cli.examples(
+        "nvsentinel rules check -f values.yaml",
+        "# the chart's values file, as helm would install it",
+        "nvsentinel rules check -f deploy/helm/dsx-cluster-tools/values.yaml",
+    ),
+)
 def check(values: ValuesFile) -> int:
     """What would fail at load or run time, each with file:line:column and rule set; exit 1 on any.
 

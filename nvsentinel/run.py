@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from nvsentinel import _options as opt
+from shared import cli
 
 
 def run(
@@ -49,4 +50,12 @@ def run(
 
 
 def register(root: typer.Typer) -> None:
-    root.command("run")(run)
+    root.command(
+        "run",
+        epilog=cli.examples(
+            "# monitor mode: conditions and annotations only",
+            "nvsentinel run -f values.yaml",
+            "# cordon and taint, with metrics for Prometheus",
+            "nvsentinel run -f values.yaml --enforce --metrics-addr 0.0.0.0:2112",
+        ),
+    )(run)

@@ -14,7 +14,7 @@ app = typer.Typer(
     help="Node validation: ValidationRequests run by the lifecycle controller of `nvsentinel run`.",
     no_args_is_help=True,
 )
-Names = Annotated[list[str], typer.Argument(help="ValidationRequest name(s).")]
+Names = opt.ValidationRequestNames
 
 
 COLUMNS = (
@@ -101,17 +101,26 @@ def create(
 
 
 @app.command("list")
-def list_(output: opt.Output = "table", kubeconfig: opt.Kubeconfig = None, context: opt.Context = None) -> None:
-    """Every ValidationRequest, oldest first."""
+def list_(
+    output: opt.Output = "table",
+    strict: opt.Strict = False,
+    kubeconfig: opt.Kubeconfig = None,
+    context: opt.Context = None,
+) -> int:
+    """Every ValidationRequest, oldest first; one that cannot be read is skipped with a warning naming it."""
     from shared.operate import validation as service
 
     chosen = opt.chosen_format(output)
-    _show(service.list_requests(kubeconfig=kubeconfig, context=context), chosen)
+    listed = service.list_requests(kubeconfig=kubeconfig, context=context)
+    for skipped in listed.skipped:
+        out.warning(f"skipping {skipped.what}: {skipped.reason}")
+    _show(listed.items, chosen)
+    return 1 if strict and listed.skipped else 0
 
 
 @app.command("get")
 def get(
-    name: Annotated[str, typer.Argument(help="ValidationRequest name.")],
+    name: opt.ValidationRequestName,
     output: opt.Output = "yaml",
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
@@ -134,7 +143,7 @@ def delete(names: Names, kubeconfig: opt.Kubeconfig = None, context: opt.Context
 
 @app.command("cordon")
 def cordon(
-    nodes: Annotated[list[str], typer.Argument(help="Node name(s).")],
+    nodes: opt.NodeNames,
     owner: Annotated[
         str,
         typer.Option(

@@ -1,7 +1,9 @@
 """What the three programs share at their edge: the root app and the entry wrapper.
 
 A program is a ``Program`` (name, help, environment prefix) whose ``app`` is the root typer app
-with the global options (``--debug``, ``--log-json``, ``--version``) and its command groups. The
+with the global options (``--debug``, ``--log-json``, ``--version``; no ``-v``, which kubectl users
+read as verbosity), its command groups, and the ``completion`` and ``version`` commands every
+program has (``shared.cli_completion`` answers the shell's Tab requests here too). The
 wrapper is the single place that turns an error into one stderr line and an exit status
 (shared.errors), sets up logging on stderr, and refuses a single-value flag given twice, which
 click would otherwise silently let the last one win.
@@ -13,13 +15,13 @@ import logging
 import os
 import sys
 import traceback
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Protocol
 
 import typer
 
-from shared import __version__, errors, files, logs
+from shared import __version__, cli_completion, errors, files, logs
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +56,9 @@ class Program:
     name: str
     help_text: str
     env_prefix: str
+    completers: Mapping[str, cli_completion.Completer] = field(default_factory=dict)
+    """Completion of options whose values the program knows but another module declares (flag ->
+    completer); see ``shared.cli_completion.respond``."""
 
     def app(self, *groups: CommandGroup) -> typer.Typer:
         """The root app with the global options, then the commands of each group, in this order."""
@@ -61,6 +66,8 @@ class Program:
         add_global_options(app, self.name, self.env_prefix)
         for group in groups:
             group.register(app)
+        add_completion_command(app, self.name)
+        add_version_command(app, self.name)
         return app
 
 
@@ -77,7 +84,7 @@ def add_global_options(app: typer.Typer, program: str, env_prefix: str) -> None:
 
     def _version(value: bool) -> None:
         if value:
-            sys.stdout.write(f"{program} version {__version__}\n")
+            sys.stdout.write(version_line(program))
             raise typer.Exit(0)
 
     @app.callback()
@@ -93,11 +100,65 @@ def add_global_options(app: typer.Typer, program: str, env_prefix: str) -> None:
             False, LOG_JSON_FLAG, envvar=f"{env_prefix}_LOG_JSON", help="Structured JSON logs on stderr."
         ),
         version: bool = typer.Option(
-            False, "--version", "-v", callback=_version, is_eager=True, help="Print the version and exit."
+            False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
         ),
     ) -> None:
         logs.configure(program, debug=debug, log_json=log_json)
         ctx.obj = GlobalOptions(debug=debug, log_json=log_json)
+
+
+def examples(*lines: str) -> str:
+    """A command's ``epilog``: an Examples section kept as written (click's ``\\b`` stops it
+    rewrapping). Each line is a whole command (tests/cli/test_help_examples.py parses each one
+    against the command's flags) or a ``# comment`` saying what the next one does."""
+    body = "\n".join(f"  {line}" for line in lines)
+    return f"Examples:\n\n\b\n{body}"
+
+
+def version_line(program: str) -> str:
+    """What ``--version`` and the ``version`` command print."""
+    return f"{program} version {__version__}\n"
+
+
+def add_version_command(app: typer.Typer, program: str) -> None:
+    """``PROGRAM version``, as upstream aicr and kubectl have it beside ``--version``."""
+
+    @app.command("version")
+    def version() -> None:
+        """Print the version."""
+        sys.stdout.write(version_line(program))
+
+
+Shell = Annotated[
+    str,
+    typer.Argument(
+        help=f"One of: {', '.join(cli_completion.SHELLS)}.",
+        shell_complete=cli_completion.choices(cli_completion.SHELLS),
+        show_default=False,
+    ),
+]
+
+
+def add_completion_command(app: typer.Typer, program: str) -> None:
+    """``PROGRAM completion bash|zsh|fish``: click's completion script for that shell."""
+
+    @app.command(
+        "completion",
+        epilog=examples(
+            "# bash 4.4 or later: add to ~/.bashrc",
+            f'eval "$({program} completion bash)"',
+            "# zsh: add to ~/.zshrc, after compinit",
+            f'eval "$({program} completion zsh)"',
+            "# fish",
+            f"{program} completion fish > ~/.config/fish/completions/{program}.fish",
+        ),
+    )
+    def completion(ctx: typer.Context, shell: Shell) -> None:
+        """Print the shell completion script: commands, flags, option values and, with a reachable
+        cluster, object names (asked with a one-second timeout)."""
+        if shell not in cli_completion.SHELLS:
+            raise errors.InvalidInput(f"unknown shell {shell!r}; valid shells are: {', '.join(cli_completion.SHELLS)}")
+        sys.stdout.write(cli_completion.source(ctx.find_root().command, program, shell) + "\n")
 
 
 def _command_for(root: Any, args: Sequence[str]) -> Any:
@@ -113,6 +174,17 @@ def _command_for(root: Any, args: Sequence[str]) -> Any:
         if token in children:
             command = children[token]
     return command
+
+
+def _one_suggestion(root: Any) -> None:
+    """click itself suggests a near command name ("Did you mean 'verify'?"); typer's groups would
+    add the same suggestion a second time, so theirs is switched off in the whole tree."""
+    stack = [root]
+    while stack:
+        group = stack.pop()
+        if hasattr(group, "suggest_commands"):
+            group.suggest_commands = False
+        stack.extend(c for c in getattr(group, "commands", {}).values() if hasattr(c, "commands"))
 
 
 def check_repeated_flags(root: Any, args: Sequence[str]) -> None:
@@ -139,16 +211,28 @@ INTERRUPTED = 130
 """Ctrl-C, as shells report a command killed by SIGINT (128 + 2)."""
 
 
-def run(app: typer.Typer, program: str, argv: Sequence[str] | None = None, *, env_prefix: str | None = None) -> int:
+def run(
+    app: typer.Typer,
+    program: str,
+    argv: Sequence[str] | None = None,
+    *,
+    env_prefix: str | None = None,
+    completers: Mapping[str, cli_completion.Completer] | None = None,
+) -> int:
     """Run ``app`` and return the exit status; every error becomes one stderr line.
 
     ``env_prefix`` names the debug variable (``{env_prefix}_DEBUG``, as ``add_global_options``
-    declares it); without it, the program's name in capitals."""
+    declares it); without it, the program's name in capitals. ``completers``: the program's
+    (``Program.completers``), used when the shell asks for candidates."""
     args = list(sys.argv[1:] if argv is None else argv)
     debug_env = f"{env_prefix or program.upper()}_DEBUG"
     debug = DEBUG_FLAG in args or os.environ.get(debug_env, "").lower() in ("1", "true")
     command = typer.main.get_command(app)
+    _one_suggestion(command)
     try:
+        answered = cli_completion.respond(command, program, completers=completers)
+        if answered is not None:  # the shell asked for candidates: print them, run nothing
+            return answered
         check_repeated_flags(command, args)
         result = command.main(args=args, prog_name=program, standalone_mode=False)
         sys.stdout.flush()  # a full disk under a redirected stdout shows here, not at exit
@@ -223,4 +307,4 @@ def _report(exc: BaseException, debug: bool, line: str) -> None:
 
 def entry(app_factory: Callable[[], typer.Typer], program: Program) -> None:
     """Console-script body: build the app, run it, exit with its status."""
-    sys.exit(run(app_factory(), program.name, env_prefix=program.env_prefix))
+    sys.exit(run(app_factory(), program.name, env_prefix=program.env_prefix, completers=program.completers))

@@ -19,6 +19,7 @@ from typing import Annotated, Any
 
 import typer
 
+from shared import cli_completion
 from shared.output import Format
 
 OUTPUT_FLAGS = ("--output", "-o")
@@ -39,6 +40,23 @@ Context = Annotated[str | None, typer.Option("--context", help="Kubeconfig conte
 AllNamespaces = Annotated[
     bool, typer.Option("--all-namespaces", "-A", help="List the objects of every namespace (-n is ignored).")
 ]
+Strict = Annotated[
+    bool,
+    typer.Option(
+        "--strict", help="Exit 1 when an object cannot be read; either way it is skipped with a warning naming it."
+    ),
+]
+"""A listing's choice, as kubectl's: an object that does not parse is skipped and named, not fatal."""
+Watch = Annotated[
+    bool,
+    typer.Option(
+        "--watch",
+        "-w",
+        help="Keep the table up to date: redrawn in place on a terminal, a line per change otherwise; "
+        "Ctrl-C stops (exit 0).",
+    ),
+]
+"""kubectl's ``get -w``: the live view of a command that shows objects."""
 MetricsAddr = Annotated[
     str | None,
     typer.Option(
@@ -50,12 +68,21 @@ MetricsAddr = Annotated[
 """The metrics endpoint of the controllers (``nvcrectl controller``, ``nvsentinel run``) and the monitors."""
 
 
-def namespace(of: str) -> Any:
+def namespace(of: str, *, from_context: bool = False) -> Any:
     """``-n/--namespace``; ``of`` names what lives in it, for the help (``"the Certification"``).
 
     Use as ``Annotated[str, cli_options.namespace("the Certification")]`` with the default in the
-    signature, so the reference shows it.
+    signature, so the reference shows it. ``from_context``: the default is kubectl's, the
+    kubeconfig context's namespace (else ``default``), which the command resolves; the signature's
+    default is then ``None``.
     """
+    if from_context:
+        return typer.Option(
+            "--namespace",
+            "-n",
+            help=f"Namespace of {of} (default: the kubeconfig context's namespace, else default).",
+            show_default=False,
+        )
     return typer.Option("--namespace", "-n", help=f"Namespace of {of}.")
 
 
@@ -67,4 +94,8 @@ def output_format(*allowed: Format, flags: tuple[str, ...] = OUTPUT_FLAGS, note:
     """
     names = [f.value for f in allowed]
     listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
-    return typer.Option(*flags, help=f"Output format: {listed}.{f' {note}' if note else ''}")
+    return typer.Option(
+        *flags,
+        help=f"Output format: {listed}.{f' {note}' if note else ''}",
+        shell_complete=cli_completion.choices(names),
+    )

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from shared import errors
 from shared.certify import catalog, inputcheck, models, thresholds
-from shared.kube import crds, jobs, rest
+from shared.kube import crds, jobs, listing, rest
 from shared.kube import errors as kube_errors
 from shared.kube.api import KubeApi
 
@@ -120,6 +120,13 @@ def list_all(api: KubeApi, namespace: str | None) -> list[models.Certification]:
     with crd_required(RESOURCE):
         items = rest.list_items(api, RESOURCE.path(namespace))
     return [models.Certification.model_validate(i) for i in items]
+
+
+def list_readable(api: KubeApi, namespace: str | None) -> listing.Listing[models.Certification]:
+    """Like ``list_all``, but an object that does not parse is skipped and named, not fatal."""
+    with crd_required(RESOURCE):
+        items = rest.list_items(api, RESOURCE.path(namespace))
+    return listing.parse(items, models.Certification, what=RESOURCE.what)
 
 
 def create(api: KubeApi, cert: models.Certification, namespace: str) -> dict[str, Any]:

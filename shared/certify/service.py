@@ -8,13 +8,15 @@ comes from the cluster's clock (``shared.clock``), so a simulated cluster's virt
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from shared import errors
 from shared.certify import catalog, isolate, leasing, models, resource, runner
+from shared.kube import listing
 from shared.kube.api import ApiFactory, KubeApi
 
 logger = logging.getLogger(__name__)
@@ -158,8 +160,34 @@ def get(api: ApiFactory, *, namespace: str, name: str) -> models.Certification:
     return resource.get(api(), namespace, name)[0]
 
 
-def list_certifications(api: ApiFactory, *, namespace: str | None) -> list[models.Certification]:
-    return resource.list_all(api(), namespace)
+def list_certifications(api: ApiFactory, *, namespace: str | None) -> listing.Listing[models.Certification]:
+    """Every readable Certification of ``namespace`` (all with None); the unreadable ones named."""
+    return resource.list_readable(api(), namespace)
+
+
+def watch(
+    api: ApiFactory, *, namespace: str, name: str, stop: threading.Event | None = None
+) -> Iterator[models.Certification]:
+    """The Certification as it is, then after each change, ending once it has finished
+    (Succeeded or Failed) or is deleted. NotFound when it does not exist when the watch starts."""
+    from shared.kube import follow
+
+    seen = False
+    with resource.crd_required(resource.RESOURCE):
+        for kind, obj in follow.follow(api(), resource.RESOURCE.path(namespace), stop=stop):
+            if kind == follow.SYNCED:
+                if not seen:
+                    raise errors.NotFound(f"certification {namespace}/{name} not found")
+                continue
+            if (obj.get("metadata") or {}).get("name") != name:
+                continue
+            if kind == follow.DELETED:
+                return
+            seen = True
+            cert = models.Certification.model_validate(obj)
+            yield cert
+            if cert.status.phase in (models.Phase.SUCCEEDED, models.Phase.FAILED):
+                return
 
 
 def delete(api: ApiFactory, *, namespace: str, name: str) -> None:

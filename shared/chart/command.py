@@ -38,6 +38,15 @@ SetStringValues = Annotated[
 ]
 Output = Annotated[str, cli_options.output_format(Format.YAML, Format.JSON, note="json is a v1 List.")]
 Namespace = Annotated[str, cli_options.namespace("the release")]
+CreateNamespace = Annotated[
+    str,
+    typer.Option(
+        "--create-namespace",
+        metavar="true|false",
+        help="Emit the release's Namespace first, so the output applies to a fresh cluster; "
+        "--create-namespace=false leaves it out.",
+    ),
+]
 
 
 def manifests_command(program: str, default_namespace: str, doc: str) -> Callable[..., None]:
@@ -49,6 +58,7 @@ def manifests_command(program: str, default_namespace: str, doc: str) -> Callabl
         set_string_values: SetStringValues = None,
         namespace: Namespace = default_namespace,
         output: Output = "yaml",
+        create_namespace: CreateNamespace = "true",
     ) -> None:
         from shared import output as out
         from shared.chart import manifests as chart
@@ -61,8 +71,21 @@ def manifests_command(program: str, default_namespace: str, doc: str) -> Callabl
                 set_string_values=set_string_values,
                 namespace=namespace,
                 fmt=output,
+                create_namespace=_boolean(create_namespace, "--create-namespace"),
             )
         )
 
     manifests.__doc__ = doc
     return manifests
+
+
+def _boolean(text: str, flag: str) -> bool:
+    """``true``/``false`` as kubectl and helm write a boolean flag's value (``--create-namespace=false``)."""
+    from shared import errors
+
+    value = text.strip().lower()
+    if value in ("true", "1", "yes"):
+        return True
+    if value in ("false", "0", "no"):
+        return False
+    raise errors.InvalidInput(f"must be true or false, got {text!r}", where=flag)

@@ -231,8 +231,13 @@ def for_command(
     namespace: str,
     fmt: str,
     set_string_values: list[str] | None = None,
+    create_namespace: bool = True,
 ) -> str:
-    """What ``<program> manifests`` prints; a bad flag is InvalidInput naming it (and the expression)."""
+    """What ``<program> manifests`` prints; a bad flag is InvalidInput naming it (and the expression).
+
+    ``create_namespace``: the Namespaces come first, so the output applies to a fresh cluster
+    (``helm install --create-namespace`` does the same outside the manifest): the release's, then
+    any other that an object is placed in (the lifecycle's test providers may name their own)."""
     if fmt not in FORMATS:
         raise errors.InvalidInput(f"must be one of {', '.join(FORMATS)}, got {fmt!r}", where="--output")
     request = Request(
@@ -241,4 +246,24 @@ def for_command(
         set_string_values=tuple(set_string_values or ()),
         namespace=namespace,
     )
-    return document(for_program(program, render(request)), fmt)
+    objects = for_program(program, render(request))
+    if not create_namespace:
+        return document(objects, fmt)
+    used = [
+        namespace,
+        *(str(o["metadata"]["namespace"]) for o in objects if (o.get("metadata") or {}).get("namespace")),
+    ]
+    namespaces = [namespace_object(program, name) for name in dict.fromkeys(used)]
+    return document([*namespaces, *objects], fmt)
+
+
+def namespace_object(program: str, namespace: str) -> dict[str, Any]:
+    """The release's Namespace, labelled as the chart labels what it installs for ``program``."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {
+            "name": namespace,
+            "labels": {NAME_LABEL: CHART_NAME, COMPONENT_LABEL: f"{PROGRAMS[program]}namespace"},
+        },
+    }

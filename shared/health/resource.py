@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from shared.health import event as hevent
-from shared.kube import crds, rest, retry
+from shared.kube import crds, listing, rest, retry
 from shared.kube import errors as kube_errors
 from shared.kube.api import KubeApi
 from shared.kube.customresource import CustomResource, ObjectMeta
@@ -156,8 +156,17 @@ def labels(ev: hevent.HealthEvent) -> dict[str, str]:
     return found
 
 
-def list_events(api: KubeApi, *, node: str | None = None, selector: str | None = None) -> list[Stored]:
-    """Every stored event (of one node, matching a label selector), oldest first by generatedTimestamp then name."""
+def list_events(
+    api: KubeApi,
+    *,
+    node: str | None = None,
+    selector: str | None = None,
+    skipped: list[listing.Skipped] | None = None,
+) -> list[Stored]:
+    """Every stored event (of one node, matching a label selector), oldest first by generatedTimestamp then name.
+
+    A malformed object cannot be processed and is left out; ``skipped``, when given, receives one
+    entry naming each (a person's listing warns about them)."""
     if node:
         selector = ",".join(p for p in (f"{NODE_LABEL}={label_value(node)}", selector) if p)
     items = rest.list_items(api, RESOURCE.path(), label_selector=selector)
@@ -165,8 +174,13 @@ def list_events(api: KubeApi, *, node: str | None = None, selector: str | None =
     for item in items:
         try:
             ev = hevent.HealthEvent.model_validate(item.get("spec") or {})
+        except ValidationError as exc:  # someone wrote a malformed object; it cannot be processed, list the rest
+            if skipped is not None:
+                name = str((item.get("metadata") or {}).get("name") or "?")
+                skipped.append(listing.Skipped(RESOURCE.what(name), listing.first_problem(exc, under="spec")))
+            continue
         except ValueError:
-            continue  # someone wrote a malformed object; it cannot be processed, list the rest
+            continue
         meta = item.get("metadata") or {}
         raw = item.get("status") or {}
         try:

@@ -10,7 +10,8 @@ there too.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from shared import clock, files, nodes
 from shared.health import event as hevent
+from shared.kube import listing
 
 if TYPE_CHECKING:
     from shared.health import config
@@ -61,10 +63,12 @@ def list_events(
     phase: str | None = None,
     since: str | None = None,
     after: str | None = None,
+    skipped: list[listing.Skipped] | None = None,
 ) -> list[dict[str, Any]]:
     """The stored events every given filter selects (``shared.health.eventfilter``), oldest first.
 
-    A bad filter value is InvalidInput before the cluster is asked anything."""
+    A bad filter value is InvalidInput before the cluster is asked anything. ``skipped`` receives
+    the malformed events left out (``resource.list_events``)."""
     from shared.health import eventfilter, resource
 
     def chosen(now: Callable[[], datetime]) -> eventfilter.Filter:
@@ -76,7 +80,9 @@ def list_events(
     with _client(cluster) as lazy:
         api = lazy()
         wanted = chosen(clock.for_api_client(api).now if since is not None else clock.WALL.now)
-        stored = [s for s in resource.list_events(api, selector=wanted.selector()) if wanted.matches(s)]
+        stored = [
+            s for s in resource.list_events(api, selector=wanted.selector(), skipped=skipped) if wanted.matches(s)
+        ]
     return [
         {
             "name": s.name,
@@ -131,28 +137,47 @@ def breaker_status(cluster: Cluster, cfg: config.Config, reset: bool = False) ->
 
 def node_rows(items: list[nodes.Node]) -> list[dict[str, Any]]:
     """Per node: what quarantine holds it for, cordoned, failing conditions, what a person must do."""
+    return [node_row(node) for node in items]
+
+
+def node_row(node: nodes.Node) -> dict[str, Any]:
+    """One row of ``nvsentinel nodes``: the quarantine state a node's own object holds."""
     from shared.health import quarantine
 
-    rows = []
-    for node in items:
-        held = quarantine.causes(node)
-        failing = [
-            c["type"]
-            for c in (node.get("status") or {}).get("conditions") or []
-            if c.get("status") == "True" and c.get("type") not in ("Ready",)
-        ]
-        rows.append(
-            {
-                "node": node["metadata"]["name"],
-                "quarantined": bool(held),
-                "cordoned": nodes.is_cordoned(node),
-                "causes": sorted({rs for c in held.values() for rs in c.get("ruleSets", [])}),
-                "conditions": failing,
-                "state": ((node["metadata"].get("labels") or {}).get(quarantine.STATE_LABEL, "")),
-                "action": _action_required(node),
-            }
-        )
-    return rows
+    held = quarantine.causes(node)
+    failing = [
+        c["type"]
+        for c in (node.get("status") or {}).get("conditions") or []
+        if c.get("status") == "True" and c.get("type") not in ("Ready",)
+    ]
+    return {
+        "node": node["metadata"]["name"],
+        "quarantined": bool(held),
+        "cordoned": nodes.is_cordoned(node),
+        "causes": sorted({rs for c in held.values() for rs in c.get("ruleSets", [])}),
+        "conditions": failing,
+        "state": ((node["metadata"].get("labels") or {}).get(quarantine.STATE_LABEL, "")),
+        "action": _action_required(node),
+    }
+
+
+def watch_node_table(cluster: Cluster, *, stop: threading.Event | None = None) -> Iterator[list[dict[str, Any]]]:
+    """The node table once the nodes are listed, then again after each change to a node (rows
+    by name; a deleted node leaves the table). Runs until ``stop`` or the caller stops iterating."""
+    from shared.kube import follow, rest
+
+    rows: dict[str, dict[str, Any]] = {}
+    synced = False
+    with _client(cluster) as lazy:
+        for kind, node in follow.follow(lazy(), rest.core_path("nodes"), stop=stop):
+            if kind == follow.SYNCED:
+                synced = True
+            elif kind == follow.DELETED:
+                rows.pop(node["metadata"]["name"], None)
+            else:
+                rows[node["metadata"]["name"]] = node_row(node)
+            if synced:
+                yield [rows[name] for name in sorted(rows)]
 
 
 def _action_required(node: nodes.Node) -> str:

@@ -20,12 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from shared import errors, logs
+from shared import errors, files, logs
 from shared.kube.api import KubeApi
 
 ENV_KUBECONFIG = "KUBECONFIG"
 ENV_SERVICE_HOST = "KUBERNETES_SERVICE_HOST"
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+DEFAULT_NAMESPACE = "default"
+"""Where kubectl looks when neither ``-n`` nor the context names a namespace."""
 
 
 class ClosableKubeApi(KubeApi, Protocol):
@@ -83,6 +85,45 @@ def find_source(
     )
 
 
+def context_namespace(
+    *,
+    kubeconfig: Path | None = None,
+    context: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    home: Path | None = None,
+    service_account_dir: Path = SERVICE_ACCOUNT_DIR,
+) -> str:
+    """The namespace kubectl uses when ``-n`` is not given: the context's (``kubectl config
+    set-context --current --namespace=X``), in-cluster the pod's own, else ``default``.
+
+    Raises as ``new_client`` does: InvalidInput without a configuration, NotFound for an unknown
+    context."""
+    source = find_source(
+        kubeconfig=kubeconfig, context=context, environ=environ, home=home, service_account_dir=service_account_dir
+    )
+    if source.kind == "in-cluster":
+        own = service_account_dir / "namespace"
+        return (files.read_text(own).strip() if own.is_file() else "") or DEFAULT_NAMESPACE
+    from kubernetes import config
+    from kubernetes.config.config_exception import ConfigException
+
+    try:
+        contexts, active = config.list_kube_config_contexts(config_file=os.pathsep.join(str(p) for p in source.paths))
+    except ConfigException as exc:
+        raise errors.InvalidInput(
+            logs.redact(str(exc)).strip() or "invalid kubeconfig", where=source.describe()
+        ) from exc
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        raise errors.InvalidInput(f"unusable kubeconfig: {type(exc).__name__}", where=source.describe()) from exc
+    if context is not None:
+        chosen = next((c for c in contexts or [] if c.get("name") == context), None)
+        if chosen is None:
+            raise errors.NotFound(f"context {context!r} not found", where=source.describe())
+    else:
+        chosen = active
+    return str(((chosen or {}).get("context") or {}).get("namespace") or DEFAULT_NAMESPACE)
+
+
 def new_client(
     *,
     kubeconfig: Path | None = None,
@@ -91,6 +132,7 @@ def new_client(
     home: Path | None = None,
     service_account_dir: Path = SERVICE_ACCOUNT_DIR,
     connections: int = 0,
+    connect_retries: int = 2,
 ) -> ClosableKubeApi:
     """A ``kubernetes.client.ApiClient`` for the chosen cluster; the caller closes it (``close``).
 
@@ -111,7 +153,13 @@ def new_client(
     # Only connection set-up is retried below us; statuses (409/429/5xx) and broken reads are
     # left to shared.kube.retry, so there is one visible retry policy, not two stacked ones.
     configuration.retries = Retry(
-        total=2, connect=2, read=0, status=0, other=0, redirect=0, respect_retry_after_header=False
+        total=connect_retries,
+        connect=connect_retries,
+        read=0,
+        status=0,
+        other=0,
+        redirect=0,
+        respect_retry_after_header=False,
     )
     configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize, connections)
     api: ClosableKubeApi = client.ApiClient(configuration)

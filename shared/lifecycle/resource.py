@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from shared import errors
-from shared.kube import crds, rest
+from shared.kube import crds, listing, rest
 from shared.kube.api import KubeApi
 from shared.lifecycle import models
 
@@ -56,6 +56,13 @@ def get(api: KubeApi, name: str) -> tuple[models.ValidationRequest, dict[str, An
 def list_all(api: KubeApi) -> list[models.ValidationRequest]:
     found = [parse(item) for item in rest.list_items(api, RESOURCE.path())]
     return sorted((vr for vr in found if vr is not None), key=lambda vr: (vr.metadata.creationTimestamp or "", vr.name))
+
+
+def list_readable(api: KubeApi) -> listing.Listing[models.ValidationRequest]:
+    """``list_all`` for a person: the malformed requests it leaves out are named, not dropped silently."""
+    found = listing.parse(rest.list_items(api, RESOURCE.path()), models.ValidationRequest, what=RESOURCE.what)
+    found.items.sort(key=lambda vr: (vr.metadata.creationTimestamp or "", vr.name))
+    return found
 
 
 def create(api: KubeApi, name: str, nodes: list[str], tests: list[str], *, source: str) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from shared import clock, errors, nodes
+from shared.kube import listing
 from shared.kube.api import KubeApi
 from shared.lifecycle import models, resource, sessions, settings
 
@@ -152,9 +153,10 @@ def _settled(api: KubeApi, vr: models.ValidationRequest) -> bool:
     return True
 
 
-def list_requests(*, kubeconfig: Path | None, context: str | None) -> list[models.ValidationRequest]:
+def list_requests(*, kubeconfig: Path | None, context: str | None) -> listing.Listing[models.ValidationRequest]:
+    """Every readable ValidationRequest, oldest first, and the malformed ones, named."""
     with _client(kubeconfig, context) as lazy:
-        return resource.list_all(lazy())
+        return resource.list_readable(lazy())
 
 
 def get(*, kubeconfig: Path | None, context: str | None, name: str) -> models.ValidationRequest:

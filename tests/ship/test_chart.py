@@ -6,7 +6,7 @@ ConfigMap the controller reads loads into the same configuration; the CRD templa
 resource models; fixed workload names, labels, image, probes, metrics port and scrape annotations;
 monitor mode by default; each component optional; values files, ``--set`` and ``--set-string``
 layered in Helm's order, with helm's messages for a bad expression;
-each program's ``manifests`` equals its share of the chart rendering, object by object, and the
+each program's ``manifests`` is its Namespace, then its share of the chart rendering, object by object; the
 two shares make up the whole chart; bad flags and broken templates are one-line errors, exit 2.
 """
 
@@ -271,7 +271,10 @@ def test_manifests_equals_the_chart_rendering_object_by_object(program: str, run
     values.write_text("global: {dryRun: false}\nmonitors: {csp: {enabled: true}}\n")
     result = run_cli(program, "manifests", "-n", "ops", "--values", str(values), "--set", "global.metricsPort=9500")
     assert result.code == 0, result.stderr
-    printed = yamlio.loads_all(result.stdout)
+    documents = yamlio.loads_all(result.stdout)
+    namespaces = [d for d in documents if d["kind"] == "Namespace"]
+    printed = documents[len(namespaces) :]
+    assert namespaces[0] == manifests.namespace_object(program, "ops")  # first, so a fresh cluster takes the rest
     chart = render("global.metricsPort=9500", namespace="ops", files=(values,))
     share = [o for o in chart if manifests.component(o).startswith(manifests.PROGRAMS[program])]
     assert [key(o) for o in printed] == [key(o) for o in share]
@@ -280,7 +283,7 @@ def test_manifests_equals_the_chart_rendering_object_by_object(program: str, run
     as_json = run_cli(
         program, "manifests", "-n", "ops", "--values", str(values), "--set", "global.metricsPort=9500", "-o", "json"
     )
-    assert json.loads(as_json.stdout) == {"apiVersion": "v1", "kind": "List", "items": printed}
+    assert json.loads(as_json.stdout) == {"apiVersion": "v1", "kind": "List", "items": documents}
 
 
 def test_the_two_programs_share_out_the_whole_chart() -> None:
