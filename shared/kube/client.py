@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from shared import errors, logs
+from shared import errors, files, logs, yamlio
 from shared.kube.api import KubeApi
 
 ENV_KUBECONFIG = "KUBECONFIG"
@@ -62,6 +62,8 @@ def find_source(
     """Decide where the configuration comes from, without reading credentials yet."""
     env = os.environ if environ is None else environ
     if kubeconfig is not None:
+        if kubeconfig.is_dir() or (kubeconfig.is_symlink() and not kubeconfig.exists()):
+            files.read_bytes(kubeconfig)  # refuses it, saying why (a directory, a symlink loop)
         if not kubeconfig.is_file():
             raise errors.InvalidInput("kubeconfig file does not exist", where=str(kubeconfig))
         return Source("kubeconfig", (kubeconfig,), context)
@@ -138,6 +140,10 @@ def _configuration(
                 environ=dict(env),
             ).load_and_set(configuration)
         else:
+            for path in source.paths:
+                # The input layer first: the client's own loader reads any size, aliases and
+                # nesting included, and fails on binary or broken YAML with what is not ours to map.
+                yamlio.load_file(path)
             config.load_kube_config(
                 config_file=os.pathsep.join(str(p) for p in source.paths),
                 context=context,
