@@ -141,9 +141,7 @@ def _configuration(
             ).load_and_set(configuration)
         else:
             for path in source.paths:
-                # The input layer first: the client's own loader reads any size, aliases and
-                # nesting included, and fails on binary or broken YAML with what is not ours to map.
-                yamlio.load_file(path)
+                _checked(path)
             config.load_kube_config(
                 config_file=os.pathsep.join(str(p) for p in source.paths),
                 context=context,
@@ -160,6 +158,25 @@ def _configuration(
             f"unusable cluster configuration: {type(exc).__name__}", where=source.describe()
         ) from exc
     return configuration
+
+
+_CHECKED: dict[tuple[str, int, int], None] = {}
+"""Kubeconfig files (path, size, mtime) the input layer has passed, so a reload does not parse again."""
+
+
+def _checked(path: Path) -> None:
+    """The input layer first: the client's own loader reads any size, aliases and nesting included,
+    and fails on binary or broken YAML with what is not ours to map. Once per version of the file."""
+    try:
+        status = path.stat()
+        key = (str(path), status.st_size, status.st_mtime_ns)
+    except OSError:
+        key = None
+    if key is not None and key in _CHECKED:
+        return
+    yamlio.load_file(path)
+    if key is not None:
+        _CHECKED[key] = None
 
 
 _RELOADERS: weakref.WeakKeyDictionary[Any, Callable[[], Any]] = weakref.WeakKeyDictionary()
