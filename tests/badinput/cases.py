@@ -408,25 +408,97 @@ SOURCE = "source: https://helm.ngc.nvidia.com/nvidia\n"
 
 FIELD_CASES: Final[tuple[Case, ...]] = (
     # aicr: recipes whose fields the real consumer (Helm, a shell, the API server) would refuse.
-    _recipe_edit("recipe-unknown-field", "valuesFile:", "overides: {}\n    valuesFile:", "overides", "unknown-field"),
-    _recipe_edit("recipe-unknown-top-field", "constraints:", "extra: 1\nconstraints:", "extra", "unknown-field"),
-    _recipe_edit("recipe-chart-semicolon", CHART, "chart: gpu-operator; reboot\n", "chart", "grammar"),
-    _recipe_edit("recipe-chart-subshell", CHART, "chart: $(id)\n", "chart", "grammar"),
-    _recipe_edit("recipe-chart-upper", CHART, "chart: GPU-Operator\n", "chart", "grammar"),
-    _recipe_edit("recipe-version-semicolon", VERSION, "version: 'v25.10.1; reboot'\n", "version", "grammar"),
-    _recipe_edit("recipe-version-backtick", VERSION, "version: '`id`'\n", "version", "grammar"),
-    _recipe_edit("recipe-version-space", VERSION, "version: 25 10 1\n", "version", "grammar"),
-    _recipe_edit("recipe-source-ampersand", SOURCE, "source: 'https://x.example/a&&reboot'\n", "source", "grammar"),
-    _recipe_edit("recipe-source-quote", SOURCE, 'source: "https://x.example/a\'b"\n', "source", "grammar"),
-    _recipe_edit("recipe-source-scheme", SOURCE, "source: 'file:///etc'\n", "source", "grammar"),
-    _recipe_edit("recipe-source-newline", SOURCE, 'source: "https://x.example/a\\nreboot"\n', "source", "grammar"),
-    _recipe_edit("recipe-namespace-bad", "namespace: gpu-operator\n", "namespace: ../gpu\n", "namespace", "grammar"),
-    _recipe_edit("recipe-kind-wrong", "kind: RecipeResult", "kind: Recipe", "kind", "wrong-kind"),
-    _recipe_edit("recipe-component-type", "type: Helm", "type: Shell", "type", "enum"),
+    _recipe_edit(
+        "recipe-unknown-field",
+        "valuesFile:",
+        "overides: {}\n    valuesFile:",
+        "componentRefs[0].overides: unknown field",
+        "unknown-field",
+    ),
+    _recipe_edit(
+        "recipe-unknown-top-field",
+        "constraints:",
+        "extra: 1\nconstraints:",
+        "extra: unknown field 'extra'",
+        "unknown-field",
+    ),
+    _recipe_edit(
+        "recipe-chart-semicolon",
+        CHART,
+        "chart: gpu-operator; reboot\n",
+        "componentRefs[3].chart: invalid chart name",
+        "grammar",
+    ),
+    _recipe_edit(
+        "recipe-chart-subshell", CHART, "chart: $(id)\n", "componentRefs[3].chart: invalid chart name", "grammar"
+    ),
+    _recipe_edit(
+        "recipe-chart-upper", CHART, "chart: GPU-Operator\n", "componentRefs[3].chart: invalid chart name", "grammar"
+    ),
+    _recipe_edit(
+        "recipe-version-semicolon",
+        VERSION,
+        "version: 'v25.10.1; reboot'\n",
+        "componentRefs[3].version: invalid chart version",
+        "grammar",
+    ),
+    _recipe_edit(
+        "recipe-version-backtick",
+        VERSION,
+        "version: '`id`'\n",
+        "componentRefs[3].version: invalid chart version",
+        "grammar",
+    ),
+    _recipe_edit(
+        "recipe-version-space",
+        VERSION,
+        "version: 25 10 1\n",
+        "componentRefs[3].version: invalid chart version",
+        "grammar",
+    ),
+    _recipe_edit(
+        "recipe-source-ampersand",
+        SOURCE,
+        "source: 'https://x.example/a&&reboot'\n",
+        "componentRefs[3].source: invalid chart source",
+        "grammar",
+    ),
+    _recipe_edit(
+        "recipe-source-quote",
+        SOURCE,
+        'source: "https://x.example/a\'b"\n',
+        "componentRefs[3].source: invalid chart source",
+        "grammar",
+    ),
+    _recipe_edit(
+        "recipe-source-scheme",
+        SOURCE,
+        "source: 'file:///etc'\n",
+        "componentRefs[3].source: invalid chart source",
+        "grammar",
+    ),
+    _recipe_edit(
+        "recipe-source-newline",
+        SOURCE,
+        'source: "https://x.example/a\\nreboot"\n',
+        "componentRefs[3].source: invalid chart source",
+        "grammar",
+    ),
+    _recipe_edit(
+        "recipe-namespace-bad",
+        "namespace: gpu-operator\n",
+        "namespace: ../gpu\n",
+        "namespace '../gpu' is not a DNS-1123 label",
+        "grammar",
+    ),
+    _recipe_edit(
+        "recipe-kind-wrong", "kind: RecipeResult", "kind: Recipe", "kind: expected kind RecipeResult", "wrong-kind"
+    ),
+    _recipe_edit("recipe-component-type", "type: Helm", "type: Shell", "componentRefs[0].type", "enum"),
     _bundle(
         "bundle-system-selector-value",
         ("--system-node-selector", "pool=a b"),
-        "--system-node-selector",
+        "--system-node-selector: invalid label value 'a b'",
         "label",
     ),
     _bundle("bundle-system-selector-key", ("--system-node-selector", "bad key=x"), "--system-node-selector", "label"),
@@ -463,8 +535,8 @@ FIELD_CASES: Final[tuple[Case, ...]] = (
     _bundle("bundle-repo-scheme", ("-d", "argocd", "--repo", "javascript:alert(1)"), "--repo", "grammar"),
     _bundle("bundle-set-unknown-component", ("--set", "nope:a=1"), "--set 'nope:a=1'", "flag"),
     _bundle("bundle-set-no-path", ("--set", "gpu-operator"), "--set", "flag"),
-    _bundle("bundle-deployer-unknown", ("-d", "ansible"), "ansible", "flag"),
-    _bundle("bundle-nodes-negative", ("--nodes", "-1"), "--nodes", "flag"),
+    _bundle("bundle-deployer-unknown", ("-d", "ansible"), "--deployer: invalid deployer 'ansible'", "flag"),
+    _bundle("bundle-nodes-negative", ("--nodes", "-1"), "--nodes: invalid nodes count -1", "flag"),
     _bundle(
         "bundle-output-is-file",
         (),
@@ -540,7 +612,7 @@ FIELD_CASES: Final[tuple[Case, ...]] = (
         ("recipe", "-c", "criteria.yaml"),
         {"criteria.yaml": FromBase("criteria", (("h100", "h100; reboot"),))},
         2,
-        "accelerator",
+        "spec.accelerator: invalid accelerator 'h100; reboot'",
         "enum",
     ),
     Case(
@@ -549,7 +621,7 @@ FIELD_CASES: Final[tuple[Case, ...]] = (
         ("recipe", "--service", "eks", "-s", "snapshot.yaml"),
         {"snapshot.yaml": FromBase("snapshot", append="extra: 1\n")},
         2,
-        "snapshot.yaml",
+        "snapshot.yaml extra: Extra inputs are not permitted",
         "unknown-field",
     ),
     Case(
@@ -558,17 +630,17 @@ FIELD_CASES: Final[tuple[Case, ...]] = (
         ("recipe", "-c", "criteria.yaml"),
         {"criteria.yaml": FromBase("criteria")},
         2,
-        "AICR_MAX_INPUT_BYTES",
+        "AICR_MAX_INPUT_BYTES: expected a positive whole number of bytes, got 'lots'",
         "flag",
         env={"AICR_MAX_INPUT_BYTES": "lots"},
     ),
     Case(
-        "recipe-criteria-stdin-fifo-absent",
+        "recipe-criteria-dash-is-a-file-name",
         "aicr",
         ("recipe", "-c", "-"),
         {},
         2,
-        "-",
+        "-: file does not exist",
         "missing",
     ),
     Case(
@@ -577,7 +649,7 @@ FIELD_CASES: Final[tuple[Case, ...]] = (
         ("verify", "bundle"),
         {"bundle": Bundle({"checksums.txt": "not a checksum line\n"})},
         2,
-        "bundle/checksums.txt",
+        "bundle/checksums.txt:1: expected '<sha256>  <path>'",
         "syntax",
     ),
     Case(
@@ -586,11 +658,19 @@ FIELD_CASES: Final[tuple[Case, ...]] = (
         ("verify", "bundle"),
         {"bundle": Bundle({"checksums.txt": "0" * 64 + "  ../../etc/passwd\n"})},
         2,
-        "bundle/checksums.txt",
+        "bundle/checksums.txt:1: path '../../etc/passwd' escapes the bundle directory",
         "grammar",
     ),
-    Case("verify-not-a-bundle", "aicr", ("verify", "empty"), {"empty": DIRECTORY}, 2, "empty", "missing"),
-    Case("verify-missing-folder", "aicr", ("verify", "absent"), {}, 2, "absent", "missing"),
+    Case("verify-not-a-bundle", "aicr", ("verify", "empty"), {"empty": DIRECTORY}, 2, "empty: not a bundle", "missing"),
+    Case(
+        "verify-missing-folder",
+        "aicr",
+        ("verify", "absent"),
+        {},
+        2,
+        "absent: bundle directory does not exist",
+        "missing",
+    ),
     Case(
         "diff-output-missing-folder",
         "aicr",
@@ -656,8 +736,12 @@ FIELD_CASES: Final[tuple[Case, ...]] = (
         "spec.target.matchExpressions[0]",
         "label",
     ),
-    _cert("cert-unknown-field", "  maxBytes: 1G\n", "  maxBytes: 1G\n  colour: green\n", "colour", "unknown-field"),
-    _cert("cert-unknown-category", "variant: dcgm-l1", "variant: dcgm-l9", "dcgm-l9", "enum"),
+    _cert(
+        "cert-unknown-field", "  maxBytes: 1G\n", "  maxBytes: 1G\n  colour: green\n", "spec.colour", "unknown-field"
+    ),
+    _cert(
+        "cert-unknown-category", "variant: dcgm-l1", "variant: dcgm-l9", "unknown category diagnostics/dcgm-l9", "enum"
+    ),
     _cert(
         "cert-threshold-key",
         "  maxBytes: 1G\n",
@@ -674,7 +758,7 @@ FIELD_CASES: Final[tuple[Case, ...]] = (
     ),
     _cert("cert-name-invalid", "{name: rack-7}", "{name: 'Rack 7'}", "metadata.name", "grammar"),
     _cert("cert-kind-wrong", "kind: Certification", "kind: Pod", "cert.yaml: expected a Certification", "wrong-kind"),
-    _cert("cert-max-bytes", "maxBytes: 1G", "maxBytes: lots", "maxBytes", "syntax"),
+    _cert("cert-max-bytes", "maxBytes: 1G", "maxBytes: lots", "spec.maxBytes", "syntax"),
     Case(
         "cert-run-strategy-unknown",
         "nvcrectl",
@@ -787,14 +871,14 @@ FIELD_CASES: Final[tuple[Case, ...]] = (
     ),
     _event("event-node-long", EVENT.replace("node-001", "a" * 254), "nodeName: invalid node name", "node-name"),
     _event("event-unknown-field", EVENT.replace('"agent"', '"colour": "green", "agent"'), "colour", "unknown-field"),
-    _event("event-fatal-type", EVENT.replace("true", '"maybe"'), "isFatal", "type"),
+    _event("event-fatal-type", EVENT.replace("true", '"maybe"'), "invalid HealthEvent: isFatal", "type"),
     _event(
         "event-action-unknown",
         EVENT.replace('"isFatal"', '"recommendedAction": "PRAY", "isFatal"'),
-        "recommendedAction",
+        "unknown RecommendedAction 'PRAY'",
         "enum",
     ),
-    _event("event-nan", EVENT.replace('["79"]', "NaN"), "events.json", "syntax"),
+    _event("event-nan", EVENT.replace('["79"]', "NaN"), "events.json: not JSON this reader accepts", "syntax"),
     _event("event-second-line-bad", EVENT + "{\n", "events.json:2", "syntax"),
     Case(
         "event-stdin-big",
@@ -994,7 +1078,7 @@ FIELD_CASES: Final[tuple[Case, ...]] = (
         ("monitor", "nic", "--node", "n1", "--sysfs", "nosys", "--dry-run"),
         {},
         2,
-        "nosys",
+        "nosys: folder does not exist",
         "missing",
     ),
     Case(
@@ -1003,7 +1087,7 @@ FIELD_CASES: Final[tuple[Case, ...]] = (
         ("monitor", "nic", "--node", "n1", "--sysfs", "sys", "--dry-run"),
         {"sys": "not a folder\n"},
         2,
-        "sys",
+        "sys: is a file, expected a folder",
         "directory",
     ),
     Case(
@@ -1048,7 +1132,7 @@ FIELD_CASES: Final[tuple[Case, ...]] = (
         ("monitor", "dcgm", "--node", "", "--file", "dcgm.json", "--dry-run"),
         {"dcgm.json": FromBase("dcgm")},
         2,
-        "--node",
+        "--node: --node is required",
         "node-name",
     ),
     Case(
