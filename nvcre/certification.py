@@ -96,7 +96,7 @@ def run(
     from shared.kube.client import LazyClient
 
     chosen = out.parse_format(fmt, allowed=opt.TABLE_FORMATS, flag="--output")
-    seconds = render.seconds(timeout) if timeout else None
+    seconds = render.seconds(timeout, where="--timeout") if timeout else None
     # Progress on stderr (a live view on a terminal, event lines otherwise); stdout keeps the result.
     with LazyClient(kubeconfig=kubeconfig, context=context) as api, live.Display() as display:
         result = service.run(

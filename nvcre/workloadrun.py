@@ -30,7 +30,7 @@ def run(
     from shared.kube.client import LazyClient
 
     loaded = workload.load_file(file)  # invalid input before the cluster
-    seconds = render.seconds(timeout) if timeout else None
+    seconds = render.seconds(timeout, where="--timeout") if timeout else None
     with LazyClient(kubeconfig=kubeconfig, context=context) as api, resource.crd_required(workload.RESOURCE):
         workload.create(api(), loaded, namespace)
         if not wait:

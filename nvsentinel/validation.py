@@ -76,8 +76,10 @@ def create(
     from shared.operate import validation as service
 
     chosen = opt.chosen_format(output)
-    seconds = durations.parse(timeout) if timeout else None
-    names = service.split(nodes) + (service.drift_nodes(nodes_from) if nodes_from is not None else [])
+    seconds = durations.parse(timeout, where="--timeout") if timeout else None
+    names = service.split(nodes)
+    service.check_names(names, where="--nodes")
+    names += service.drift_nodes(nodes_from) if nodes_from is not None else []
     result = service.create(
         kubeconfig=kubeconfig,
         context=context,

@@ -227,6 +227,16 @@ def git_source(text: str) -> str | None:
     )
 
 
+def git_repository(text: str) -> str | None:
+    """A remote git repository (Argo CD's ``repoURL``): an http(s)/ssh/git URL or ``user@host:path``."""
+    if _GIT_URL.fullmatch(text) or _SCP_URL.fullmatch(text):
+        return None
+    return (
+        f"invalid repository URL {text!r}: must be an http(s), ssh or git URL or user@host:path, of letters, "
+        "digits and '.', '_', '~', '-', '/', ':', '@', '+', '=' (no query or shell characters)"
+    )
+
+
 def repository_path(text: str) -> str | None:
     """A folder inside a repository (a Kustomize ``path``)."""
     if _LOCAL_PATH.fullmatch(text):

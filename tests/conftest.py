@@ -8,11 +8,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 pytest_plugins = ["tests.simfixtures"]
 
 PROJECT = Path(__file__).resolve().parent.parent
 TEAM_SHARED = PROJECT.parent / "shared"
+
+settings.register_profile("suite", deadline=None)
+settings.load_profile("suite")
+"""No per-example deadline: on a busy machine a slow example is not a failure (tests never time)."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

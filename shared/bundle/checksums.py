@@ -106,7 +106,7 @@ def verify(root: Path) -> Verification:
     if not root.is_dir():
         raise errors.InvalidInput("bundle directory does not exist", where=str(root))
     listing = root / FILE_NAME
-    if not listing.is_file():
+    if not (listing.exists() or listing.is_symlink()):  # a directory or a loop: the layer says which
         raise errors.InvalidInput(f"not a bundle: {FILE_NAME} is missing", where=str(root))
     listed = parse(files.read_text(listing), where=str(listing))
     present = set(bundle_files(root)) - {FILE_NAME}

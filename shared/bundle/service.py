@@ -12,7 +12,7 @@ import logging
 import os
 from pathlib import Path
 
-from shared import errors, files
+from shared import errors, files, grammars
 from shared.bundle import checksums, deployers, paths
 from shared.bundle import plan as plan_mod
 from shared.bundle.request import BundleRequest
@@ -34,8 +34,10 @@ def _check_output(target: Path) -> None:
 
 
 def _check_repo(repo: str | None) -> None:
-    if repo is not None and (not repo.strip() or any(c.isspace() or ord(c) < 32 for c in repo)):
-        raise errors.InvalidInput("expected a repository URL without spaces or control characters", where="--repo")
+    """The URL is pasted into the Applications and the printed push instructions: its grammar first."""
+    problem = None if repo is None else grammars.git_repository(repo)
+    if problem is not None:
+        raise errors.InvalidInput(problem, where="--repo")
 
 
 def bundle(request: BundleRequest) -> BundleResult:

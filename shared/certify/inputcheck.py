@@ -12,6 +12,15 @@ from collections.abc import Iterator
 from shared import errors, grammars
 from shared.certify import models
 
+OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+"""The NodeSelectorRequirement operators a target takes (Gt and Lt are not taken: render.py)."""
+
+
+def _operator(text: str) -> str | None:
+    if text in OPERATORS:
+        return None
+    return f"invalid operator {text!r}: one of {', '.join(OPERATORS)}"
+
 
 def _target(target: models.TargetSpec, at: str) -> Iterator[tuple[str, str | None]]:
     for key, value in target.nodeSelector.items():
@@ -19,6 +28,7 @@ def _target(target: models.TargetSpec, at: str) -> Iterator[tuple[str, str | Non
         yield f"{at}.nodeSelector[{key}]", grammars.label_value(value)
     for i, expression in enumerate(target.matchExpressions):
         yield f"{at}.matchExpressions[{i}].key", grammars.label_key(expression.key)
+        yield f"{at}.matchExpressions[{i}].operator", _operator(expression.operator)
         for j, value in enumerate(expression.values):
             yield f"{at}.matchExpressions[{i}].values[{j}]", grammars.label_value(value)
     for i, name in enumerate(target.nodeNames):

@@ -39,9 +39,9 @@ class TargetNode:
     clique: str
 
 
-def seconds(duration: str) -> float:
-    """``1h30m`` → 5400.0 (upstream's pattern); InvalidInput otherwise."""
-    return durations.parse(duration)
+def seconds(duration: str, *, where: str | None = None) -> float:
+    """``1h30m`` → 5400.0 (upstream's pattern); InvalidInput (naming ``where``) otherwise."""
+    return durations.parse(duration, where=where)
 
 
 _NODE_SELECTOR_OPERATORS: dict[str, labelselector.Operator] = {

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from shared import errors
+from shared import errors, grammars
 from shared.certify import catalog, inputcheck, models, thresholds
 from shared.kube import crds, jobs, listing, rest
 from shared.kube import errors as kube_errors
@@ -99,6 +99,9 @@ def from_document(doc: Any, *, where: str) -> models.Certification:
         raise errors.InvalidInput(f"{path}: {first['msg']}", where=where) from None
     if not cert.name:
         raise errors.InvalidInput("metadata.name is required", where=where)
+    problem = grammars.dns_subdomain_problems(cert.name)
+    if problem:  # the API server's rule for the object's name, checked before anything is created
+        raise errors.InvalidInput(f"metadata.name: invalid name {cert.name!r}: {'; '.join(problem)}", where=where)
     validate(cert, where=where)
     return cert
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from shared import clock, files, nodes
+from shared import clock, durations, errors, files, grammars, nodes
 from shared.health import event as hevent
 from shared.kube import listing
 
@@ -102,9 +102,9 @@ def list_events(
 
 def prune(cluster: Cluster, older_than: str, dry_run: bool) -> list[str]:
     """Delete HealthEvents older than ``older_than`` (e.g. 720h); the names deleted (or, dry, to delete)."""
-    from shared.health import garbage, settings
+    from shared.health import garbage
 
-    age = settings.parse_duration(older_than)
+    age = timedelta(seconds=durations.parse(older_than, where="--older-than"))
     with _client(cluster) as lazy:
         api = lazy()
         return garbage.prune(api, older_than=age, now=clock.for_api_client(api).now, dry_run=dry_run)
@@ -117,6 +117,19 @@ def replay(cfg: config.Config, events_file: str, nodes_file: Path | None) -> dic
     if nodes_file is not None:
         data = files.load_json(nodes_file)
         node_objects = data.get("items", []) if isinstance(data, dict) else data
+        if not isinstance(node_objects, list):
+            raise errors.InvalidInput("expected a node list (kubectl get nodes -o json)", where=str(nodes_file))
+        for i, obj in enumerate(node_objects):
+            meta = obj.get("metadata") if isinstance(obj, dict) else None
+            if not (
+                isinstance(meta, dict)
+                and isinstance(meta.get("name"), str)
+                and isinstance(meta.get("labels") or {}, dict)
+                and isinstance(obj.get("spec") or {}, dict)
+            ):
+                raise errors.InvalidInput(
+                    f"items[{i}]: not a Node (metadata.name, labels, spec)", where=str(nodes_file)
+                )
     return hreplay.run(cfg, read_events(events_file), node_objects=node_objects).document()
 
 
@@ -198,6 +211,9 @@ def release_node(cluster: Cluster, name: str, cfg: config.Config) -> bool:
     from shared.health import kevents, quarantine
     from shared.kube import events
 
+    problem = grammars.node_name(name)
+    if problem is not None:  # the name goes into an API path: ../x would address another resource
+        raise errors.InvalidInput(problem, where="NODE")
     with _client(cluster) as lazy:
         api = lazy()
         ticker = clock.for_api_client(api)

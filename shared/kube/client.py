@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from shared import errors, files, logs
+from shared import errors, files, logs, yamlio
 from shared.kube.api import KubeApi
 
 ENV_KUBECONFIG = "KUBECONFIG"
@@ -64,6 +64,8 @@ def find_source(
     """Decide where the configuration comes from, without reading credentials yet."""
     env = os.environ if environ is None else environ
     if kubeconfig is not None:
+        if kubeconfig.is_dir() or (kubeconfig.is_symlink() and not kubeconfig.exists()):
+            files.read_bytes(kubeconfig)  # refuses it, saying why (a directory, a symlink loop)
         if not kubeconfig.is_file():
             raise errors.InvalidInput("kubeconfig file does not exist", where=str(kubeconfig))
         return Source("kubeconfig", (kubeconfig,), context)
@@ -186,6 +188,8 @@ def _configuration(
                 environ=dict(env),
             ).load_and_set(configuration)
         else:
+            for path in source.paths:
+                _checked(path)
             config.load_kube_config(
                 config_file=os.pathsep.join(str(p) for p in source.paths),
                 context=context,
@@ -202,6 +206,25 @@ def _configuration(
             f"unusable cluster configuration: {type(exc).__name__}", where=source.describe()
         ) from exc
     return configuration
+
+
+_CHECKED: dict[tuple[str, int, int], None] = {}
+"""Kubeconfig files (path, size, mtime) the input layer has passed, so a reload does not parse again."""
+
+
+def _checked(path: Path) -> None:
+    """The input layer first: the client's own loader reads any size, aliases and nesting included,
+    and fails on binary or broken YAML with what is not ours to map. Once per version of the file."""
+    try:
+        status = path.stat()
+        key = (str(path), status.st_size, status.st_mtime_ns)
+    except OSError:
+        key = None
+    if key is not None and key in _CHECKED:
+        return
+    yamlio.load_file(path)
+    if key is not None:
+        _CHECKED[key] = None
 
 
 _RELOADERS: weakref.WeakKeyDictionary[Any, Callable[[], Any]] = weakref.WeakKeyDictionary()

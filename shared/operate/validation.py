@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from shared import clock, errors, nodes
+from shared import clock, errors, grammars, nodes
 from shared.kube import listing
 from shared.kube.api import KubeApi
 from shared.lifecycle import models, resource, sessions, settings
@@ -61,7 +61,18 @@ def drift_nodes(path: Path) -> list[str]:
         report = diff.DriftReport.model_validate(yamlio.load_file(path))
     except ValidationError as exc:
         raise errors.from_validation(exc, where=f"{path}: not a DriftReport:") from None
-    return sorted({n for change in report.changes for n in change.nodes or []})
+    names = sorted({n for change in report.changes for n in change.nodes or []})
+    check_names(names, where=str(path))
+    return names
+
+
+def check_names(names: list[str], *, where: str) -> None:
+    """Every name a node may have, or exit 2 naming where it came from: a name goes into an API
+    path, so ``../x`` would address another resource."""
+    for name in names:
+        problem = grammars.node_name(name)
+        if problem is not None:
+            raise errors.InvalidInput(problem, where=where)
 
 
 def split(text: str | None) -> list[str]:
@@ -173,5 +184,6 @@ def delete(*, kubeconfig: Path | None, context: str | None, names: list[str]) ->
 
 
 def cordon_nodes(*, kubeconfig: Path | None, context: str | None, names: list[str], owner: str) -> list[str]:
+    check_names(names, where="NODES")
     with _client(kubeconfig, context) as lazy:
         return cordon(lazy(), names, owner=owner)

@@ -111,7 +111,8 @@ def evil_bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             deployer,
             catalog_dir=cat,
             sets=[f"evil:from.set={SET_VALUE}"],
-            repo="https://git.example.com/$(touch${IFS}PWNED)/'repo'{{x}}",
+            # As odd as the repository grammar allows; a shell character is refused (tests/badinput).
+            repo="https://git.example.com:8443/%24%28touch%20PWNED%29/r+e=p@o:s~i.git",
         )
         out[deployer] = root / deployer
     return out

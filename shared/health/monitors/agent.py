@@ -18,7 +18,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from shared import clock, errors, files, grammars, metrics
+from shared import clock, durations, errors, files, grammars, metrics
 from shared.health import event as hevent
 from shared.health.monitors import csp, dcgm, memory, nic
 
@@ -102,6 +102,9 @@ def targets(*, node: str | None, path: Path | None, node_root: Path | None, rela
     check_node(node)
     if path is None:
         raise errors.InvalidInput(f"give {flag} or --node-root", where=flag)
+    if flag == "--sysfs" and not path.is_dir():  # no sysfs is not a node whose ports are all fine
+        reason = "is a file, expected a folder" if path.exists() else "folder does not exist"
+        raise errors.InvalidInput(reason, where=str(path))
     return [Target(node, path)]
 
 
@@ -230,16 +233,14 @@ def run(
 
     InvalidInput for flags that do not go together (named by the flag), NotFound for a missing
     node root; nothing is read before the flags are checked."""
-    from shared.health import settings
-
     once: Once
     if kind == "csp":
         found, once = _csp_reader(request, cluster)
     else:
         relative, flag, once = (DCGM_FILE, "--file", dcgm_once) if kind == "dcgm" else ("sys", "--sysfs", nic_once)
         found = targets(node=request.node, path=request.path, node_root=request.node_root, relative=relative, flag=flag)
-    every = None if request.interval is None else settings.parse_duration(request.interval).total_seconds()
-    bound = None if request.duration is None else settings.parse_duration(request.duration).total_seconds()
+    every = None if request.interval is None else durations.parse(request.interval, where="--interval")
+    bound = None if request.duration is None else durations.parse(request.duration, where="--for")
     if bound is not None and every is None:
         raise errors.InvalidInput("--for needs --interval", where="--for")
     mem = memory.Memory(request.state)

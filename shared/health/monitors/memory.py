@@ -42,8 +42,15 @@ class Memory:
             data = files.load_json(path)
             if not isinstance(data, dict):
                 raise errors.InvalidInput("monitor state must be a JSON object", where=str(path))
-            self.reported = dict(data.get("reported", {}))
-            self.counters = {k: {c: int(v) for c, v in d.items()} for k, d in data.get("counters", {}).items()}
+            reported, counters = data.get("reported", {}), data.get("counters", {})
+            if not isinstance(reported, dict) or not all(isinstance(v, dict) for v in reported.values()):
+                raise errors.InvalidInput("monitor state: 'reported' must map slots to events", where=str(path))
+            if not isinstance(counters, dict) or not all(
+                isinstance(d, dict) and all(type(v) is int for v in d.values()) for d in counters.values()
+            ):
+                raise errors.InvalidInput("monitor state: 'counters' must map keys to whole numbers", where=str(path))
+            self.reported = dict(reported)
+            self.counters = {k: dict(d) for k, d in counters.items()}
 
     def save(self) -> None:
         if self.path is not None:

@@ -85,7 +85,20 @@ def _counting_errors(
 
 
 def _boot(request: XidRequest) -> datetime | None:
-    return datetime.fromisoformat(request.boot_time.replace("Z", "+00:00")) if request.boot_time else None
+    """``--boot-time`` as an aware time; exit 2 naming the flag for anything but RFC 3339."""
+    if not request.boot_time:
+        return None
+    try:
+        boot = datetime.fromisoformat(request.boot_time.replace("Z", "+00:00"))
+    except ValueError:
+        raise errors.InvalidInput(
+            f"invalid time {request.boot_time!r}: expected RFC 3339, e.g. 2026-01-01T00:00:00Z", where="--boot-time"
+        ) from None
+    if boot.tzinfo is None:
+        raise errors.InvalidInput(
+            f"invalid time {request.boot_time!r}: give the offset, e.g. 2026-01-01T00:00:00Z", where="--boot-time"
+        )
+    return boot
 
 
 def _log_events(request: XidRequest) -> list[hevent.HealthEvent]:
@@ -95,6 +108,8 @@ def _log_events(request: XidRequest) -> list[hevent.HealthEvent]:
     boot, now = _boot(request), clock.WALL.now()
     sources: list[tuple[str, str]] = []
     if request.node_root is not None:
+        if not request.node_root.is_dir():  # as the other monitors: not an empty cluster
+            raise errors.NotFound("node root not found", where=str(request.node_root))
         logs = sorted(request.node_root.glob("*/kern.log"))
         for log in logs:
             agent.check_node(log.parent.name, where=str(log.parent))
@@ -145,8 +160,8 @@ def _follow_journal(
         source=source,
         node=request.node,
         boot_time=_boot(request),
-        interval=durations.parse(request.interval or FOLLOW_INTERVAL),
-        duration=None if request.duration is None else durations.parse(request.duration),
+        interval=durations.parse(request.interval or FOLLOW_INTERVAL, where="--interval"),
+        duration=None if request.duration is None else durations.parse(request.duration, where="--for"),
         dry_run=request.dry_run,
         cluster=cluster,
         emit=emit,
@@ -165,8 +180,8 @@ def _follow(
         node=request.node,
         node_root=request.node_root,
         boot_time=_boot(request),
-        interval=durations.parse(request.interval or FOLLOW_INTERVAL),
-        duration=None if request.duration is None else durations.parse(request.duration),
+        interval=durations.parse(request.interval or FOLLOW_INTERVAL, where="--interval"),
+        duration=None if request.duration is None else durations.parse(request.duration, where="--for"),
         dry_run=request.dry_run,
         cluster=cluster,
         emit=emit,
