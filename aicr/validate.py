@@ -39,6 +39,10 @@ def validate(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write the report to this file.", show_default=False)
     ] = None,
+    html: Annotated[
+        Path | None,
+        typer.Option("--html", help="Also write the report as a self-contained HTML page here.", show_default=False),
+    ] = None,
     wait: Annotated[bool, typer.Option("--wait", help="Deployment: re-check until healthy or the timeout.")] = False,
     timeout: Annotated[
         str | None,
@@ -62,6 +66,7 @@ def validate(
     wanted = phases.parse(list(phase or []))
     seconds = run.parse_duration(timeout) if timeout else None
     out.check_destination(output)
+    out.check_destination(html)
     with service.ClusterAccess(kubeconfig=kubeconfig, context=context) as access:
         result = service.validate(
             recipe=recipe,
@@ -74,7 +79,13 @@ def validate(
             no_cluster=no_cluster,
             namespace=namespace,
         )
-    out.emit(report.ctrf(result), chosen, table=report.table(result), destination=output)
+    document = report.ctrf(result)
+    if html is not None:
+        from shared import files
+        from shared.validate import htmlreport
+
+        files.atomic_write_text(html, htmlreport.render(document, recipe=recipe))
+    out.emit(document, chosen, table=report.table(result), destination=output)
     if result.timed_out:
         out.error_line(f"error: timed out after {result.seconds:.0f}s with {len(result.failures)} check(s) failing")
         return 5
