@@ -188,18 +188,19 @@ def wait_for(what: str, predicate: Callable[[], bool], sim: SimServer | None = N
 
 
 @pytest.fixture()
-def threads() -> Iterator[Callable[[Callable[[], None]], None]]:
-    """Start ``body`` in a thread; every one must have ended by teardown (the test sets its stop)."""
+def threads() -> Iterator[Callable[[Callable[[], None]], threading.Thread]]:
+    """Start ``body`` in a thread (returned); every one must have ended by teardown (the test sets its stop)."""
     started: list[threading.Thread] = []
 
-    def start(body: Callable[[], None]) -> None:
+    def start(body: Callable[[], None]) -> threading.Thread:
         thread = threading.Thread(target=body, daemon=True)
         thread.start()
         started.append(thread)
+        return thread
 
     yield start
     for thread in started:
-        thread.join(timeout=15)
+        thread.join(timeout=REAL_SECONDS)
     assert not [t for t in started if t.is_alive()], "a thread was left running"
 
 
@@ -295,7 +296,7 @@ def test_nvsentinel_run_enforcing_uses_exactly_its_role(
     gpu_sim: SimServer,
     api_client: Any,
     sim_identity: Callable[[str, str], Path],
-    threads: Callable[[Callable[[], None]], None],
+    threads: Callable[[Callable[[], None]], threading.Thread],
     tmp_path: Path,
 ) -> None:
     from shared.health import service
@@ -403,7 +404,6 @@ def test_nvsentinel_run_enforcing_uses_exactly_its_role(
     finally:
         stop.set()
         sim.vclock.set_speed(600)  # the lifecycle sleeps in cluster time: let it wake up and stop
-    time.sleep(0.1)
     wait_for(
         "the controller stopped", lambda: not [t for t in threading.enumerate() if t.name.startswith("nvsentinel-node")]
     )
@@ -434,7 +434,7 @@ def test_the_certification_controller_uses_exactly_its_role(
     gpu_sim: SimServer,
     api_client: Any,
     sim_identity: Callable[[str, str], Path],
-    threads: Callable[[Callable[[], None]], None],
+    threads: Callable[[Callable[[], None]], threading.Thread],
 ) -> None:
     from shared.certify import controller, models
     from shared.certify import resource as cresource
@@ -450,7 +450,7 @@ def test_the_certification_controller_uses_exactly_its_role(
     workload.create(api_client, workload.WorkloadRun.model_validate(yamlio.loads(WORKLOAD_RUN)), NS)
     own = client.new_client(kubeconfig=sim_identity(NS, "nvcre-controller"))
     stop = threading.Event()
-    threads(lambda: controller.serve(own, namespace=NS, stop=stop))
+    serving = threads(lambda: controller.serve(own, namespace=NS, stop=stop))
     try:
         wait_for(
             "the Certification's verdict",
@@ -463,7 +463,7 @@ def test_the_certification_controller_uses_exactly_its_role(
         wait_for("the WorkloadRun's verdict", lambda: workload.finished(workload.get(api_client, NS, "bench")), gpu_sim)
     finally:
         stop.set()
-    time.sleep(0.1)
+    wait_for("the controller stopped", lambda: not serving.is_alive())  # its last requests are in the audit
     client.close(own)
     check_least_privilege(gpu_sim, objects, "nvcre-controller", unexercised=UNEXERCISED_DRA)
 
