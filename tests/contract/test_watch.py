@@ -16,6 +16,7 @@ import urllib3
 from kubernetes import client as k8s
 from kubernetes import watch
 
+from tests import waiting
 from tests.contract import objects
 from tests.contract.conftest import Cluster
 
@@ -79,7 +80,7 @@ def test_a_live_watch_receives_changes_made_after_it_started(cluster: Cluster) -
     reader.start()
     core.create_namespaced_config_map(cluster.namespace, objects.configmap("live"))
     core.delete_namespaced_config_map("live", cluster.namespace)
-    reader.join(timeout=10)
+    reader.join(timeout=waiting.REAL_SECONDS)
     w.stop()
     assert seen == [("ADDED", "live"), ("DELETED", "live")]
 
