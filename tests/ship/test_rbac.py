@@ -443,12 +443,15 @@ def test_the_certification_controller_uses_exactly_its_role(
     objects = installed()
     gpu_sim.add_gpu_nodes(4)
     gpu_sim.fabric.inject(fabric.parse_all(["node-003:gpu-dead[1]"]))  # a failing log names a pod already gone
-    # 600x, not faster: the simulated operators start a workload in real time, and on a busy machine
-    # a faster clock lets a group reach its deadline first, so the failing log (and the path that
-    # reads the Scheduled Events of its gone pods) would never be reached
+    # 600x and 48-hour workload deadlines: the simulated operators start a workload in real time, and
+    # on a busy machine a fast clock lets a group reach its deadline first, so the failing log (and
+    # the path that reads the Scheduled Events of its gone pods) would never be reached
     gpu_sim.vclock.set_speed(600)
-    cresource.create(api_client, kit.certification("ship", thresholds={"busBandwidthGBps": "value >= 300"}), NS)
-    mpi = kit.certification("ship-mpi", backend="mpijob", target={"nodeNames": ["node-000", "node-001"]})
+    limit = {"busBandwidthGBps": "value >= 300"}
+    cresource.create(api_client, kit.certification("ship", thresholds=limit, timeoutPerJob="48h"), NS)
+    mpi = kit.certification(
+        "ship-mpi", backend="mpijob", target={"nodeNames": ["node-000", "node-001"]}, timeoutPerJob="48h"
+    )
     cresource.create(api_client, mpi, NS)
     workload.create(api_client, workload.WorkloadRun.model_validate(yamlio.loads(WORKLOAD_RUN)), NS)
     own = client.new_client(kubeconfig=sim_identity(NS, "nvcre-controller"))
