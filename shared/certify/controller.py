@@ -71,6 +71,8 @@ class Controller:
     """Runs whose lease this replica holds, released when it stops."""
     events: kube_events.Recorder | None = None
     """Its Event recorder (one per replica, so repeats aggregate); made in ``__post_init__`` when not given."""
+    seen: leases.Observer = field(default_factory=leasing.observer)
+    """The run Leases it saw others hold, so it takes one over only after a real-time minimum too."""
 
     def __post_init__(self) -> None:
         if self.events is None:
@@ -82,7 +84,13 @@ class Controller:
     def _take(self, lease: str) -> bool:
         duration = leasing.SETTINGS.lease_seconds
         return leases.try_acquire(
-            self.api, self.namespace, lease, identity=self.identity, duration=duration, now=self.clock.now
+            self.api,
+            self.namespace,
+            lease,
+            identity=self.identity,
+            duration=duration,
+            now=self.clock.now,
+            observer=self.seen,
         )
 
     def reconcile(self) -> list[str]:

@@ -67,7 +67,7 @@ def controller_thread(sim_kubeconfig: Path) -> Iterator[Callable[[], None]]:
     yield start
     stop.set()
     for thread, own in started:
-        thread.join(timeout=15)
+        thread.join(timeout=REAL_SECONDS)
         client.close(own)
     assert not [t for t, _ in started if t.is_alive()], "a controller thread was left running"
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any, TypeVar
 import pytest
 
 from shared.sim import SimServer
+from tests import waiting
 
 T = TypeVar("T")
 
@@ -42,16 +42,10 @@ class Cluster:
         return f"{prefix}-{secrets.token_hex(3)}"
 
 
-def eventually(check: Callable[[], T], *, timeout: float = 5.0, interval: float = 0.02) -> T:
-    """Poll ``check`` until it returns a truthy value or ``timeout`` passes (then fail)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"condition not met within {timeout}s: last value {value!r}")
-        time.sleep(interval)
+def eventually(check: Callable[[], T], *, timeout: float = waiting.REAL_SECONDS, interval: float = 0.02) -> T:
+    """Poll ``check`` until it returns a truthy value or ``timeout`` real seconds pass (then fail):
+    generous, the same on the emulator and on a real cluster, so a busy machine never reaches it."""
+    return waiting.until(check, what="the condition", seconds=timeout, interval=interval)
 
 
 @pytest.fixture()

@@ -87,5 +87,5 @@ def test_deleting_a_namespace_removes_everything_in_it(cluster: Cluster) -> None
     core.create_namespaced_config_map(name, objects.configmap("inside"))
     core.create_namespaced_pod(name, objects.pod("p"))
     core.delete_namespace(name)
-    eventually(lambda: _gone(lambda: core.read_namespace(name)), timeout=30 if cluster.sim is None else 5)
+    eventually(lambda: _gone(lambda: core.read_namespace(name)))
     assert core.list_namespaced_config_map(name).items == []

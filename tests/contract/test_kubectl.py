@@ -70,7 +70,7 @@ def test_drain_evicts_exactly_the_pods_of_that_node(cluster: Cluster, cluster_ku
     core = k8s.CoreV1Api(cluster.api)
     core.create_namespaced_pod(cluster.namespace, objects.pod("on-node", node=node))
     core.create_namespaced_pod(cluster.namespace, objects.pod("elsewhere", node="some-other-node"))
-    done = cluster_kubectl("drain", node, "--force", "--ignore-daemonsets", "--timeout=20s")
+    done = cluster_kubectl("drain", node, "--force", "--ignore-daemonsets", "--timeout=120s")
     assert f"node/{node} drained" in done.stdout
     left = [p.metadata.name for p in core.list_namespaced_pod(cluster.namespace).items]
     assert left == ["elsewhere"]
@@ -133,7 +133,7 @@ def test_wait_returns_when_the_condition_holds(cluster: Cluster, cluster_kubectl
     k8s.CoreV1Api(cluster.api).patch_node_status(
         node, {"status": {"conditions": [{"type": "Ready", "status": "True"}]}}
     )
-    done = cluster_kubectl("wait", "--for=condition=Ready", f"node/{node}", "--timeout=10s")
+    done = cluster_kubectl("wait", "--for=condition=Ready", f"node/{node}", "--timeout=60s")
     assert "condition met" in done.stdout
 
 

@@ -166,7 +166,7 @@ def test_a_crd_gets_a_document_named_by_its_reversed_group(cluster: Cluster) -> 
     ext.create_custom_resource_definition(crd)
     cluster.cleanup.append(lambda: ext.delete_custom_resource_definition(crd["metadata"]["name"]))
     key = f"apis/{objects.CRD_GROUP}/v1"
-    eventually(lambda: key in index(cluster), timeout=30)
+    eventually(lambda: key in index(cluster))
     doc = document(cluster, key)
     name = "com.example.contract.v1.Gizmo"
     gizmo = doc["components"]["schemas"][name]
@@ -184,7 +184,7 @@ def test_a_crd_gets_a_document_named_by_its_reversed_group(cluster: Cluster) -> 
     props = current.spec.versions[0].schema.open_apiv3_schema.properties["spec"].properties
     props["colour"] = k8s.V1JSONSchemaProps(type="string")
     ext.replace_custom_resource_definition(crd["metadata"]["name"], current)
-    eventually(lambda: index(cluster)[key] != old, timeout=30)
+    eventually(lambda: index(cluster)[key] != old)
     new = index(cluster)[key]
     assert "colour" in document(cluster, key)["components"]["schemas"][name]["properties"]["spec"]["properties"]
     stale = get(cluster, old)

@@ -57,12 +57,26 @@ def cluster(gpu_sim: Any, api_client: Any) -> Iterator[tuple[Any, Any, list[str]
     yield gpu_sim, api_client, names
 
 
-def _controller(api: Any, tmp_path: Path, extra: str = NO_BREAKER) -> controller.Controller:
+class Counting(controller.Controller):
+    """The controller, counting the passes it completed: a step done twice would show within a
+    pass or two after the work was done, so a test waits for passes, not for seconds."""
+
+    passes = 0
+
+    def reconcile_once(self) -> controller.PassResult:
+        result = super().reconcile_once()
+        self.passes += 1
+        return result
+
+    def passes_after(self, count: int) -> Callable[[], bool]:
+        """True once a whole pass has run after the first ``count`` (two more: the first may have begun before)."""
+        return lambda: self.passes >= count + 2
+
+
+def _controller(api: Any, tmp_path: Path, extra: str = NO_BREAKER) -> Counting:
     path = tmp_path / "values.yaml"
     path.write_text(SEED_VALUES + extra)
-    return controller.Controller(
-        api, config.load(path, enforce=True), namespace="nvsentinel", clk=clock.for_api_client(api)
-    )
+    return Counting(api, config.load(path, enforce=True), namespace="nvsentinel", clk=clock.for_api_client(api))
 
 
 class Running:
@@ -131,11 +145,13 @@ def _acting_once(sim: Any, api: Any, tmp_path: Path, node: str) -> tuple[dict[st
     """The storm's steps for one node on a reliable server: what acting once looks like."""
     _publish(api, [xid79(node)])
     sim.audit.clear()
-    loop = Running(_controller(api, tmp_path).run)
+    reliable = _controller(api, tmp_path)
+    loop = Running(reliable.run)
     try:
         _until(lambda: all(s.phase for s in resource.list_events(api)), "the reliable run")
         _until(lambda: _created(sim.audit.records(), "rebootnodes") == 1, "the reliable run's remediation")
-        time.sleep(1.0)  # its follow-up steps settle (the frozen cluster clock holds the reboot)
+        # its follow-up steps settle (the frozen cluster clock holds the reboot)
+        _until(reliable.passes_after(reliable.passes), "a whole pass after the remediation")
     finally:
         loop.end()
     writes = _writes(sim.audit.records(), node, {s.name for s in resource.list_events(api)})
@@ -155,22 +171,24 @@ def test_a_storm_on_an_unreliable_api_server_is_acted_on_once_per_node(cluster: 
     sim.faults.inject(409, verb="update", resource="nodes", count=2)
     sim.faults.inject(429, verb="update", resource="healthevents", count=2)
     sim.faults.inject(500, verb="update", count=2)
-    loop = Running(_controller(api, tmp_path).run)
+    storming = _controller(api, tmp_path)
+    loop = Running(storming.run)
     chaos = Running(lambda stop: _chaos(sim, stop))
+
+    def acted_on(count: int) -> bool:
+        try:
+            return sum(1 for s in resource.list_events(api) if s.phase) >= count
+        except errors.ToolError:
+            return False  # the server is down or answered 500: look again
+
     try:
-        time.sleep(1.5)  # the second half arrives while the first is being quarantined
+        # the second half arrives while the first is being quarantined
+        _until(lambda: acted_on(2), "the first half's quarantine to begin")
         _publish(api, storm[STORM // 2 :])
-
-        def all_acted_on() -> bool:
-            try:
-                stored = resource.list_events(api)
-                return len(stored) == STORM + 1 and all(s.phase for s in stored)
-            except errors.ToolError:
-                return False
-
-        _until(all_acted_on, "every event of the storm to get its outcome")
+        _until(lambda: acted_on(STORM + 1), "every event of the storm to get its outcome")
         _until(lambda: _created(sim.audit.records(), "rebootnodes") >= STORM, "every node's remediation")
-        time.sleep(3.0)  # a step done twice would show now
+        # a step done twice would show within a pass
+        _until(storming.passes_after(storming.passes), "a whole pass after the last remediation")
     finally:
         chaos.end()
         loop.end()

@@ -12,7 +12,6 @@ node remediation-failed with an Event and creates nothing.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from shared.health import config, controller, quarantine, resource
 from shared.health import event as hevent
 from shared.kube import rest
 from shared.sim.gpu import fabric
+from tests import waiting
 from tests.health.test_offline import SEED_VALUES
 
 IMMEDIATE = """
@@ -99,13 +99,11 @@ def daemonset_pod(api: Any, namespace: str, node: str) -> str:
             },
         },
     )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        made = rest.list_items(api, rest.core_path("pods", namespace), label_selector="app=exporter")
-        if made:
-            return str(made[0]["metadata"]["name"])
-        time.sleep(0.05)
-    raise AssertionError("the DaemonSet controller made no pod within 30 s")
+    made = waiting.until(
+        lambda: rest.list_items(api, rest.core_path("pods", namespace), label_selector="app=exporter"),
+        what="the DaemonSet controller's pod",
+    )
+    return str(made[0]["metadata"]["name"])
 
 
 def pods_on(api: Any, node: str) -> list[str]:

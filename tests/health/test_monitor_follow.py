@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from shared.health.monitors import tail
+from tests import waiting
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -62,12 +64,26 @@ def test_truncation_and_rotation_lose_no_line_and_repeat_none(tmp_path: Path) ->
         follower.tail.close()
 
 
+def _opened(path: Path) -> bool:
+    """Whether this process holds ``path`` open (the follower opens it at its first read)."""
+    fds = Path("/proc/self/fd")
+    targets = []
+    for fd in fds.iterdir() if fds.is_dir() else []:
+        try:
+            targets.append(fd.readlink())
+        except OSError:
+            continue  # closed meanwhile
+    return path.resolve() in targets
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="sees the follower's open file in /proc/self/fd")
 def test_cli_follow_prints_lines_appended_while_it_runs(run_cli: Any, tmp_path: Path) -> None:
     log = tmp_path / "kern.log"
     log.write_text(xid_line(79))
 
     def later() -> None:
-        time.sleep(0.3)
+        # Once the follower has the file open (its first read), append: the line comes while it runs.
+        waiting.until(lambda: _opened(log), what="the follower to open the log")
         append(log, xid_line(48))
 
     writer = threading.Thread(target=later)
@@ -86,7 +102,7 @@ def test_cli_follow_prints_lines_appended_while_it_runs(run_cli: Any, tmp_path: 
             "--interval",
             "50ms",
             "--for",
-            "1s",
+            "3s",  # real time left after the append (a few ms after the first read) for a read or more
         )
     finally:
         writer.join()

@@ -21,6 +21,7 @@ import pytest
 from shared import clock, nodes
 from shared.health import breaker, config, controller, quarantine, replay, resource
 from shared.health import event as hevent
+from tests import waiting
 from tests.health.test_offline import SEED_VALUES
 
 XID79 = {
@@ -226,13 +227,10 @@ def test_the_controller_loop_stops_cleanly_and_credentials_stay_out_of_logs(
     worker.start()
     try:
         publish(api, xid79(names[0]))
-        for _ in range(200):
-            if nodes.is_cordoned(nodes.get(api, names[0])):
-                break
-            stop.wait(0.05)
+        waiting.until(lambda: nodes.is_cordoned(nodes.get(api, names[0])), what=f"{names[0]}'s cordon")
     finally:
         stop.set()
-        worker.join(timeout=10)
+        worker.join(timeout=waiting.REAL_SECONDS)
     assert not worker.is_alive()
     assert nodes.is_cordoned(nodes.get(api, names[0]))
     assert sim.identities.admin_token not in caplog.text

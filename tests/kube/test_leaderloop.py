@@ -4,8 +4,9 @@ Covers: of two replicas only the Lease holder passes, and stopping it hands the 
 (released, not left to expire); ``wake`` cuts an hour-long poll short; a watching loop passes when
 a change it cares about arrives, not for others; a failed pass is reported and retried, a 410
 lists again at once; what the passes hold is let go before the Lease; settings that cannot work
-are refused. Real Leases over HTTP; time is real but short (polls of 50 ms), and every wait is for
-a condition with a generous deadline.
+are refused; a standby takes an expired Lease over only after its real-time margin, and every
+leader-elected controller (and every run Lease) keeps one. Real Leases over HTTP; time is real but
+short (polls of 50 ms), and every wait is for a condition with a generous deadline.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -177,6 +179,47 @@ def test_settings_that_cannot_work_are_refused(api_client: Any) -> None:
             settings=watching,
             reconcile=lambda: None,
         )
+
+
+@pytest.mark.parametrize(("margin", "taken"), [(3600.0, False), (0.0, True)], ids=["margin", "no-margin"])
+def test_a_standby_takes_an_expired_lease_over_only_after_its_real_time_margin(
+    api_client: Any, margin: float, taken: bool
+) -> None:
+    # the holder renewed last in 2020: long expired in the standby's (wall) clock, but the standby
+    # has only just seen the record, and on a fast simulated clock that is what a busy holder looks like
+    stale = datetime(2020, 1, 1, tzinfo=UTC)
+    assert leases.try_acquire(
+        api_client, "default", "widget-controller", identity="busy-holder", duration=15, now=lambda: stale
+    )
+    passes: list[int] = []
+    standby = LeaderLoop(
+        api=api_client,
+        namespace="default",
+        lease="widget-controller",
+        identity="standby",
+        clock=clock.WALL,
+        settings=ControllerSettings(poll_seconds=0.01, slice_seconds=0.01, min_real_lease_seconds=margin),
+        reconcile=lambda: passes.append(1),
+    )
+    stop = threading.Event()
+    for _ in range(3):
+        standby.turn(stop)
+    assert (bool(passes), _holder(api_client)) == (taken, "standby" if taken else "busy-holder")
+
+
+def test_every_leader_elected_controller_keeps_a_real_time_margin_on_its_leases() -> None:
+    from shared.certify import controller as certify_controller
+    from shared.certify import leasing
+    from shared.health import controller as health_controller
+    from shared.lifecycle import controller as lifecycle_controller
+
+    default = ControllerSettings().min_real_lease_seconds
+    assert default >= 1  # a second or more: longer than a busy machine keeps a thread from running
+    for kept in (health_controller.SETTINGS, leasing.SETTINGS, lifecycle_controller.SETTINGS):
+        assert kept.min_real_lease_seconds >= default
+    # the run Leases of Certifications and WorkloadRuns keep it too, in a replica and in run --wait
+    assert certify_controller.Controller(None, "default", "me").seen.min_real_seconds >= default
+    assert leasing.observer().min_real_seconds == leasing.SETTINGS.min_real_lease_seconds
 
 
 class _Controller:

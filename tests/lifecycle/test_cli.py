@@ -153,7 +153,7 @@ def running(gpu_sim: Any, api_client: Any, tmp_path: Path) -> Iterator[tuple[Any
         yield gpu_sim, api_client, names, str(tmp_path / "values.yaml")
     finally:
         stop.set()
-        thread.join(timeout=10)
+        thread.join(timeout=60)  # generous: the loop ends within a poll of a stop
         gpu_sim.vclock.set_speed(0)
 
 

@@ -164,7 +164,7 @@ def test_kubectl_rollout_status_finishes(
     kubectl("apply", "-f", str(kit.manifest(tmp_path, body)))
     done: list[Any] = []
     watcher = threading.Thread(
-        target=lambda: done.append(kubectl("rollout", "status", "daemonset/agent", "--timeout=30s", check=False))
+        target=lambda: done.append(kubectl("rollout", "status", "daemonset/agent", "--timeout=120s", check=False))
     )
     watcher.start()
     for _ in range(10):
@@ -172,7 +172,7 @@ def test_kubectl_rollout_status_finishes(
             break
         sim.advance(1)
         watcher.join(timeout=0.5)
-    watcher.join(timeout=35)
+    watcher.join(timeout=150)  # kubectl's own --timeout ends it first
     (result,) = done
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == 'daemon set "agent" successfully rolled out'

@@ -249,7 +249,7 @@ def test_kubectl_rollout_status_and_wait_finish(
     kubectl("apply", "-f", str(kit.manifest(tmp_path, kit.deployment("web"))))
     done: list[Any] = []
     watcher = threading.Thread(
-        target=lambda: done.append(kubectl("rollout", "status", "deployment/web", "--timeout=30s", check=False))
+        target=lambda: done.append(kubectl("rollout", "status", "deployment/web", "--timeout=120s", check=False))
     )
     watcher.start()
     for _ in range(10):  # let kubectl see the rollout waiting, then move time on
@@ -257,9 +257,9 @@ def test_kubectl_rollout_status_and_wait_finish(
             break
         sim.advance(1)
         watcher.join(timeout=0.5)
-    watcher.join(timeout=35)
+    watcher.join(timeout=150)  # kubectl's own --timeout ends it first
     (result,) = done
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == 'deployment "web" successfully rolled out'
-    waited = kubectl("wait", "--for=condition=Available", "deployment/web", "--timeout=10s")
+    waited = kubectl("wait", "--for=condition=Available", "deployment/web", "--timeout=60s")
     assert waited.stdout.strip() == "deployment.apps/web condition met"

@@ -78,4 +78,6 @@ def test_latency_delays_each_request(sim: SimServer, api_client: Any) -> None:
     sim.faults.configure(latency_ms=150)
     started = time.monotonic()
     core.list_namespace()
+    # A lower bound only: a busy machine makes the request slower, never faster, so this holds on
+    # any machine; no upper bound is asserted (how long a request takes is the machine's business).
     assert time.monotonic() - started >= 0.15
