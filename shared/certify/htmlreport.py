@@ -65,9 +65,29 @@ def _bandwidth_by_node(cs: models.CategoryStatus, racks: Mapping[str, str], thre
                 "hovertemplate": "%{x}<br>%{y:.1f} GB/s<extra>" + rack + "</extra>",
             }
         )
+    missing = [n for n in cs.nodes if n not in values]
+    if missing:  # a node whose every run crashed measured nothing: shown, not left out of the chart
+        reasons = {f.name: f.message for f in cs.failedNodes}
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "no measurement",
+                "x": missing,
+                "y": [0] * len(missing),
+                "text": [reasons.get(n, "no group of this node printed a result") for n in missing],
+                "marker": {"color": page.FAIL_COLOUR, "symbol": "x", "size": 12},
+                "hovertemplate": "%{x}: no measurement<br>%{text}<extra></extra>",
+            }
+        )
     layout: dict[str, Any] = {
         "title": {"text": f"{cs.domain}/{cs.variant}: bus bandwidth per node, by rack"},
-        "xaxis": {"title": {"text": "node"}, "type": "category"},
+        "xaxis": {
+            "title": {"text": "node"},
+            "type": "category",
+            "categoryorder": "array",  # rack by rack, a node that measured nothing in its rack's place
+            "categoryarray": sorted([*values, *missing], key=lambda n: (racks.get(n, "unknown"), n)),
+        },
         "yaxis": {"title": {"text": "bus bandwidth (GB/s)"}, "rangemode": "tozero"},
         "legend": {"title": {"text": "rack"}},
         "bargap": 0.15,

@@ -81,7 +81,8 @@ def _loads_nothing_from_the_network_and_draws_every_chart(page: str) -> None:
         "diagnostics/dcgm-l1: dcgmi diag per node and GPU (red: failed)",
     ]
     by_rack, curves, grid = figures
-    assert [t["name"] for t in by_rack["data"]] == ["rack-0", "rack-1"]
+    assert [t["name"] for t in by_rack["data"]] == ["rack-0", "rack-1", "no measurement"]
+    assert by_rack["data"][-1]["x"] == ["node-006"]  # its dead GPU crashed every run it was in
     assert by_rack["layout"]["shapes"][0]["y0"] == 300
     assert curves["layout"]["xaxis"]["type"] == "log"
     cell = grid["data"][0]["z"][grid["data"][0]["y"].index("node-006")]
