@@ -3,7 +3,9 @@
 The file lists ``<sha256>  <path>`` (two spaces, as ``sha256sum`` writes and upstream AICR reads),
 sorted by path so the same bundle always gives the same bytes. Unlike upstream it also covers
 ``recipe.yaml``: every file but itself. Verification reports every changed, missing and extra file
-at once, so one run tells the whole story.
+at once, so one run tells the whole story. A bundle written by upstream (its checksums.txt leaves
+``recipe.yaml`` out) verifies as upstream verifies it: its ``recipe.yaml`` is said to be unchecked,
+not counted as extra.
 """
 
 from __future__ import annotations
@@ -42,6 +44,10 @@ def bundle_files(root: Path) -> list[str]:
     return sorted(found)
 
 
+UPSTREAM_UNLISTED = "recipe.yaml"
+"""The one file upstream's bundler writes and leaves out of checksums.txt (ours lists it)."""
+
+
 class Verification(BaseModel):
     """What ``aicr verify`` found; ``passed`` is the verdict (exit 1 when false)."""
 
@@ -50,6 +56,9 @@ class Verification(BaseModel):
     changed: list[str] = Field(default_factory=list)
     missing: list[str] = Field(default_factory=list)
     extra: list[str] = Field(default_factory=list)
+    unchecked: list[str] = Field(
+        default_factory=list, description="Files upstream's bundles leave out of checksums.txt, present here."
+    )
 
     @property
     def passed(self) -> bool:
@@ -59,6 +68,7 @@ class Verification(BaseModel):
         """The report printed on stdout, one line per problem file."""
         lines = [f"changed: {p}" for p in self.changed] + [f"missing: {p}" for p in self.missing]
         lines += [f"extra: {p}" for p in self.extra]
+        lines += [f"unchecked: {p} (not listed in {FILE_NAME}, as upstream writes it)" for p in self.unchecked]
         if self.passed:
             lines.append(f"Checksums verified ({self.checked} files)")
             lines.append("Bundle verification: PASSED")
@@ -117,4 +127,7 @@ def verify(root: Path) -> Verification:
         elif _linked(root, rel) or digest(paths.safe_join(root, rel, where=str(listing))) != expected:
             result.changed.append(rel)
     result.extra = sorted(present - set(listed))
+    if UPSTREAM_UNLISTED in result.extra:
+        result.extra.remove(UPSTREAM_UNLISTED)
+        result.unchecked.append(UPSTREAM_UNLISTED)
     return result

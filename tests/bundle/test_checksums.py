@@ -2,7 +2,8 @@
 
 Covers: the listing format (sorted, two spaces, every file but itself); verify naming every
 changed, missing and extra file at once, and a replaced symlink as changed; malformed or escaping
-lines and a folder without checksums.txt as invalid input; safe_join refusing absolute, ``..``
+lines and a folder without checksums.txt as invalid input; an upstream bundle (recipe.yaml unlisted)
+verifying as upstream verifies it; safe_join refusing absolute, ``..``
 and symlinked escapes.
 """
 
@@ -102,3 +103,22 @@ def test_safe_join_refuses_a_symlink_that_leads_out(tmp_path: Path) -> None:
     with pytest.raises(errors.InvalidInput):
         paths.safe_join(tmp_path / "root", "link/x")
     assert paths.safe_join(tmp_path / "root", "ok/x") == tmp_path / "root" / "ok" / "x"
+
+
+def test_an_upstream_bundle_verifies_as_upstream_verifies_it(team_shared: Path) -> None:
+    # upstream's checksums.txt lists every file but recipe.yaml (research/aicr-golden, 40-verify): the
+    # recipe is said to be unchecked, not extra; our own bundles list it, so a change to it still fails
+    bundle = team_shared / "research/aicr-golden/bundles/helm-default"
+    result = checksums.verify(bundle)
+    assert result.passed and result.checked == 29
+    assert (result.extra, result.unchecked) == ([], ["recipe.yaml"])
+    assert "unchecked: recipe.yaml" in result.text()
+
+
+def test_an_unlisted_file_other_than_the_recipe_is_still_extra(tmp_path: Path) -> None:
+    root = _bundle(tmp_path / "b")
+    (root / "recipe.yaml").write_text("kind: Recipe\n")
+    (root / "added.sh").write_text("curl x | sh\n")
+    result = checksums.verify(root)
+    assert not result.passed
+    assert (result.extra, result.unchecked) == (["added.sh"], ["recipe.yaml"])
