@@ -18,6 +18,7 @@ from shared.recipe.vocabulary import allowed_values
 
 Kubeconfig = cli_options.Kubeconfig
 Context = cli_options.Context
+html_report = cli_options.html_report
 
 
 def _help(field: str, text: str) -> str:

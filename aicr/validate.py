@@ -39,10 +39,7 @@ def validate(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write the report to this file.", show_default=False)
     ] = None,
-    html: Annotated[
-        Path | None,
-        typer.Option("--html", help="Also write the report as a self-contained HTML page here.", show_default=False),
-    ] = None,
+    html: Annotated[Path | None, opt.html_report("the report")] = None,
     wait: Annotated[bool, typer.Option("--wait", help="Deployment: re-check until healthy or the timeout.")] = False,
     timeout: Annotated[
         str | None,

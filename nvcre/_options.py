@@ -18,6 +18,7 @@ from shared.output import Format
 
 Kubeconfig = cli_options.Kubeconfig
 Context = cli_options.Context
+html_report = cli_options.html_report
 AllNamespaces = cli_options.AllNamespaces
 Strict = cli_options.Strict
 Watch = cli_options.Watch

@@ -146,14 +146,7 @@ def report_cmd(
     results_file: Annotated[
         Path | None, typer.Option("--results-file", help="Also write the JSON report here.", show_default=False)
     ] = None,
-    html: Annotated[
-        Path | None,
-        typer.Option(
-            "--html",
-            help="Also write a self-contained HTML report here (charts per node, message size, GPU and round).",
-            show_default=False,
-        ),
-    ] = None,
+    html: Annotated[Path | None, opt.html_report("the report (charts per node, message size, GPU and round)")] = None,
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,
 ) -> int:

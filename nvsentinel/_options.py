@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 Kubeconfig = cli_options.Kubeconfig
 Context = cli_options.Context
+html_report = cli_options.html_report
 MetricsAddr = cli_options.MetricsAddr
 Watch = cli_options.Watch
 Strict = cli_options.Strict

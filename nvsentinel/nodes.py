@@ -42,12 +42,7 @@ ACTION = out.Column.key("ACTION", "action")
 def show(
     ctx: typer.Context,
     output: opt.Output = "table",
-    html: Annotated[
-        Path | None,
-        typer.Option(
-            "--html", help="Also write the fleet by rack as a self-contained HTML page here.", show_default=False
-        ),
-    ] = None,
+    html: Annotated[Path | None, opt.html_report("the fleet by rack")] = None,
     watch: opt.Watch = False,
     kubeconfig: opt.Kubeconfig = None,
     context: opt.Context = None,

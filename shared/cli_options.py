@@ -4,8 +4,9 @@ kubectl's habits, declared once so ``--kubeconfig/-k``, ``--context``, ``-n/--na
 ``-A/--all-namespaces`` and ``-o/--output`` read the same in aicr, nvcrectl and nvsentinel, with the
 same help; so does ``--metrics-addr`` of the two controllers and the monitors. A program's ``_options.py``
 re-exports these and keeps only what is its own (aicr's criteria, nvsentinel's ``--values``).
-The help of a format option is built from the formats the command accepts
-(``shared.output.Format``), so the help and the check cannot disagree.
+``--html FILE`` of the three reports reads the same too. The help of a format option is built
+from the formats the command accepts (``shared.output.Format``), so the help and the check cannot
+disagree.
 
 aicr keeps ``-o`` for the destination file, as upstream AICR does, and names its format
 ``--format/-t`` (``FORMAT_FLAGS``). What the options mean stays with the commands: this module
@@ -66,6 +67,19 @@ MetricsAddr = Annotated[
     ),
 ]
 """The metrics endpoint of the controllers (``nvcrectl controller``, ``nvsentinel run``) and the monitors."""
+
+
+def html_report(what: str) -> Any:
+    """``--html FILE``: the command's result also as one self-contained page (``shared.htmlpage``).
+
+    Use as ``Annotated[Path | None, cli_options.html_report("the fleet by rack")] = None``; the
+    three reports (certification, validation, fleet) take the same flag with the same promise.
+    """
+    return typer.Option(
+        "--html",
+        help=f"Also write {what} as a self-contained HTML page here (no network needed to view it).",
+        show_default=False,
+    )
 
 
 def namespace(of: str, *, from_context: bool = False) -> Any:
