@@ -790,6 +790,21 @@ def _condition(cluster: Cluster, node: str, kind: str) -> dict[str, Any]:
     return next((c for c in conditions if c.get("type") == kind), {})
 
 
+def show_verdict(controller: Background, request: str) -> None:
+    """Print the controller's log lines for ``request``'s verdict once it has logged it: the status is written
+    just before the line, so a caller that has seen the status waits for the line too."""
+
+    def verdict_logged(line: str) -> bool:
+        # The request's own verdict ("NAME: Succeeded: ..."), not one of its test runs' ("NAME-g0-a1: ...").
+        return f"{request}: Succeeded" in line or f"{request}: Failed" in line
+
+    wait_for(
+        f"the controller logs {request}'s verdict",
+        lambda: any(verdict_logged(line) for line in controller.log.read_text(errors="replace").splitlines()),
+    )
+    controller.grep(lambda line: request in line and ("Succeeded" in line or "Failed" in line))
+
+
 def validate_return(cluster: Cluster, controller: Background) -> None:
     step(
         "17. Validation: quarantine hands the repaired node to the lifecycle controller, which runs a ValidationRequest"
@@ -803,15 +818,7 @@ def validate_return(cluster: Cluster, controller: Background) -> None:
     kubectl(*KC, "get", "nodes", "-l", VALIDATION_STATE, "-L", VALIDATION_STATE)
     wait_for(f"{request} has a verdict", lambda: _phase(cluster, request) in ("Succeeded", "Failed"))
 
-    def verdict_logged(line: str) -> bool:
-        return request in line and ("Succeeded" in line or "Failed" in line)
-
-    # The controller logs the verdict just after writing it: wait for the line, not only the status.
-    wait_for(
-        f"the controller logs {request}'s verdict",
-        lambda: any(verdict_logged(line) for line in controller.log.read_text(errors="replace").splitlines()),
-    )
-    controller.grep(verdict_logged)
+    show_verdict(controller, request)
     run("nvsentinel", "validation", "list", *KC)
     if _phase(cluster, request) != "Succeeded":
         raise DemoFailed(f"{request} did not pass")
@@ -894,7 +901,7 @@ def drift_and_recertify(cluster: Cluster, controller: Background) -> None:
         "2h",
         *KC,
     )
-    controller.show(lambda line: "after-driver-upgrade" in line and ("Succeeded" in line or "Failed" in line))
+    show_verdict(controller, "after-driver-upgrade")
     wait_for("node-001 is schedulable again", lambda: not cluster.cordoned("node-001"))
     run("nvsentinel", "validation", "list", *KC)
     note("re-certified: the current state becomes the new golden snapshot, and the gate passes")
