@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from tests.cli.nvsentinel.test_commands import EVENT
+
 CRD = "validationrequests.nvsentinel.nvidia.com"
 KIND = "apiVersion: nvsentinel.nvidia.com/v1alpha1, kind: ValidationRequest"
 GOOD = f"{{{KIND}, metadata: {{name: vr-1}}, spec: {{nodes: [{{name: gpu-node-1}}]}}}}"
@@ -47,16 +49,6 @@ def test_strict_exits_1_with_the_same_output(run_cli: Any, cluster: Path) -> Non
     assert "vr-1" in strict.stdout and "vr-old" not in strict.stdout
 
 
-EVENT = {
-    "agent": "gpu-health-monitor",
-    "componentClass": "GPU",
-    "checkName": "GpuXidError",
-    "isFatal": True,
-    "recommendedAction": "RESTART_BM",
-    "errorCode": ["79"],
-    "nodeName": "node-001",
-    "generatedTimestamp": "2026-01-01T00:00:00Z",
-}
 EVENT_CRD = "healthevents.nvsentinel.nvidia.com"
 BAD_EVENT = (
     "{apiVersion: nvsentinel.nvidia.com/v1alpha1, kind: HealthEvent, metadata: {name: he-old}, spec: {isFatal: x}}"
