@@ -78,10 +78,7 @@ def validate(
         )
     document = report.ctrf(result)
     if html is not None:
-        from shared import files
-        from shared.validate import htmlreport
-
-        files.atomic_write_text(html, htmlreport.render(document, recipe=recipe))
+        service.html_report(html, document, recipe=recipe)
     out.emit(document, chosen, table=report.table(result), destination=output)
     if result.timed_out:
         out.error_line(f"error: timed out after {result.seconds:.0f}s with {len(result.failures)} check(s) failing")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from shared.snapshot.service import ClusterAccess
 
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from shared.recipe import models
     from shared.validate.phases import PhaseResult, Report
 
-__all__ = ["ClusterAccess", "validate"]  # the command opens its ClusterAccess from here
+__all__ = ["ClusterAccess", "html_report", "validate"]  # the command opens its ClusterAccess from here
 
 
 def validate(
@@ -70,6 +70,15 @@ def validate(
             )
         )
     return report
+
+
+def html_report(path: Path, document: dict[str, Any], *, recipe: str) -> None:
+    """Write ``aicr validate --html``: the page draws the CTRF document ``-o json`` prints, so the two
+    never disagree; plotly is imported here, by this command only."""
+    from shared import files
+    from shared.validate import htmlreport
+
+    files.atomic_write_text(path, htmlreport.render(document, recipe=recipe))
 
 
 def _run_phase(
