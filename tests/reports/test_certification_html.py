@@ -5,7 +5,8 @@ GPU) gives a page whose JSON block equals ``report -o json``; the page loads not
 it holds the charts the issue lists (bandwidth per node by rack with the threshold line, bandwidth over
 message size on a log axis, the DCGM grid, the isolation trail); and in a real headless Chromium it
 loads with no console error and its first chart area is drawn in at least 8 distinct colours.
-The curves a run keeps are bounded, so a thousand-node certification stays below the object limit.
+A training run draws its step time and TFLOP/s per GPU over steps, one line per group, from the same
+numbers. The curves a run keeps are bounded, so a thousand-node certification stays below the object limit.
 """
 
 from __future__ import annotations
@@ -141,3 +142,32 @@ def test_a_threshold_line_is_drawn_only_for_a_plain_bound() -> None:
     assert htmlreport.bound("value >= 300") == 300.0
     assert htmlreport.bound(" value > 12.5 ") == 12.5
     assert htmlreport.bound("value >= 300 && value < 900") is None
+
+
+def test_a_training_run_draws_step_time_and_tflops_over_steps(
+    run_cli: Any, gpu_sim: SimServer, api_client: Any, sim_kubeconfig: Path, tmp_path: Path
+) -> None:
+    gpu_sim.add_gpu_nodes(4)
+    cert = kit.certification("train", domain="training", variant="nemotron5-8b", maxSteps=20, timeoutPerJob="6h")
+    kit.create(api_client, cert)
+    assert kit.drive(gpu_sim, api_client, "train", seconds=300).status.phase is models.Phase.SUCCEEDED
+    html = tmp_path / "train.html"
+    result = run_cli(
+        "nvcrectl", "certification", "report", "train", "-o", "json", "--html", str(html), "-k", str(sim_kubeconfig)
+    )
+    assert result.code == 0, result.stderr
+    page, as_json = html.read_text(encoding="utf-8"), json.loads(result.stdout)
+    assert htmlpage.embedded_data(page) == as_json
+    [training] = as_json["categories"]
+    logged = [g for r in training["rounds"] for g in r["groups"] if g.get("detail", {}).get("steps")]
+    assert logged, "the run's steps reach the report"
+    [figure] = [json.loads(f) for f in re.findall(r"var f=(\{.*?\});Plotly\.newPlot", page)]
+    assert figure["layout"]["title"]["text"] == "training/nemotron5-8b: step time and TFLOP/s per GPU over steps"
+    step_times = [t for t in figure["data"] if t["name"].endswith("step time")]
+    assert len(step_times) == len(logged)
+    steps = logged[0]["detail"]["steps"]
+    assert step_times[0]["x"] == [s["step"] for s in steps]
+    assert step_times[0]["y"] == [s["stepTimeSec"] for s in steps]
+    tflops = [t for t in figure["data"] if t["name"].endswith("TFLOP/s per GPU")]
+    assert len(tflops) == len(logged) and all(t["yaxis"] == "y2" for t in tflops)  # on the right-hand axis
+    assert open_in_chromium(page, tmp_path).errors == []
