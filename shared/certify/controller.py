@@ -25,7 +25,7 @@ from datetime import datetime
 from shared import clock, errors, metrics
 from shared.certify import leasing, models, resource, runner, workload
 from shared.kube import events as kube_events
-from shared.kube import leases
+from shared.kube import leases, listing
 from shared.kube.api import KubeApi
 from shared.kube.leaderloop import LeaderLoop
 
@@ -46,6 +46,9 @@ DURATION = metrics.histogram(
 STEPS = metrics.counter("nvcrectl_reconcile_steps_total", "Runner steps taken on Certifications.")
 STEP_ERRORS = metrics.counter("nvcrectl_step_errors_total", "Runner steps that failed and will be retried.")
 PASS_ERRORS = metrics.counter("nvcrectl_pass_errors_total", "Controller passes that failed and were retried.")
+UNREADABLE = metrics.counter(
+    "nvcrectl_unreadable_objects_total", "Certifications and WorkloadRuns skipped because they do not parse."
+)
 LEADER = metrics.gauge("nvcrectl_leader", "1 while this replica holds the controller Lease.")
 
 
@@ -73,6 +76,8 @@ class Controller:
     """Its Event recorder (one per replica, so repeats aggregate); made in ``__post_init__`` when not given."""
     seen: leases.Observer = field(default_factory=leasing.observer)
     """The run Leases it saw others hold, so it takes one over only after a real-time minimum too."""
+    unreadable: set[listing.Skipped] = field(default_factory=set)
+    """The objects it warned about as unreadable, so each is named once, not every pass."""
 
     def __post_init__(self) -> None:
         if self.events is None:
@@ -103,9 +108,11 @@ class Controller:
         """One pass over the unfinished Certifications and WorkloadRuns; returns what each step did."""
         notes = []
         try:
-            certs = resource.list_all(self.api, self.namespace)
+            found = resource.list_readable(self.api, self.namespace)
         except errors.NotFound:
-            certs = []  # the Certification CRD is not installed: only WorkloadRuns to run
+            found = listing.Listing()  # the Certification CRD is not installed: only WorkloadRuns to run
+        self._warn_unreadable(found.skipped)
+        certs = found.items
         for cert in certs:
             if cert.status.phase in (models.Phase.SUCCEEDED, models.Phase.FAILED):
                 self._let_go(cert.name)
@@ -134,11 +141,12 @@ class Controller:
     def _reconcile_workloads(self) -> list[str]:
         """One step of every unfinished WorkloadRun whose Lease this replica holds or can take."""
         try:
-            runs = workload.list_all(self.api, self.namespace)
+            readable = workload.list_readable(self.api, self.namespace)
         except errors.NotFound:
             return []  # the WorkloadRun CRD is not installed: nothing to run
+        self._warn_unreadable(readable.skipped)
         notes = []
-        for found in runs:
+        for found in readable.items:
             lease = workload.lease_name(found.name)
             if workload.finished(found):
                 self._let_go(lease)
@@ -160,6 +168,15 @@ class Controller:
             if workload.finished(done):
                 self._let_go(lease)
         return notes
+
+    def _warn_unreadable(self, skipped: list[listing.Skipped]) -> None:
+        """One warning per object that does not parse (stored under an older CRD, or written by hand),
+        once per problem, not every pass: the others still run, as kubectl still lists them."""
+        for item in skipped:
+            if item not in self.unreadable:
+                self.unreadable.add(item)
+                UNREADABLE.inc()
+                logger.warning("skipping %s: %s", item.what, item.reason, extra={"subject": item.what})
 
     def _record_verdict(self, name: str, phase: str | None) -> None:
         label = str(phase or "Unknown")

@@ -22,7 +22,7 @@ from pydantic import Field, model_validator
 from shared import errors
 from shared.certify import catalog, inputcheck, leasing, models, render, thresholds
 from shared.clock import Clock
-from shared.kube import crds, jobs, rest
+from shared.kube import crds, jobs, listing, rest
 from shared.kube import errors as kube_errors
 from shared.kube.api import KubeApi
 from shared.kube.customresource import CustomResource, Fields
@@ -269,6 +269,11 @@ def get(api: KubeApi, namespace: str, name: str) -> WorkloadRun:
 
 def list_all(api: KubeApi, namespace: str | None) -> list[WorkloadRun]:
     return [WorkloadRun.model_validate(i) for i in rest.list_items(api, RESOURCE.path(namespace))]
+
+
+def list_readable(api: KubeApi, namespace: str | None) -> listing.Listing[WorkloadRun]:
+    """Like ``list_all``, but a run that does not parse is skipped and named, not fatal."""
+    return listing.parse(rest.list_items(api, RESOURCE.path(namespace)), WorkloadRun, what=RESOURCE.what)
 
 
 def lease_name(name: str) -> str:
