@@ -9,7 +9,8 @@ upgrade-driver changes the GFD labels, the driver DaemonSet's image and the modu
 seed installs the driver the GPU Operator's values pin (labels, DaemonSet image, module banner),
 none when the operator does not manage the driver, another when told, and records the values as
 the release's config; the seed command sends the catalog's merged values and installs the
-recipe's driver, or the one --driver-version names.
+recipe's driver, or the one --driver-version names; our own chart's CRDs are the real ones (their
+kinds, so `nvcrectl crds install` after a seed updates them), other charts' are stubs.
 """
 
 from __future__ import annotations
@@ -235,3 +236,25 @@ def test_the_seed_command_installs_the_recipes_driver_or_the_one_asked_for(
     assert config == values["gpu-operator"]  # the release records the values Helm was given
     with pytest.raises(ValueError, match="not a resolved recipe"):
         recipevalues.merged({"kind": "Snapshot"})
+
+
+def test_a_seeded_recipe_with_our_chart_creates_our_real_crds_and_crds_install_upgrades_them(
+    gpu_sim: SimServer, sim_kubeconfig: Path, api_client: Any, tmp_path: Path, run_cli: Any
+) -> None:
+    from aicr.main import build_app
+    from shared import cli
+    from shared.certify import workload
+    from shared.sim.__main__ import app
+    from tests.cli.aicr.test_seeded_cluster import SEED
+
+    gpu_sim.add_gpu_nodes(1)
+    recipe = tmp_path / "recipe.yaml"
+    assert cli.run(build_app(), "aicr", ["recipe", *SEED, "-o", str(recipe)]) == 0
+    assert (
+        cli.run(app, "python -m shared.sim", ["seed", "--recipe", str(recipe), "--kubeconfig", str(sim_kubeconfig)])
+        == 0
+    )
+    crd = k8s.ApiextensionsV1Api(api_client).read_custom_resource_definition(workload.RESOURCE.name)
+    assert (crd.spec.names.kind, crd.spec.names.singular) == ("WorkloadRun", "workloadrun")  # not a stub's
+    result = run_cli("nvcrectl", "crds", "install", "-k", str(sim_kubeconfig))
+    assert result.code == 0, result.stderr

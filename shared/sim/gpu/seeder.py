@@ -1,7 +1,7 @@
 """The objects ``seed`` writes for an installed component, and how it writes them.
 
-Stub CRDs (only when absent, as Helm installs ``crds/``), pods pinned to nodes with the status
-a kubelet would have written (Running, or broken: CrashLoopBackOff, or Pending and
+Stub CRDs (only when absent, as Helm installs ``crds/``; our own chart's are its real CRDs), pods
+pinned to nodes with the status a kubelet would have written (Running, or broken: CrashLoopBackOff, or Pending and
 unschedulable), workloads labelled and annotated as Helm leaves them, with the ready status their
 controllers would have written. Every pod and workload written here is static: the simulator's
 kubelet and controllers leave it alone. Which objects a recipe's component gets, and its Helm
@@ -59,6 +59,10 @@ class Seeder:
         """A stub CRD, unless one is there: Helm installs a chart's ``crds/`` only when absent and
         never replaces them (replacing would also delete every custom resource of the kind)."""
         if self.sim.store.get(("apiextensions.k8s.io", "customresourcedefinitions"), "", name) is not None:
+            return
+        ours = _our_crd(name)
+        if ours is not None:  # our chart's own CRDs: the real ones, as its install creates them
+            self.ensure("apiextensions.k8s.io", "customresourcedefinitions", None, ours)
             return
         plural, _, group = name.partition(".")
         singular = plural[:-1] if plural.endswith("s") else plural
@@ -212,3 +216,15 @@ def workload_status(kind: str, desired: int, ready: int) -> dict[str, Any]:
         },
     ]
     return status
+
+
+def _our_crd(name: str) -> dict[str, Any] | None:
+    """The CRD our chart installs under ``name`` (Certification, HealthEvent, ...), or None for another
+    chart's: a stub of ours would carry a made-up kind (``Workloadrun``) and schema, and the real
+    install after it would then fail on the immutable names."""
+    import importlib
+
+    from shared.chart import crds as chart_crds
+
+    spec = next((t for t in chart_crds.TEMPLATES if importlib.import_module(t.module).RESOURCE.name == name), None)
+    return None if spec is None else chart_crds.expected(spec)
