@@ -284,7 +284,7 @@ def test_rule_evaluation_errors_are_counted_by_rule_set_name() -> None:
 def test_nvcrectl_moves_its_metrics(monkeypatch: pytest.MonkeyPatch) -> None:
     from shared.certify import controller, models, runner, workload
     from shared.certify import resource as cresource
-    from shared.kube import leases
+    from shared.kube import leases, listing
     from tests.certify import clusterkit
 
     cert = clusterkit.certification("c1")
@@ -297,8 +297,8 @@ def test_nvcrectl_moves_its_metrics(monkeypatch: pytest.MonkeyPatch) -> None:
     )
     monkeypatch.setattr(leases, "try_acquire", lambda *a, **k: True)
     monkeypatch.setattr(leases, "release", lambda *a, **k: None)
-    monkeypatch.setattr(cresource, "list_all", lambda api, ns: [cert])
-    monkeypatch.setattr(workload, "list_all", lambda api, ns: [])
+    monkeypatch.setattr(cresource, "list_readable", lambda api, ns: listing.Listing([cert]))
+    monkeypatch.setattr(workload, "list_readable", lambda api, ns: listing.Listing())
     monkeypatch.setattr(cresource, "get", lambda api, ns, name: (done, "1"))
     monkeypatch.setattr(runner, "step", lambda *a, **k: runner.Progress(True, "Failed", "verdict"))
     runs = _value("nvcrectl_certifications_total", phase="Failed")
