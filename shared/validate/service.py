@@ -74,7 +74,7 @@ def validate(
 
 def html_report(path: Path, document: dict[str, Any], *, recipe: str) -> None:
     """Write ``aicr validate --html``: the page draws the CTRF document ``-o json`` prints, so the two
-    never disagree; plotly is imported here, by this command only."""
+    never disagree; the plotting library is loaded on this path only."""
     from shared import files
     from shared.validate import htmlreport
 

@@ -1,8 +1,8 @@
 """The objects ``seed`` writes for an installed component, and how it writes them.
 
 Stub CRDs (only when absent, as Helm installs ``crds/``; our own chart's are its real CRDs), pods
-pinned to nodes with the status a kubelet would have written (Running, or broken: CrashLoopBackOff, or Pending and
-unschedulable), workloads labelled and annotated as Helm leaves them, with the ready status their
+pinned to nodes with the status a kubelet would have written (Running, or broken: CrashLoopBackOff,
+or Pending and unschedulable), workloads labelled and annotated as Helm leaves them, with the ready status their
 controllers would have written. Every pod and workload written here is static: the simulator's
 kubelet and controllers leave it alone. Which objects a recipe's component gets, and its Helm
 release record, are :mod:`.helmseed`'s.
@@ -56,8 +56,9 @@ class Seeder:
             self.sim.api.create(self.r("", "namespaces"), None, {"metadata": {"name": name}})
 
     def crd(self, name: str) -> None:
-        """A stub CRD, unless one is there: Helm installs a chart's ``crds/`` only when absent and
-        never replaces them (replacing would also delete every custom resource of the kind)."""
+        """A stub CRD (for our own chart, its real one), unless one is there: Helm installs a chart's
+        ``crds/`` only when absent and never replaces them (replacing would also delete every custom
+        resource of the kind)."""
         if self.sim.store.get(("apiextensions.k8s.io", "customresourcedefinitions"), "", name) is not None:
             return
         ours = _our_crd(name)
