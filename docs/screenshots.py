@@ -31,12 +31,6 @@ from tests import browser, guides  # noqa: E402  (the repository root is on the 
 IMG = guides.GUIDES / "img"
 WIDTH = 1200
 MAX_HEIGHT = 1500
-PICTURES: dict[str, list[tuple[str, str]]] = {
-    "platform-engineer": [("validate.html", "platform-validate.png"), ("hand-over.html", "platform-hand-over.png")],
-    "ci-author": [("reports/42/validate.html", "ci-validate.png")],
-    "sre-on-call": [("fleet.html", "sre-fleet.png"), ("nightly.html", "sre-nightly.png")],
-}
-"""Per guide: the report it writes (relative to where it runs) and the picture of it."""
 
 
 def shoot(pages: list[tuple[Path, Path]]) -> None:
@@ -69,25 +63,23 @@ def shoot(pages: list[tuple[Path, Path]]) -> None:
 
 
 def main(names: list[str]) -> int:
-    unknown = sorted(set(names) - set(PICTURES))
+    unknown = sorted(set(names) - set(guides.PICTURES))
     if unknown:
-        print(f"unknown guide {', '.join(unknown)}: one of {', '.join(PICTURES)}", file=sys.stderr)
+        print(f"unknown guide {', '.join(unknown)}: one of {', '.join(guides.PICTURES)}", file=sys.stderr)
         return 2
     env = guides.environment(os.environ, Path(sys.executable).parent)
     with tempfile.TemporaryDirectory(prefix="screenshots-") as tmp:
         pages: list[tuple[Path, Path]] = []
-        for name in names or list(PICTURES):
+        for name in names or list(guides.PICTURES):
             workdir = Path(tmp) / name
             workdir.mkdir()
             print(f"running docs/getting-started/{name}.md", flush=True)
-            ran, _ = guides.run(guides.GUIDES / f"{name}.md", workdir, env)
-            wrong = [r for r in ran if not r.step.skipped and r.status != r.step.expect]
-            if wrong:
-                for line in guides.report(wrong[:1]):
-                    print(line, file=sys.stderr)
-                print(wrong[0].output[-4000:], file=sys.stderr)
+            problems = guides.failures(guides.run(guides.GUIDES / f"{name}.md", workdir, env))
+            if problems:
+                print(f"docs/getting-started/{name}.md does not run as written:", file=sys.stderr)
+                print("\n\n".join(problems), file=sys.stderr)
                 return 1
-            pages += [(workdir / html, IMG / png) for html, png in PICTURES[name]]
+            pages += [(workdir / html, IMG / png) for html, png in guides.PICTURES[name]]
         shoot(pages)
     return 0
 
