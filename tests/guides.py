@@ -186,13 +186,14 @@ class _Bash:
 
     def __init__(self, workdir: Path, env: Mapping[str, str], outdir: Path) -> None:
         self.outdir = outdir
+        self.err = (outdir / "bash.err").open("w")
         self.proc = subprocess.Popen(
             ["bash", "--noprofile", "--norc"],
             cwd=workdir,
             env=dict(env),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=(outdir / "bash.err").open("w"),
+            stderr=self.err,
             text=True,
             start_new_session=True,
         )
@@ -221,6 +222,15 @@ class _Bash:
                 return None
             if line.startswith(token):
                 return int(line.split()[1])
+
+    def release(self) -> None:
+        """Close the pipes and the log once bash and its session are gone."""
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=10)
+        for stream in (self.proc.stdin, self.proc.stdout, self.err):
+            with contextlib.suppress(OSError):
+                if stream is not None:
+                    stream.close()
 
     def close(self, deadline: float) -> None:
         """Leave the shell: its EXIT trap stops the background jobs still running."""
@@ -290,6 +300,7 @@ def run(
         bash.close(end)
     finally:
         stop_session(bash.proc.pid)
+        bash.release()
     return ran
 
 
