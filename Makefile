@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cksum < pyproject.toml | cut -d' ' -f1)
 
-.PHONY: setup demo test test-under-load lint typecheck unit bench schemas reference diagram clean
+.PHONY: setup demo screenshots test test-under-load lint typecheck unit bench schemas reference diagram clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,6 +22,11 @@ setup: $(STAMP)
 
 demo: setup
 	$(BIN)/python docs/demo.py
+
+# The pictures in docs/getting-started/img/: each guide run as written on the simulated cluster,
+# its HTML reports opened in Debian's chromium (docs/screenshots.py). Commit what it writes.
+screenshots: setup
+	$(BIN)/python docs/screenshots.py
 
 lint: setup
 	$(BIN)/ruff check .
