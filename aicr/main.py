@@ -27,10 +27,12 @@ def run() -> None:
     status = fast.recipe(sys.argv[1:])
     if status is not None:
         sys.exit(status)
+    import functools
+
     from aicr import app
     from shared import cli
 
-    cli.entry(app.build_app, app.PROGRAM)
+    cli.entry(functools.partial(app.build_app, app.command_of(sys.argv[1:])), app.PROGRAM)
 
 
 if __name__ == "__main__":

@@ -170,3 +170,48 @@ def test_what_the_fast_path_leaves_runs_the_full_program(
     console, typer_loaded = _console(argv, warm)
     assert typer_loaded
     assert console == _in_process(run_cli, argv, warm, monkeypatch)
+
+
+ONE_COMMAND = [
+    ["recipe", "--help"],
+    ["bundle", "--help"],
+    ["query", "--help"],
+    ["verify", "--help"],
+    ["snapshot", "--help"],
+    ["validate", "--help"],
+    ["diff", "--help"],
+    ["recipe", "--bogus"],
+    ["recipe", "--servce", "eks"],
+    ["recipe", "--service", "eks", "--service", "gke"],
+    ["query", "--service", "eks"],
+    ["verify"],
+    ["bundle", "-r", "missing.yaml", "-o", "out"],
+]
+
+
+@pytest.mark.parametrize("argv", ONE_COMMAND, ids=" ".join)
+def test_the_app_of_one_command_answers_as_the_whole_app(
+    argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from aicr import app
+    from shared import cli
+
+    monkeypatch.chdir(tmp_path)
+    outcomes = []
+    for built in (app.build_app(app.command_of(argv)), app.build_app()):
+        code = cli.run(built, "aicr", argv, env_prefix="AICR", completers=app.PROGRAM.completers)
+        captured = capsys.readouterr()
+        outcomes.append((code, captured.out, captured.err))
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0][0] != 0 or "Usage: aicr" in outcomes[0][1]
+
+
+def test_only_the_command_given_first_is_built_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    from aicr import app
+
+    assert app.command_of(["bundle", "-r", "r.yaml"]) == "bundle"
+    assert [info.name for info in app.build_app("bundle").registered_commands] == ["bundle", "completion", "version"]
+    for argv in ([], ["--help"], ["--debug", "recipe"], ["recpie"], ["completion", "bash"]):
+        assert app.command_of(argv) is None
+    monkeypatch.setenv("_AICR_COMPLETE", "bash_complete")
+    assert app.command_of(["recipe"]) is None
