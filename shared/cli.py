@@ -243,7 +243,7 @@ def run(
         _report(exc, debug, exc.line())
         return exc.exit_code
     except OSError as exc:
-        return _os_error(exc, debug)
+        return os_error_status(exc, debug)
     except (KeyboardInterrupt, typer.Abort, typer.Exit) as exc:
         return _stopped(exc)
     except Exception as exc:
@@ -258,7 +258,7 @@ def _stopped(exc: BaseException) -> int:
     return INTERRUPTED
 
 
-def _os_error(exc: OSError, debug: bool) -> int:
+def os_error_status(exc: OSError, debug: bool) -> int:
     """Files are written through ``shared.files``, which names them; an OSError left is stdout's own.
 
     A closed pipe (``| head``) is success; a full disk under a redirected stdout is DiskFull (exit

@@ -8,7 +8,10 @@ counted by ``AliasBudget``), when an anchor contains itself, and when it nests d
 ``files.MAX_NESTING``; a scalar the constructor cannot build (``2020-02-30``, ``!!int abc``) is an
 error at its line, not a crash. Writing dumps data, never formats strings, so a value holding
 quotes, newlines, ``{{ }}``, ``$()`` or ``---`` comes out as an inert quoted or block scalar. User
-files that are edited in place use the round-trip pair, which keeps comments.
+files that are edited in place use the round-trip pair, which keeps comments. ``dumps`` writes the
+plain data most documents are (recipes, values files) itself, exactly as ruamel.yaml would, and
+leaves everything else to ruamel.yaml: its pure-Python emitter was most of a recipe's or a
+bundle's run.
 """
 
 from __future__ import annotations
@@ -323,8 +326,141 @@ def _dumper(indent: tuple[int, int, int]) -> Any:
     return yaml
 
 
+class _NotPlain(Exception):
+    """Raised inside ``_emit`` for data its rules do not cover: ruamel.yaml dumps that document."""
+
+
+# ruamel.yaml's implicit resolvers for YAML 1.2, the version it writes (ruamel/yaml/resolver.py),
+# each tried only on a scalar starting with one of its characters: a plain scalar matching one is
+# not a string, so a string that matches is quoted.
+_RESOLVERS = (
+    ("tTfF", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")),
+    (
+        "-+0123456789.",
+        re.compile(
+            r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+            |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+            |[-+]?\.[0-9_]+(?:[eE][-+][0-9]+)?
+            |[-+]?\.(?:inf|Inf|INF)
+            |\.(?:nan|NaN|NAN))$""",
+            re.X,
+        ),
+    ),
+    ("-+0123456789", re.compile(r"^(?:[-+]?0b[0-1_]+|[-+]?0o?[0-7_]+|[-+]?[0-9_]+|[-+]?0x[0-9a-fA-F_]+)$")),
+    ("<", re.compile(r"^(?:<<)$")),
+    ("~nN", re.compile(r"^(?:~|null|Null|NULL)$")),
+    (
+        "0123456789",
+        re.compile(
+            r"""^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]
+            |[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?
+            (?:[Tt]|[\ \t]+)[0-9][0-9]?
+            :[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?
+            (?:[\ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$""",
+            re.X,
+        ),
+    ),
+    ("=", re.compile(r"^(?:=)$")),
+)
+_PRINTABLE = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")
+"""One line of printable ASCII without leading or trailing space: the strings ``_emit`` writes."""
+_LEADING_INDICATORS = "#,[]{}&*!|>'\"%@`"
+_MAX_SIMPLE_KEY = 128
+
+
+def _needs_quotes(text: str) -> bool:
+    """Whether ruamel.yaml's scalar analysis forbids ``text`` as a plain block scalar (for the
+    strings ``_PRINTABLE`` admits: indicators, comments, document markers, a type it resolves to)."""
+    if any(text[0] in first and rule.match(text) for first, rule in _RESOLVERS):
+        return True
+    if text.startswith(("---", "...")):
+        return True
+    first, second = text[0], text[1:2]
+    if first in _LEADING_INDICATORS or (first in "?:-" and second in ("", " ")):
+        return True
+    return ": " in text or " #" in text or text.endswith(":")
+
+
+def _scalar(value: Any) -> str:
+    if value is None:
+        return "null"
+    if value is True or value is False:
+        return "true" if value else "false"
+    if type(value) is int:
+        return str(value)
+    if type(value) is not str:
+        raise _NotPlain  # floats, enums, ruamel's own scalar types: its representer decides
+    if value == "":
+        return "''"
+    if not _PRINTABLE.fullmatch(value):
+        raise _NotPlain  # line breaks, tabs, non-ASCII, edge spaces: literal or double-quoted blocks
+    if not _needs_quotes(value):
+        return value
+    if "'" in value:
+        raise _NotPlain  # ruamel.yaml double-quotes a string holding a quote
+    return f"'{value}'"
+
+
+def _emit_mapping(data: dict[Any, Any], indent: int, out: list[str]) -> None:
+    pad = " " * indent
+    for key, value in data.items():
+        if type(key) is not str or len(key) >= _MAX_SIMPLE_KEY:
+            raise _NotPlain  # a long key is written as a ``? `` complex key
+        name = _scalar(key)
+        if isinstance(value, dict) and value:
+            out.append(f"{pad}{name}:\n")
+            _emit_mapping(value, indent + _INDENT_MAPPING, out)
+        elif isinstance(value, list) and value:
+            out.append(f"{pad}{name}:\n")
+            _emit_sequence(value, indent + _INDENT_OFFSET, out)
+        else:
+            out.append(f"{pad}{name}: {_collection_or_scalar(value)}\n")
+
+
+def _emit_sequence(data: list[Any], dash: int, out: list[str]) -> None:
+    """Items at column ``dash``, their content two columns further (indent 4, offset 2)."""
+    pad = " " * dash
+    for item in data:
+        if isinstance(item, dict) and item:
+            start = len(out)
+            _emit_mapping(item, dash + _INDENT_SEQUENCE - _INDENT_OFFSET, out)
+            out[start] = f"{pad}- {out[start][dash + _INDENT_SEQUENCE - _INDENT_OFFSET :]}"
+        elif isinstance(item, list) and item:
+            raise _NotPlain  # a sequence in a sequence: rare, ruamel lays it out
+        else:
+            out.append(f"{pad}- {_collection_or_scalar(item)}\n")
+
+
+def _collection_or_scalar(value: Any) -> str:
+    if isinstance(value, dict | list):
+        return "{}" if isinstance(value, dict) else "[]"  # empty: the non-empty ones are blocks
+    return _scalar(value)
+
+
+def _emit(data: Any) -> str | None:
+    """Block YAML for the plain data most documents are (mappings, lists, ints, booleans, one-line
+    ASCII strings), exactly as ruamel.yaml's dumper below writes it but without importing or
+    running ruamel.yaml, which costs more than the rest of a recipe run; None for anything else.
+    tests/test_yamlio_emit.py holds the two equal on every seed recipe and on generated data."""
+    out: list[str] = []
+    try:
+        if isinstance(data, dict) and data:
+            _emit_mapping(data, 0, out)
+        elif isinstance(data, list) and data:
+            _emit_sequence(data, _INDENT_OFFSET, out)
+        else:
+            return None
+    except _NotPlain:
+        return None
+    return "".join(out)
+
+
 def dumps(data: Any, *, indent: tuple[int, int, int] | None = None) -> str:
     """Dump plain data as block-style YAML with keys in their given order."""
+    if indent is None:
+        fast = _emit(data)
+        if fast is not None:
+            return fast
     stream = io.StringIO()
     _dumper(indent or (_INDENT_MAPPING, _INDENT_SEQUENCE, _INDENT_OFFSET)).dump(_prepare(data), stream)
     return stream.getvalue()

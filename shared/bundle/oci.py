@@ -18,13 +18,11 @@ member as a problem, so a hostile or damaged artifact is a failed verification, 
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import io
 import json
 import os
 import re
-import tarfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -210,6 +208,8 @@ def _walk(root: Path) -> list[tuple[str, Path]]:
 
 
 def _tar(root: Path) -> bytes:
+    import tarfile  # here, not at the top: a bundle written to a folder only asks is_reference
+
     buffer = io.BytesIO()
     with tarfile.TarFile(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for rel, path in [(LAYER_TITLE, root), *_walk(root)]:
@@ -245,6 +245,8 @@ def manifest_annotations(version: str) -> dict[str, str]:
 
 def pack(root: Path, *, version: str) -> Artifact:
     """The artifact of the bundle folder ``root``: deterministic bytes, nothing written."""
+    import gzip
+
     tar = _tar(root)
     layer = gzip.compress(tar, compresslevel=9, mtime=0)
     layer_annotations = {
@@ -330,6 +332,8 @@ def unpack(layer: Layer, blob: bytes, dest: Path) -> list[str]:
     A member that is not a folder or regular file, a path that climbs out, a tar that does not
     match the manifest's content digest or does not parse is a problem, and nothing more of it is
     written; what was written is only ever below ``dest``."""
+    import tarfile
+
     try:
         tar_bytes = _gunzip(blob)
     except (ValueError, zlib.error) as exc:

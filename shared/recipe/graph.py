@@ -1,12 +1,16 @@
-"""The dependency graph of a recipe (networkx): checks and the deployment order.
+"""The dependency graph of a recipe: checks and the deployment order.
 
 The order is the lexicographically smallest topological order, as upstream computes it, so the same
 components always deploy in the same order and adding one never renumbers unrelated ones
-needlessly.
+needlessly. A graph with no cycle (every recipe that resolves) is ordered here with a heap, as
+networkx's ``lexicographical_topological_sort`` orders it (tests/recipe/test_graph.py holds the
+two equal): importing networkx costs more than the rest of ``aicr recipe``. A graph with a cycle
+is a catalog to fix, and networkx finds and names the cycle.
 """
 
 from __future__ import annotations
 
+import heapq
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 
@@ -26,7 +30,6 @@ def deployment_order(
     that declare the dangling reference (or the cycle's first edge), and a cycle's message names
     where each of its other edges is declared.
     """
-    import networkx as nx
 
     def site(name: str, dep: str) -> str:
         return locate(name, dep) if locate is not None else where
@@ -37,15 +40,17 @@ def deployment_order(
                 raise errors.InvalidInput(
                     f"component {name!r} depends on {dep!r}, which is not in the recipe", where=site(name, dep)
                 )
+    order = _ordered(dependencies)
+    if len(order) == len(dependencies):
+        return order
+    import networkx as nx
+
     graph = nx.DiGraph()
     graph.add_nodes_from(sorted(dependencies))
     for name in sorted(dependencies):
         for dep in dependencies[name]:
             graph.add_edge(dep, name)
-    try:
-        cycle = nx.find_cycle(graph)
-    except nx.NetworkXNoCycle:
-        return list(nx.lexicographical_topological_sort(graph))
+    cycle = nx.find_cycle(graph)
     # Edges point from a dependency to its dependent; read backwards, each name depends on the next.
     path = list(reversed([edge[0] for edge in cycle] + [cycle[0][0]]))
     message = f"dependency cycle: {' -> '.join(path)} (each depends on the next)"
@@ -53,3 +58,24 @@ def deployment_order(
     if locate is not None and len(edges) > 1:
         message += "; " + ", ".join(f"{name} -> {dep} at {site(name, dep)}" for name, dep in edges[1:])
     raise errors.InvalidInput(message, where=site(*edges[0]))
+
+
+def _ordered(dependencies: Mapping[str, Sequence[str]]) -> list[str]:
+    """Kahn's algorithm taking the smallest ready name each step; shorter than ``dependencies``
+    when some of them lie on (or after) a cycle."""
+    waiting = {name: len(set(deps)) for name, deps in dependencies.items()}
+    dependents: dict[str, list[str]] = {name: [] for name in dependencies}
+    for name, deps in dependencies.items():
+        for dep in set(deps):
+            dependents[dep].append(name)
+    ready = [name for name, count in waiting.items() if count == 0]
+    heapq.heapify(ready)
+    order: list[str] = []
+    while ready:
+        name = heapq.heappop(ready)
+        order.append(name)
+        for dependent in dependents[name]:
+            waiting[dependent] -= 1
+            if waiting[dependent] == 0:
+                heapq.heappush(ready, dependent)
+    return order

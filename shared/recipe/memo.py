@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -21,6 +21,7 @@ from shared import cachedir, errors, files
 logger = logging.getLogger(__name__)
 
 MAX_ENTRIES = 256
+EMBEDDED_CATALOG = Path(__file__).resolve().parent / "catalog"
 _PROGRAM_MODULES = ("shared/recipe", "shared/yamlio.py", "shared/output.py", "shared/__init__.py")
 
 
@@ -62,6 +63,22 @@ def key(*, request: dict[str, object], fmt: str, catalogs: list[Path], inputs: l
         return None
     digest.update(repr(sorted(request.items())).encode() + fmt.encode())
     return digest.hexdigest()
+
+
+def request_key(fields: Mapping[str, object], fmt: str) -> str | None:
+    """The key of a recipe request: ``fields`` as ``service.recipe_text`` takes them (a None is
+    a flag not given), in the format named ``fmt``. One function for the command and for
+    ``aicr.fast``, which looks the memo up before the command line framework is imported: the
+    same request has the same key on both paths."""
+    given = {k: v for k, v in fields.items() if v is not None}
+    catalogs = [p for p in (given.get("catalog_dir") or EMBEDDED_CATALOG, given.get("data_dir")) if p]
+    inputs = [p for p in (given.get("criteria_file"), given.get("snapshot_file")) if p]
+    return key(
+        request={k: str(v) for k, v in given.items()},
+        fmt=fmt,
+        catalogs=[Path(str(p)) for p in catalogs],
+        inputs=[Path(str(p)) for p in inputs],
+    )
 
 
 def lookup(memo_key: str | None) -> str | None:

@@ -15,7 +15,7 @@ from shared.recipe import memo
 if TYPE_CHECKING:
     from shared.recipe.request import RecipeRequest
 
-EMBEDDED_CATALOG = Path(__file__).resolve().parent / "catalog"
+EMBEDDED_CATALOG = memo.EMBEDDED_CATALOG
 
 
 def recipe_text(
@@ -24,17 +24,11 @@ def recipe_text(
     """(recipe text, explanation text or None) for the request ``fields`` (see RecipeRequest).
 
     The explanation is in ``explain_fmt`` (default: ``fmt``)."""
-    catalogs = [p for p in (fields.get("catalog_dir") or EMBEDDED_CATALOG, fields.get("data_dir")) if p]
     fields = {k: v for k, v in fields.items() if v is not None}
     inputs = [p for p in (fields.get("criteria_file"), fields.get("snapshot_file")) if p]
     memo_key = None
     if not explain and not any(refs.is_remote(str(p)) for p in inputs):  # a ConfigMap or URL cannot be hashed unread
-        memo_key = memo.key(
-            request={k: str(v) for k, v in fields.items()},
-            fmt=fmt.value,
-            catalogs=[Path(str(p)) for p in catalogs],
-            inputs=[Path(str(p)) for p in inputs],
-        )
+        memo_key = memo.request_key(fields, fmt.value)
         cached = memo.lookup(memo_key)
         if cached is not None:
             return cached, None

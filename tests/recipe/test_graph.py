@@ -1,7 +1,8 @@
 """Deployment order: dependencies first, lexicographically smallest, cycles and dangling refs named.
 
 Property tests over random DAGs: every component follows all its dependencies, the order is
-deterministic, and at each step the smallest ready name is taken.
+deterministic, at each step the smallest ready name is taken, and it is networkx's
+``lexicographical_topological_sort`` (the graph library, which names a cycle).
 """
 
 from __future__ import annotations
@@ -42,6 +43,24 @@ def test_the_order_takes_the_smallest_ready_name_each_step(deps: dict[str, list[
         ready = [n for n in deps if n not in done and all(d in done for d in deps[n])]
         assert name == min(ready)
         done.add(name)
+
+
+@given(deps=dags(), repeat=st.booleans())
+def test_the_order_is_networkx_lexicographical_topological_sort(deps: dict[str, list[str]], repeat: bool) -> None:
+    """The heap that orders a recipe (networkx is imported only for a cycle) orders as networkx does."""
+    import networkx as nx
+
+    if repeat:  # a dependency listed twice is one edge
+        deps = {name: needs + needs[:1] for name, needs in deps.items()}
+    dag = nx.DiGraph()
+    dag.add_nodes_from(sorted(deps))
+    dag.add_edges_from((dep, name) for name in sorted(deps) for dep in deps[name])
+    assert graph.deployment_order(deps) == list(nx.lexicographical_topological_sort(dag))
+
+
+def test_a_self_dependency_is_a_cycle() -> None:
+    with pytest.raises(errors.InvalidInput, match=r"dependency cycle: a -> a"):
+        graph.deployment_order({"a": ["a"], "b": []})
 
 
 def test_the_upstream_example_order() -> None:
