@@ -352,7 +352,11 @@ def _end_to_end(
                         raise RuntimeError("nvsentinel run did not start: " + _tail(Path(tmp) / "run.log"))
                     time.sleep(0.2)
                 time.sleep(1.0)  # its first (empty) pass is over; it now waits on the watch
+                ready_s = _await_node_cache(Path(tmp) / "run.log", procs[1])
+                load = os.getloadavg()[0]
+                cpu_before = [_cpu_seconds(p.pid) for p in procs]
                 published, publish_s, cordoned, elapsed = _storm(api, targets, procs[1], deadline_s)
+                cpu = [b - a for a, b in zip(cpu_before, [_cpu_seconds(p.pid) for p in procs], strict=True)]
                 rss = _peak_rss_mb(procs[1].pid)
                 with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=30) as scrape:
                     series = sum(1 for line in scrape.read().decode().splitlines() if line and line[0] != "#")
@@ -372,7 +376,93 @@ def _end_to_end(
         "publish": publish_s,
         "rss": rss,
         "latency": latency_ms,
+        "ready": ready_s,
+        "load": load,
+        "sim_cpu": cpu[0],
+        "controller_cpu": cpu[1],
     }
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User plus system CPU seconds of process ``pid`` so far (/proc/<pid>/stat): what a storm cost
+    it, whatever else shares the machine."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+READY_LINE = "of /api/v1/nodes in"
+"""What ``nvsentinel run`` logs once its node informer has listed the cluster (``shared.kube.informer``)."""
+
+
+def _await_node_cache(log: Path, controller: subprocess.Popen[bytes], limit_s: float = 300) -> float | None:
+    """Real seconds until the controller's node informer has its first list (None: the controller
+    has no informer, as before the change, or it did not say so in time). A storm measured from
+    there is the steady state: the one listing of 10,000 nodes at start-up is not in it."""
+    if not _has_informer():
+        return None
+    start = time.monotonic()
+    while time.monotonic() - start < limit_s and controller.poll() is None:
+        if READY_LINE in log.read_text(errors="replace"):
+            return time.monotonic() - start
+        time.sleep(0.2)
+    return None
+
+
+def _has_informer() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("shared.kube.informer") is not None
+
+
+SCALES = (100, 1000, 10000)
+SCALE_EVENTS = 1000
+BEFORE = {
+    # commit 3525fd8 (nodes listed page by page on every pass), same bench, same machine, 2026-12-02
+    100: None,
+    1000: None,
+    10000: None,
+}
+"""Quarantine throughput (nodes/s) and peak RSS (MB) before the node informer, per node count."""
+
+
+def _scaling() -> list[dict[str, Any]]:
+    """The end-to-end storm (``_end_to_end``) at each node count: min(nodes, 1,000) fatal events, 10 ms latency."""
+    rows = []
+    for count in SCALES:
+        rows.append(_end_to_end(node_count=count, event_count=min(count, SCALE_EVENTS), deadline_s=600))
+    return rows
+
+
+def _rate(run: dict[str, Any]) -> float:
+    return float(run["cordoned"] / run["elapsed"]) if run["elapsed"] == run["elapsed"] else 0.0
+
+
+def scaling_table(rows: list[dict[str, Any]]) -> list[str]:
+    """The scaling table in markdown (see docs/benchmarks.md for the caption)."""
+    out = [
+        "| nodes | fatal events | quarantine throughput (before → after) | peak RSS (before → after) "
+        "| load average (1 min) at the storm | target | gap |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for run in rows:
+        rate = _rate(run)
+        before = BEFORE.get(run["nodes"])
+        was_rate = f"{before[0]:.0f} → " if before else ""
+        was_rss = f"{before[1]:.0f} → " if before else ""
+        gap = []
+        if rate < 75:
+            gap.append(f"{75 - rate:.0f} nodes/s short")
+        if run["rss"] > 300:
+            gap.append(f"{run['rss'] - 300:.0f} MB over")
+        out.append(
+            f"| {run['nodes']:,} | {run['events']:,} | {was_rate}{rate:.0f} nodes/s "
+            f"({run['cordoned']:,} cordons in {run['elapsed']:.1f} s) | {was_rss}{run['rss']:.0f} MB "
+            f"| {run['load']:.1f} | ≥ 75 nodes/s, ≤ 300 MB | {'; '.join(gap) or 'met'} |"
+        )
+    return out
 
 
 def _storm(

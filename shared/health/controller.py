@@ -33,7 +33,7 @@ from shared.health import breaker as hbreaker
 from shared.health import event as hevent
 from shared.kube import errors as kube_errors
 from shared.kube import events as kube_events
-from shared.kube import rest
+from shared.kube import informer, rest
 from shared.kube.api import KubeApi
 from shared.kube.leaderloop import ControllerSettings, LeaderLoop, Watch
 
@@ -171,9 +171,21 @@ QUARANTINE_ROUNDS = 4
 
 class Controller:
     def __init__(
-        self, api: KubeApi, cfg: config.Config, *, namespace: str, clk: clock.Clock, identity: str | None = None
+        self,
+        api: KubeApi,
+        cfg: config.Config,
+        *,
+        namespace: str,
+        clk: clock.Clock,
+        identity: str | None = None,
+        node_cache: informer.Informer | None = None,
     ) -> None:
+        """``node_cache``: the process's node informer (``shared.kube.informer``), which the gauges and
+        the garbage collection read instead of listing every node; without one they list."""
         self.api = api
+        self.node_cache = node_cache
+        if node_cache is not None:
+            garbage.index_nodes(node_cache)
         self.cfg = cfg
         self.namespace = namespace
         self.clock = clk
@@ -194,7 +206,7 @@ class Controller:
         self.notifier = notify.Notifier(cfg.settings.nvsentinel.notifications, now=clk.now)
         self.followup = followup.FollowUp(api, cfg, clk=clk, notifier=self.notifier)
         self.events = kube_events.Recorder(api, component=kevents.QUARANTINE, now=clk.now)
-        self.collector = garbage.Collector(api, cfg.settings.nvsentinel, now=clk.now)
+        self.collector = garbage.Collector(api, cfg.settings.nvsentinel, now=clk.now, cache=node_cache)
         self._breaker_announced = False
         self.analyzer = analyzer.Analyzer(cfg.settings.analyzer, now=clk.now)
         self._gauges_at: float | None = None
@@ -254,16 +266,13 @@ class Controller:
         now = time.monotonic()
         if not force and self._gauges_at is not None and now - self._gauges_at < GAUGE_REFRESH_SECONDS:
             return
+        if self.node_cache is not None and self.node_cache.starting():
+            return  # the informer is listing the nodes: the pass after it has them counts
         self._gauges_at = now
         try:
-            # page by page: at 10,000 nodes the full list would dominate the controller's memory
-            QUARANTINED.set(
-                sum(
-                    1
-                    for node in rest.iter_items(self.api, rest.core_path("nodes"))
-                    if quarantine.ANN_CAUSES in ((node.get("metadata") or {}).get("annotations") or {})
-                )
-            )
+            # the informer's index when there is one (no request); else page by page, since at
+            # 10,000 nodes the full list would dominate the controller's memory
+            QUARANTINED.set(sum(1 for _ in garbage.holding_nodes(self.api, self.node_cache)))
             status = self.breaker.status()
             for state in BREAKER_STATES:
                 BREAKER.set(1 if status.state == state else 0, state=state)

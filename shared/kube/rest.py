@@ -66,6 +66,15 @@ def iter_items(
     api: KubeApi, path: str, *, label_selector: str | None = None, field_selector: str | None = None
 ) -> Iterator[dict[str, Any]]:
     """``list_items`` one page at a time: counting or projecting 10,000 Nodes never holds them all."""
+    for page in iter_pages(api, path, label_selector=label_selector, field_selector=field_selector):
+        yield from page.get("items") or []
+
+
+def iter_pages(
+    api: KubeApi, path: str, *, label_selector: str | None = None, field_selector: str | None = None
+) -> Iterator[dict[str, Any]]:
+    """The list responses themselves, ``limit``/``continue``: the first one's resourceVersion is the
+    version of the whole (consistent) list, where a watch of it starts."""
     token: str | None = None
     while True:
         query: dict[str, Any] = {"limit": PAGE_SIZE}
@@ -75,8 +84,8 @@ def iter_items(
             query["fieldSelector"] = field_selector
         if token:
             query["continue"] = token
-        page = _request(api, "GET", path, query=query)
-        yield from page.get("items") or []
+        page: dict[str, Any] = _request(api, "GET", path, query=query)
+        yield page
         token = (page.get("metadata") or {}).get("continue")
         if not token:
             return

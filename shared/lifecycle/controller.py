@@ -17,12 +17,14 @@ import dataclasses
 import logging
 import socket
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from shared import clock, errors, metrics
 from shared.certify import controller as ccontroller
-from shared.kube import rest
+from shared.kube import informer, rest
 from shared.kube.api import KubeApi
 from shared.kube.leaderloop import ControllerSettings, LeaderLoop
 from shared.lifecycle import models, reconcile, resource, sessions, settings, triggers
@@ -49,6 +51,16 @@ STEP_ERRORS = metrics.counter(
 )
 
 
+NAMING = "nvsentinel/validation-session"
+"""The node informer's index of nodes carrying a validation session or an active request (key ``NAMES``)."""
+NAMES = "names"
+
+
+def _naming(node: dict[str, Any]) -> list[str]:
+    anns = (node.get("metadata") or {}).get("annotations") or {}
+    return [NAMES] if sessions.SESSION in anns or sessions.ACTIVE in anns else []
+
+
 class Controller:
     """One replica of the lifecycle manager; ``reconcile_once`` is one pass."""
 
@@ -63,7 +75,10 @@ class Controller:
         source: str = "values",
         identity: str | None = None,
         notify: Callable[[str, str, str], None] | None = None,
+        node_cache: informer.Informer | None = None,
     ) -> None:
+        """``node_cache``: the process's node informer; a pass then reads its indexes (the nodes
+        naming a request, the candidates for new-node validation) instead of listing every node."""
         self.api = api
         self.lm = lm
         self.cfg = settings.with_catalog(lm.config)
@@ -77,6 +92,11 @@ class Controller:
         self.label_prefix = label_prefix
         self.identity = identity or f"{socket.gethostname()}-{id(self):x}"
         self.ctx = reconcile.Context(api, self.cfg, self.readiness, clk)
+        self.node_cache = node_cache
+        if node_cache is not None:
+            node_cache.add_index(NAMING, _naming)
+            if self.cfg.newNodeValidation.enabled and self.new_node:
+                triggers.index_new_nodes(node_cache, self.new_node)
         if notify is not None:
             self.ctx = dataclasses.replace(self.ctx, notify=notify)
         self.certifications: ccontroller.Controller | None = None
@@ -92,7 +112,10 @@ class Controller:
             f"created {n}"
             for n in triggers.post_remediation(self.api, self.cfg, label_prefix=self.label_prefix, clock=self.clock)
         ]
-        notes += [f"created {n}" for n in triggers.new_nodes(self.api, self.cfg, self.new_node, clock=self.clock)]
+        notes += [
+            f"created {n}"
+            for n in triggers.new_nodes(self.api, self.cfg, self.new_node, clock=self.clock, cache=self.node_cache)
+        ]
         named = self._named_on_nodes()
         for vr in resource.list_all(self.api):
             if vr.status.phase in models.TERMINAL and not vr.deleting and not self._contradicted(vr, named):
@@ -118,8 +141,15 @@ class Controller:
     def _named_on_nodes(self) -> dict[str, list[tuple[sessions.Entry | None, bool]]]:
         """Request name → how each node names it (its session entry, whether it is the active one)."""
         named: dict[str, list[tuple[sessions.Entry | None, bool]]] = {}
-        # page by page: at 10,000 nodes a full list would dominate nvsentinel run's memory
-        for node in rest.iter_items(self.api, rest.core_path("nodes")):
+        store = self.node_cache.current() if self.node_cache is not None else None
+        # the informer's index (the few nodes with a session), else page by page: at 10,000
+        # nodes a full list would dominate nvsentinel run's memory
+        found = (
+            store.by_index(NAMING, NAMES)
+            if store is not None
+            else (n for n in rest.iter_items(self.api, rest.core_path("nodes")) if _naming(n))
+        )
+        for node in found:
             entries, active = sessions.read(node)
             for e in entries:
                 named.setdefault(e.name, []).append((e, e.name == active))
@@ -183,6 +213,7 @@ def start(
     stop: threading.Event,
     install: bool = True,
     notify: Callable[[str, str, str], None] | None = None,
+    node_cache: informer.Informer | None = None,
 ) -> Running | None:
     """Install the CRDs (unless ``install`` is False: the chart did) and run a replica on a daemon
     thread until ``stop`` (None when disabled). An error that ends the replica (its credentials
@@ -192,7 +223,16 @@ def start(
         return None
     if install:
         resource.install(api)
-    replica = Controller(api, lm, namespace=namespace, clk=clk, label_prefix=label_prefix, source=source, notify=notify)
+    replica = Controller(
+        api,
+        lm,
+        namespace=namespace,
+        clk=clk,
+        label_prefix=label_prefix,
+        source=source,
+        notify=notify,
+        node_cache=node_cache,
+    )
     if replica.certifications is not None and install:
         from shared.certify import service as cservice
 
@@ -200,6 +240,8 @@ def start(
 
     def run() -> None:
         try:
+            if node_cache is not None:
+                _await_sync(node_cache, stop)
             replica.run(stop)
         except errors.ToolError as exc:
             running.error = exc
@@ -208,3 +250,15 @@ def start(
     running = Running(threading.Thread(target=run, name="nvsentinel-lifecycle", daemon=True))
     running.thread.start()
     return running
+
+
+SYNC_SECONDS = 120.0
+"""Real seconds the first pass waits for the node informer's first list before it lists itself."""
+
+
+def _await_sync(cache: informer.Informer, stop: threading.Event) -> None:
+    """Before the first pass: the informer's first list, so that pass reads the indexes instead of
+    listing and evaluating every node itself (at 10,000 nodes, the work of many passes)."""
+    deadline = time.monotonic() + SYNC_SECONDS
+    while not stop.is_set() and time.monotonic() < deadline and not cache.wait_synced(0.5):
+        pass

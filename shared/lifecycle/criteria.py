@@ -35,3 +35,18 @@ def failing(programs: Mapping[str, cel.Program], node: nodes.Node, *, now: datet
         if not ok:
             bad.append(name)
     return bad
+
+
+def meets_all(programs: Mapping[str, cel.Program], node: nodes.Node, *, now: datetime) -> bool:
+    """``not failing(...)``, stopping at the first criterion ``node`` does not meet, the shortest
+    expressions first: deciding that one of 10,000 nodes has not joined then rarely evaluates a
+    macro such as ``exists`` over its labels (milliseconds each), since a short criterion (``cordoned``)
+    already says no."""
+    activation = cel.activation({"node": cel.to_cel(node), "nodeAgeSeconds": cel.to_cel(_age(node, now))})
+    for program in sorted(programs.values(), key=lambda p: len(p.expression)):
+        try:
+            if not program.evaluate_bool(activation):
+                return False
+        except cel.EvaluationError:
+            return False
+    return True

@@ -5,11 +5,12 @@ unprocessed one and the cause of a current quarantine (named in the node's cause
 collection runs at most once per ``gcInterval`` of cluster time (old events wait for it); a
 backlog larger than one batch is worked off over the next passes without waiting the interval; ``retention: 0s`` keeps
 everything; ``events prune`` keeps the quarantine's cause too; a bad ``gcInterval`` is an error
-naming the field.
+naming the field; over the node informer the causes come from its index, with no node list.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ import pytest
 from shared import clock, errors, nodes
 from shared.health import config, controller, garbage, quarantine, resource
 from shared.health import settings as hsettings
+from shared.kube import informer, rest
 from tests.health.test_drain_remediation_sim import event, make, publish
 
 OFF = "node-drainer: {enabled: false}\nfault-remediation: {enabled: false}\n"
@@ -130,3 +132,41 @@ def test_a_bad_gc_interval_names_the_field(tmp_path: Path) -> None:
     with pytest.raises(errors.InvalidInput) as raised:
         config.load(path)
     assert "nvsentinel.gcInterval" in raised.value.line() and "invalid duration 'soon'" in raised.value.line()
+
+
+def test_with_the_node_informer_the_cause_is_kept_from_its_index_without_listing_nodes(
+    cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same collection over ``nvsentinel run``'s node informer: the causes come from its index
+    of nodes holding one; before its first list is in, the collection waits for a later pass."""
+    sim, api, names = cluster
+    publish(api, event(names[0]))
+    publish(api, event(names[1]))
+    ctl = make(api, tmp_path, OFF)
+    ctl.reconcile_once()
+    publish(api, event(names[1], healthy=True, stamp="2026-01-01T00:10:00Z"))
+    ctl.reconcile_once()
+    [cause] = by_node(api, names[0])
+    released = by_node(api, names[1])
+    sim.advance(1201)
+    cache = informer.Informer(api, rest.core_path("nodes"), watch_seconds=1)
+    garbage.index_nodes(cache)
+    collector = garbage.Collector(
+        api, hsettings.Ours(retention="10m"), now=clock.for_api_client(api, max_age=0).now, cache=cache
+    )
+    assert collector.maybe_run() is None  # not listed yet: no collection, and no list of its own
+    stop = threading.Event()
+    cache.start(stop)
+    try:
+        assert cache.wait_synced(60)
+        listed: list[str] = []
+        real = rest.iter_items
+        monkeypatch.setattr(
+            garbage.rest, "iter_items", lambda a, path, **kw: listed.append(path) or real(a, path, **kw)
+        )
+        assert sorted(collector.maybe_run() or []) == sorted(released)
+        assert stored(api) == {cause}
+        assert rest.core_path("nodes") not in listed
+    finally:
+        stop.set()
+        cache.join(timeout=30)

@@ -8,6 +8,7 @@ from typing import Any
 from shared import clock, nodes
 from shared.certify import service as cservice
 from shared.health import config, controller, resource
+from shared.kube import informer
 from shared.lifecycle import controller as lifecycle
 from shared.lifecycle import models, sessions
 from shared.lifecycle import resource as vresource
@@ -21,7 +22,13 @@ lifecycle-manager:
 
 
 def make(
-    api: Any, tmp_path: Path, extra: str = FAST, *, name: str = "values.yaml", certification_crds: bool = True
+    api: Any,
+    tmp_path: Path,
+    extra: str = FAST,
+    *,
+    name: str = "values.yaml",
+    certification_crds: bool = True,
+    node_cache: informer.Informer | None = None,
 ) -> lifecycle.Controller:
     """A lifecycle controller over ``extra`` values; ``certification_crds=False`` leaves out
     ``nvcrectl crds install``, as on a cluster where nvcrectl was never set up."""
@@ -40,6 +47,7 @@ def make(
         clk=clock.for_api_client(api, max_age=0),
         label_prefix=cfg.health.fq.labelPrefix,
         source=str(path),
+        node_cache=node_cache,
     )
 
 
