@@ -36,6 +36,7 @@ from shared.sim.apiserver import (
     eventsv1,
     faults,
     handler,
+    hpaversions,
     jobcontroller,
     kubeconfig,
     podlogs,
@@ -175,7 +176,8 @@ class SimServer:
             self.seed()
 
     def _wire_views(self) -> None:
-        """What reads compute: node heartbeats, and events.k8s.io Events over the core ones."""
+        """What reads compute: node heartbeats, events.k8s.io Events over the core ones, and
+        autoscaling/v1 HorizontalPodAutoscalers over the v2 ones."""
         views = readviews.Views()
         self.controllers.register_views(views)
         events, new_events = self._resource("", "events"), self._resource(eventsv1.GROUP, "events")
@@ -189,6 +191,7 @@ class SimServer:
             ),
         )
         views.register(eventsv1.GROUP, "events", eventsv1.EventsView())
+        views.register_conversion(hpaversions.GROUP, "v1", "horizontalpodautoscalers", hpaversions.V1Conversion())
         self.api.views = views
 
     # ------------------------------------------------------------ state

@@ -177,6 +177,21 @@ def test_conformance_judges_the_listed_checks_from_the_api(seeded: Any, run_cli:
     ]
 
 
+def test_dra_support_and_pod_autoscaling_pass_where_their_components_are_seeded(seeded: Any, run_cli: Any) -> None:
+    """The simulated server serves resource.k8s.io/v1 and autoscaling/v2 as a 1.34 server does, so
+    these two checks judge the recipe's DRA driver and prometheus-adapter like the others."""
+    sim, recipe, kc = seeded
+    _seed(sim, recipe)
+    chosen = _with_conformance(recipe, ["dra-support", "pod-autoscaling"])
+    result = run_cli("aicr", "validate", "-r", str(chosen), "--phase", "conformance", "-t", "json", *kc)
+    tests = {t["name"].removeprefix("conformance: "): t for t in json.loads(result.stdout)["results"]["tests"]}
+    assert {n: (t["status"], t.get("message", "")) for n, t in tests.items()} == {
+        "dra-support": ("passed", ""),
+        "pod-autoscaling": ("passed", ""),
+    }
+    assert result.code == 0, result.stdout
+
+
 def test_conformance_fails_a_missing_crd_and_an_unknown_check_naming_them(seeded: Any, run_cli: Any) -> None:
     sim, recipe, kc = seeded
     _seed(sim, recipe, breaks={"kai-scheduler": "missing-crd"})

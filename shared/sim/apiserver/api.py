@@ -114,6 +114,7 @@ class Api:
         options = options or admission.WriteOptions()
         obj = writerules.object_body(body)
         admission.decode(r, obj, options=options, operation=operation)
+        obj = self.views.to_storage(r, obj)
         obj = self._managed_on_create(r, obj, options, operation)
         for hook in self.webhooks:
             hook.mutate(r, obj, None)
@@ -131,14 +132,7 @@ class Api:
             if self.store.get(r.group_resource, md.get("namespace", ""), md["name"]) is not None:
                 raise apierrors.already_exists(r.plural, r.group, md["name"])
             if options.manager and operation != "apply":
-                managedfields.record_update(
-                    None,
-                    obj,
-                    manager=options.manager,
-                    api_version=r.group_version,
-                    now=self.now(),
-                    list_types=writerules.list_types(r),
-                )
+                self._record_create(r, obj, options.manager)
             if not dry_run:
                 self._store_new(r, obj)
             return self.as_version(r, obj)
@@ -159,6 +153,22 @@ class Api:
             )
         obj.get("metadata", {}).pop("managedFields", None)
         return obj
+
+    def _record_create(self, r: resources.Resource, obj: dict[str, Any], manager: str) -> None:
+        """The creator owns what it set. Where the create strategy resets status (a kind with a
+        status subresource), the status the server filled in is nobody's: the strategy's reset
+        fields are left out of the manager's set, as the real field manager leaves them."""
+        resets_status = "status" in r.subresources and not r.keep_status_on_create
+        # A shallow copy: it shares ``metadata``, where the recorded managedFields land.
+        owned = {k: v for k, v in obj.items() if k != "status"} if resets_status else obj
+        managedfields.record_update(
+            None,
+            owned,
+            manager=manager,
+            api_version=r.group_version,
+            now=self.now(),
+            list_types=writerules.list_types(r),
+        )
 
     def _stamp_new(self, r: resources.Resource, obj: dict[str, Any]) -> None:
         """The server-owned metadata of a new object (whatever the body said), at the storage version."""
@@ -215,6 +225,7 @@ class Api:
     ) -> dict[str, Any]:
         new = writerules.object_body(body)
         admission.decode(r, new, options=options or admission.WriteOptions(), operation="update")
+        new = self.views.to_storage(r, new)
         if new["metadata"].get("name", name) != name:
             raise apierrors.bad_request(
                 f"the name of the object ({new['metadata']['name']}) does not match the name on the URL ({name})"
@@ -254,9 +265,10 @@ class Api:
             current = found.object()
             if content_type == patchtypes.APPLY and isinstance(body, dict):
                 admission.decode(r, body, options=options, operation="apply")
+            # A patch applies to the object as the client's version shows it.
             patched = writerules.patched(
                 r,
-                current,
+                self.views.from_storage(r, found.object()),
                 body,
                 patcher=_PATCHERS.get(content_type),
                 sub=sub,
@@ -266,6 +278,7 @@ class Api:
             )
             if content_type != patchtypes.APPLY:
                 admission.decode(r, patched, options=options, operation="patch", patched=True)
+            patched = self.views.to_storage(r, patched)
             if patched["metadata"].get("resourceVersion") != str(found.rv):
                 raise apierrors.conflict(r.plural, r.group, name)
             if patched["metadata"].get("name") != name:

@@ -52,7 +52,7 @@ class Resource:
     unconditional_update: bool = True  # custom resources require resourceVersion on PUT
     crd: str = ""  # name of the CRD serving it, "" for built-ins
     columns: tuple[PrinterColumn, ...] = ()
-    storage_version: str = ""  # for CRs with several versions: where objects live
+    storage_version: str = ""  # for kinds served at several versions: where objects live
     verbs: tuple[str, ...] = ALL_VERBS  # what discovery lists; reviews are create-only
     schema: StructuralSchema | None = field(default=None, compare=False, hash=False)  # a CR version's schema
 
@@ -204,6 +204,44 @@ BUILTINS: tuple[Resource, ...] = (
     _review("authorization.k8s.io", "localsubjectaccessreviews", "LocalSubjectAccessReview", namespaced=True),
     _review("authentication.k8s.io", "selfsubjectreviews", "SelfSubjectReview"),
     _review("authentication.k8s.io", "tokenreviews", "TokenReview"),
+    # autoscaling/v2 first: discovery's preferred version. Both versions share the stored objects
+    # (kept in the v2 shape), converted on the way in and out (shared/sim/apiserver/hpaversions.py).
+    Resource(
+        "autoscaling",
+        "v2",
+        "horizontalpodautoscalers",
+        "HorizontalPodAutoscaler",
+        True,
+        ("hpa",),
+        categories=_ALL,
+        storage_version="v2",
+    ),
+    Resource(
+        "autoscaling",
+        "v1",
+        "horizontalpodautoscalers",
+        "HorizontalPodAutoscaler",
+        True,
+        ("hpa",),
+        categories=_ALL,
+        storage_version="v2",
+    ),
+    # Dynamic resource allocation, GA in 1.34 (k8s.io/kubernetes pkg/registry/resource/*/strategy.go:
+    # DeviceClass and ResourceSlice count generations, ResourceClaim has a status subresource).
+    Resource("resource.k8s.io", "v1", "deviceclasses", "DeviceClass", False, (), _NONE, generation=True),
+    Resource("resource.k8s.io", "v1", "resourceclaims", "ResourceClaim", True, ()),
+    Resource("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate", True, (), _NONE),
+    Resource(
+        "resource.k8s.io",
+        "v1",
+        "resourceslices",
+        "ResourceSlice",
+        False,
+        (),
+        _NONE,
+        fields=("spec.nodeName", "spec.driver"),
+        generation=True,
+    ),
     Resource(
         "apiextensions.k8s.io",
         "v1",

@@ -53,7 +53,9 @@ KINDS: tuple[tuple[str, str, str], ...] = (
     ("authorization.k8s.io", "v1", "SelfSubjectAccessReview"),
     ("authorization.k8s.io", "v1", "SelfSubjectRulesReview"),
     ("authorization.k8s.io", "v1", "SubjectAccessReview"),
+    ("autoscaling", "v1", "HorizontalPodAutoscaler"),
     ("autoscaling", "v1", "Scale"),
+    ("autoscaling", "v2", "HorizontalPodAutoscaler"),
     ("batch", "v1", "CronJob"),
     ("batch", "v1", "Job"),
     ("coordination.k8s.io", "v1", "Lease"),
@@ -66,6 +68,10 @@ KINDS: tuple[tuple[str, str, str], ...] = (
     ("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding"),
     ("rbac.authorization.k8s.io", "v1", "Role"),
     ("rbac.authorization.k8s.io", "v1", "RoleBinding"),
+    ("resource.k8s.io", "v1", "DeviceClass"),
+    ("resource.k8s.io", "v1", "ResourceClaim"),
+    ("resource.k8s.io", "v1", "ResourceClaimTemplate"),
+    ("resource.k8s.io", "v1", "ResourceSlice"),
     ("scheduling.k8s.io", "v1", "PriorityClass"),
 )
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from shared.sim.apiserver import resources
+from shared.sim.apiserver import hpaversions, resources
 
 Row = Callable[[dict[str, Any]], list[Any]]
 
@@ -199,6 +199,75 @@ def _event(obj: dict[str, Any], now: datetime) -> list[Any]:
     ]
 
 
+def _hpa_target(spec: dict[str, Any], status: dict[str, Any] | None) -> str:
+    """One metric of the TARGETS column: ``cpu: 40%/80%``, ``<unknown>/500m (avg)``."""
+    kind = spec.get("type")
+    status = status or {}
+    if kind in ("Resource", "ContainerResource"):
+        key = "resource" if kind == "Resource" else "containerResource"
+        source, current = spec.get(key) or {}, (status.get(key) or {}).get("current") or {}
+        target = source.get("target") or {}
+        if target.get("averageValue") is not None:
+            now = str(current.get("averageValue", "<unknown>")) if status.get(key) else "<unknown>"
+            return f"{source.get('name', '')}: {now}/{target['averageValue']}"
+        now = f"{current['averageUtilization']}%" if current.get("averageUtilization") is not None else "<unknown>"
+        goal = f"{target['averageUtilization']}%" if target.get("averageUtilization") is not None else "<auto>"
+        return f"{source.get('name', '')}: {now}/{goal}"
+    if kind == "Pods":
+        current = (status.get("pods") or {}).get("current") or {}
+        goal = ((spec.get("pods") or {}).get("target") or {}).get("averageValue", "0")
+        return f"{current.get('averageValue', '<unknown>') if status.get('pods') else '<unknown>'}/{goal}"
+    if kind in ("Object", "External"):
+        key = kind.lower()
+        target = (spec.get(key) or {}).get("target") or {}
+        current = (status.get(key) or {}).get("current") or {}
+        if target.get("averageValue") is not None:
+            average = current.get("averageValue")
+            return f"{'<unknown>' if average is None else average}/{target['averageValue']} (avg)"
+        now = current.get("value", "<unknown>") if status.get(key) else "<unknown>"
+        return f"{now}/{target.get('value', '0')}"
+    return "<unknown type>"
+
+
+def _hpa(obj: dict[str, Any]) -> list[Any]:
+    """kubectl's HPA row (``printHorizontalPodAutoscaler``), from the v2 shape whatever version was asked."""
+    if str(obj.get("apiVersion", "")) == f"{hpaversions.GROUP}/v1":
+        obj = hpaversions.to_v2(obj)
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    ref = spec.get("scaleTargetRef") or {}
+    specs, statuses = spec.get("metrics") or [], status.get("currentMetrics") or []
+    shown = [_hpa_target(m, statuses[i] if i < len(statuses) else None) for i, m in enumerate(specs)]
+    targets = ", ".join(shown[:2]) + (f" + {len(shown) - 2} more..." if len(shown) > 2 else "") if shown else "<none>"
+    low = spec.get("minReplicas")
+    return [
+        f"{ref.get('kind', '')}/{ref.get('name', '')}",
+        targets,
+        "<unset>" if low is None else str(low),
+        int(spec.get("maxReplicas") or 0),
+        int(status.get("currentReplicas") or 0),
+    ]
+
+
+def _claim_state(obj: dict[str, Any]) -> list[Any]:
+    """``resourceClaimState``: deleted, pending, allocated, reserved."""
+    status = obj.get("status") or {}
+    deleted = bool(obj["metadata"].get("deletionTimestamp"))
+    states = ["deleted"] if deleted else []
+    if not status.get("allocation"):
+        if not deleted:
+            states.append("pending")
+    else:
+        states.append("allocated")
+        if status.get("reservedFor"):
+            states.append("reserved")
+    return [",".join(states)]
+
+
+def _slice(obj: dict[str, Any]) -> list[Any]:
+    spec = obj.get("spec") or {}
+    return [spec.get("nodeName", ""), spec.get("driver", ""), (spec.get("pool") or {}).get("name", "")]
+
+
 _EVENT_COLUMNS = [
     ("Last Seen", "string", 0),
     ("Type", "string", 0),
@@ -261,6 +330,18 @@ _BUILTIN: dict[str, tuple[list[tuple[str, str, int]], Row]] = {
         _pdb,
     ),
     "ConfigMap": ([("Data", "integer", 0)], _configmap),
+    "HorizontalPodAutoscaler": (
+        [
+            ("Reference", "string", 0),
+            ("Targets", "string", 0),
+            ("MinPods", "string", 0),
+            ("MaxPods", "integer", 0),
+            ("Replicas", "integer", 0),
+        ],
+        _hpa,
+    ),
+    "ResourceClaim": ([("State", "string", 0)], _claim_state),
+    "ResourceSlice": ([("Node", "string", 0), ("Driver", "string", 0), ("Pool", "string", 0)], _slice),
     "Namespace": ([("Status", "string", 0)], _namespace),
 }
 

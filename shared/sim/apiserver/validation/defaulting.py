@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from shared.sim.apiserver.apierrors import ApiError
-from shared.sim.apiserver.validation import poddefaults, pods, quantity
+from shared.sim.apiserver.validation import autoscaling, dra, poddefaults, pods, quantity
 from shared.sim.apiserver.validation.poddefaults import child, default
 
 SERVICE_CIDR = ipaddress.ip_network("10.96.0.0/12")
@@ -151,6 +151,11 @@ _SCHEME: dict[str, Callable[[dict[str, Any], str], None]] = {
     "RoleBinding": _binding,
     "ClusterRoleBinding": _binding,
     "Secret": _secret,
+    "HorizontalPodAutoscaler": autoscaling.defaults,
+    "DeviceClass": dra.device_class_defaults,
+    "ResourceClaim": dra.resource_claim_defaults,
+    "ResourceClaimTemplate": dra.resource_claim_template_defaults,
+    "ResourceSlice": dra.resource_slice_defaults,
 }
 
 
@@ -304,6 +309,10 @@ def on_create(
         _generate_job_selector(obj)
     elif kind == "DaemonSet":
         child(obj["metadata"], "annotations")["deprecated.daemonset.template.generation"] = "1"
+    elif kind == "HorizontalPodAutoscaler":
+        autoscaling.zero_status(child(obj, "status"))
+    elif kind == "ResourceClaim":
+        child(obj, "status")
 
 
 def on_update(kind: str, obj: dict[str, Any], old: dict[str, Any]) -> None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shared.sim.apiserver.apierrors import FieldError
-from shared.sim.apiserver.validation import apps, batch, budgets, core, formats, meta, pods, rbac
+from shared.sim.apiserver.validation import apps, autoscaling, batch, budgets, core, dra, formats, meta, pods, rbac
 
 Obj = Mapping[str, Any]
 
@@ -47,6 +47,15 @@ TABLE: dict[tuple[str, str], Checks] = {
     ("batch", "Job"): Checks(batch.job, batch.job_update),
     ("policy", "PodDisruptionBudget"): Checks(budgets.pod_disruption_budget, budgets.pod_disruption_budget_update),
     ("coordination.k8s.io", "Lease"): Checks(budgets.lease, budgets.lease_update),
+    ("autoscaling", "HorizontalPodAutoscaler"): Checks(
+        autoscaling.horizontal_pod_autoscaler, autoscaling.horizontal_pod_autoscaler_update
+    ),
+    ("resource.k8s.io", "DeviceClass"): Checks(dra.device_class, dra.device_class_update),
+    ("resource.k8s.io", "ResourceClaim"): Checks(dra.resource_claim, dra.resource_claim_update),
+    ("resource.k8s.io", "ResourceClaimTemplate"): Checks(
+        dra.resource_claim_template, dra.resource_claim_template_update
+    ),
+    ("resource.k8s.io", "ResourceSlice"): Checks(dra.resource_slice, dra.resource_slice_update),
     ("rbac.authorization.k8s.io", "Role"): Checks(
         lambda o: rbac.role(o, namespaced=True), lambda o, p: rbac.role_update(o, p, namespaced=True)
     ),
