@@ -64,10 +64,15 @@ WALL = WallClock()
 
 @dataclass(frozen=True)
 class Reading:
-    """The cluster's time at one moment, and how fast it runs."""
+    """The cluster's time at one moment, how fast it runs, and where it stops until it is read again.
+
+    ``until`` is set by a simulated cluster whose clock waits for its own work (a timer due then):
+    extrapolation stops there, so a reader never runs ahead of what the cluster has done.
+    """
 
     now: datetime
     speed: float
+    until: datetime | None = None
 
 
 class NoClusterClock(Exception):
@@ -146,7 +151,8 @@ class ClusterClock:
         if reading is None:
             return self._wall.now()
         elapsed = (self._real() - read_at) * reading.speed
-        return datetime.fromtimestamp(reading.now.timestamp() + elapsed, UTC)
+        moment = datetime.fromtimestamp(reading.now.timestamp() + elapsed, UTC)
+        return moment if reading.until is None else min(moment, max(reading.until, reading.now))
 
     def monotonic(self) -> float:
         value = self.now().timestamp()
@@ -171,13 +177,21 @@ class ClusterClock:
 
 
 def parse_reading(data: Any) -> Reading:
-    """A clock answer ``{"now": "...Z", "speed": 60.0}`` as a Reading; ValueError when malformed."""
+    """A clock answer ``{"now": "...Z", "speed": 60.0}`` (and optionally ``"until": "...Z"``) as a
+    Reading; ValueError when malformed."""
     if not isinstance(data, dict) or not isinstance(data.get("now"), str):
         raise ValueError(f"not a clock reading: {data!r}")
-    moment = datetime.fromisoformat(data["now"].replace("Z", "+00:00"))
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return Reading(now=moment, speed=float(data.get("speed", 1.0)))
+    until = data.get("until")
+    if until is not None and not isinstance(until, str):
+        raise ValueError(f"not a clock reading: {data!r}")
+    return Reading(
+        now=_stamp(data["now"]), speed=float(data.get("speed", 1.0)), until=None if until is None else _stamp(until)
+    )
+
+
+def _stamp(text: str) -> datetime:
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 class ApiCaller(Protocol):

@@ -137,6 +137,7 @@ class SimServer:
         self.settings = ServerSettings()
         self.table = resources.ResourceTable.with_builtins()
         self.store = store.Store(history=history)
+        self.store.on_write = self.vclock.queued  # the clock waits for the kubelet loop to see each write
         self.api = api.Api(objects=self.store, table=self.table, clock=self.clock, rng=random.Random(seed))
         self.identities = rbac.Identities(random.SystemRandom())
         self.authorizer = rbac.Authorizer(self.store)

@@ -109,6 +109,9 @@ class Store:
         self._aliases: dict[GroupResource, Alias] = {}
         self._alias_fields: dict[GroupResource, dict[str, str]] = {}
         self.closed = False
+        self.on_write: Callable[[int], None] | None = None
+        """Told each write's resourceVersion, under the store's lock: the virtual clock holds at a
+        write until the simulation loop has handled it (:mod:`shared.sim.apiserver.vclock`)."""
 
     def alias(self, resource: resources.Resource, alias: Alias) -> None:
         """Serve ``resource`` over ``alias.target``'s objects (call before any object is stored)."""
@@ -215,6 +218,8 @@ class Store:
         if len(self._events) > 2 * self.history:
             self._drop(len(self._events) - self.history)
         self._latest[event.group_resource] = event.rv
+        if self.on_write is not None:
+            self.on_write(event.rv)
         condition = self._conditions.get(event.group_resource)
         if condition is not None:
             condition.notify_all()

@@ -29,8 +29,15 @@ DRIVER_DAEMONSET = "nvidia-driver-daemonset"
 
 
 def clock(sim: SimServer) -> dict[str, Any]:
-    moment = datetime.fromtimestamp(sim.vclock.time(), UTC)
-    return {"now": moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ"), "speed": sim.vclock.speed}
+    """The virtual time, its speed, and (while the clock waits for the kubelet loop's work) the
+    ``until`` it cannot pass before that work is done, so a reader extrapolating stops there."""
+    until = sim.vclock.held_until()
+    answer = {"now": _rfc3339(sim.vclock.time()), "speed": sim.vclock.speed}
+    return answer if until is None else {**answer, "until": _rfc3339(until)}
+
+
+def _rfc3339(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def hardware(sim: SimServer) -> dict[str, Any]:

@@ -93,6 +93,7 @@ class Kubelet:
         self._stop.clear()
         self.relist = True
         self.sim.controllers.heartbeats.enabled = True
+        self.sim.vclock.drive(True)
         self._thread = threading.Thread(target=self._loop, name="sim-kubelet", daemon=True)
         self._thread.start()
 
@@ -102,6 +103,7 @@ class Kubelet:
         if self._thread is not None:
             self._thread.join(timeout=10)
             self._thread = None
+        self.sim.vclock.drive(False)
         self.sim.controllers.heartbeats.enabled = False
 
     def reset(self) -> None:
@@ -139,6 +141,7 @@ class Kubelet:
             except Exception:  # a bug here must not stop the cluster: log it and carry on
                 logger.exception("simulated kubelet step failed")
                 busy = False
+            clock.done(self._rv)  # every write up to here is handled: the clock may run past them
             if busy:
                 continue
             with self._idle:
@@ -162,10 +165,7 @@ class Kubelet:
             self._rv = event.rv
             self._handle(event.group_resource, event.type, event.entry, event.previous)
             self.sim.controllers.handle(event.group_resource, event.type, event.entry, event.previous)
-        fired = False
-        while (timer := self.sim.vclock.pop_due()) is not None:
-            timer.action()
-            fired = True
+        fired = self.sim.vclock.fire_due() > 0
         self._reconcile_jobs()
         self.sim.controllers.reconcile()
         self._schedule()
