@@ -99,6 +99,7 @@ class Faults:
     rules: list[Rule] = field(default_factory=list)
     watch_epoch: int = 0  # bumped to cut every open watch
     _writes: dict[str, int] = field(default_factory=dict)
+    _delayed: list[float] = field(default_factory=lambda: [0, 0.0])  # requests delayed, seconds in all
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def configure(
@@ -161,6 +162,18 @@ class Faults:
             self.settings = FaultSettings()
             self.rules.clear()
             self._writes.clear()
+            self._delayed = [0, 0.0]
+
+    def record_delay(self, seconds: float) -> None:
+        """The handler held one request back ``seconds`` (injected latency)."""
+        with self._lock:
+            self._delayed = [self._delayed[0] + 1, self._delayed[1] + seconds]
+
+    def delayed(self) -> tuple[int, float]:
+        """(requests held back, seconds in all) since the last :meth:`clear`: what latency was
+        applied, which tests assert instead of timing requests on a machine of unknown speed."""
+        with self._lock:
+            return int(self._delayed[0]), self._delayed[1]
 
     def is_down(self) -> bool:
         return time.monotonic() < self.settings.down_until

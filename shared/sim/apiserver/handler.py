@@ -159,6 +159,7 @@ class Handler(verbs.Verbs):
         decision = self.sim.faults.decide(user=who.user, verb=verb, resource=plural, name=route.name or "")
         if decision.delay:
             time.sleep(decision.delay)
+            self.sim.faults.record_delay(decision.delay)
         if decision.drop:
             raise _Drop()
         if decision.error is not None:
