@@ -445,15 +445,13 @@ def test_the_certification_controller_uses_exactly_its_role(
     objects = installed()
     gpu_sim.add_gpu_nodes(4)
     gpu_sim.fabric.inject(fabric.parse_all(["node-003:gpu-dead[1]"]))  # a failing log names a pod already gone
-    # 600x and 48-hour workload deadlines: the simulated operators start a workload in real time, and
-    # on a busy machine a fast clock lets a group reach its deadline first, so the failing log (and
-    # the path that reads the Scheduled Events of its gone pods) would never be reached
+    # default workload deadlines (an hour of cluster time): the cluster's clock waits for the loop
+    # that starts the pods, so a busy machine cannot run a group into its deadline before the
+    # failing log (and the path that reads the Scheduled Events of its gone pods) is reached
     gpu_sim.vclock.set_speed(600)
     limit = {"busBandwidthGBps": "value >= 300"}
-    cresource.create(api_client, kit.certification("ship", thresholds=limit, timeoutPerJob="48h"), NS)
-    mpi = kit.certification(
-        "ship-mpi", backend="mpijob", target={"nodeNames": ["node-000", "node-001"]}, timeoutPerJob="48h"
-    )
+    cresource.create(api_client, kit.certification("ship", thresholds=limit), NS)
+    mpi = kit.certification("ship-mpi", backend="mpijob", target={"nodeNames": ["node-000", "node-001"]})
     cresource.create(api_client, mpi, NS)
     workload.create(api_client, workload.WorkloadRun.model_validate(yamlio.loads(WORKLOAD_RUN)), NS)
     own = client.new_client(kubeconfig=sim_identity(NS, "nvcre-controller"))

@@ -24,7 +24,7 @@ spec:
   command: [sh, -c, "all_reduce_perf -b 1G -e 8G -f 2 -g 1"]
   metric: {{name: busbw, regex: 'Avg bus bandwidth\\s*:\\s*([0-9.]+)'}}
   threshold: 'value >= 450'
-  timeout: 48h
+  timeout: 30m
 """
 
 
