@@ -124,3 +124,17 @@ def test_limit_and_continue_page_through_every_item_once(cluster: Cluster) -> No
         assert page.metadata.remaining_item_count is None or page.metadata.remaining_item_count > 0
     assert pages == 3
     assert sorted(seen) == sorted(names)
+
+
+def test_remaining_item_count_is_exact_without_selectors_and_unset_with_one(cluster: Cluster) -> None:
+    core = k8s.CoreV1Api(cluster.api)
+    for n in range(7):
+        core.create_namespaced_config_map(cluster.namespace, objects.configmap(f"left-{n}", labels={"paged": "yes"}))
+    total = len(core.list_namespaced_config_map(cluster.namespace).items)  # a real namespace has its CA too
+    page = core.list_namespaced_config_map(cluster.namespace, limit=3)
+    assert page.metadata.remaining_item_count == total - 3
+    second = core.list_namespaced_config_map(cluster.namespace, limit=3, _continue=page.metadata._continue)
+    assert second.metadata.remaining_item_count == total - 6  # total >= 7: a third page follows
+    filtered = core.list_namespaced_config_map(cluster.namespace, label_selector="paged=yes", limit=3)
+    assert filtered.metadata._continue
+    assert filtered.metadata.remaining_item_count is None

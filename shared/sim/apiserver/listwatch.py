@@ -22,7 +22,8 @@ def list_meta(result: paging.ListResult) -> dict[str, Any]:
     meta: dict[str, Any] = {"resourceVersion": str(result.resource_version)}
     if result.continue_token:
         meta["continue"] = result.continue_token
-        meta["remainingItemCount"] = result.remaining
+        if result.remaining is not None:
+            meta["remainingItemCount"] = result.remaining
     return meta
 
 

@@ -4,6 +4,11 @@ Selectors match the small per-entry indexes the store keeps, so no object is dec
 filtered out. A continue token carries the key to resume after and the resourceVersion of the
 first page; once the store has compacted past it the token is refused with 410 Gone, as on a real
 server. Parsing selectors is the caller's.
+
+A page costs its own length, not the collection's: the scan stops at the first match past
+``limit``. ``remainingItemCount`` is what etcd answers cheaply, so a real server sets it only when
+no selector filters the list; here it is counted from the sorted keys by bisection, and left unset
+(None) with selectors, as there.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ class ListResult:
     items: list[store.Entry]
     resource_version: int
     continue_token: str
-    remaining: int
+    remaining: int | None
 
 
 def page(
@@ -46,20 +51,22 @@ def page(
         rv = objects.resource_version
         scan = objects.scan(r.group_resource, ns if r.namespaced else None, after)
         items: list[store.Entry] = []
-        remaining = 0
+        more = False
         for entry in scan:
             if (labels and not selectors.match_labels(labels, entry.labels)) or (
                 fields and not selectors.match_fields(fields, entry.fields)
             ):
                 continue
             if limit and len(items) >= limit:
-                remaining += 1
-                continue
+                more = True
+                break
             items.append(entry)
-    token = ""
-    if limit and remaining:
-        token = _encode_continue((items[-1].namespace, items[-1].name), rv)
-    return ListResult(items, rv, token, remaining)
+        if not more:
+            return ListResult(items, rv, "", 0)
+        last = (items[-1].namespace, items[-1].name)
+        where = ns if r.namespaced else None
+        remaining = None if labels or fields else objects.count_after(r.group_resource, where, last)
+    return ListResult(items, rv, _encode_continue(last, rv), remaining)
 
 
 def _encode_continue(after: tuple[str, str], rv: int) -> str:

@@ -159,12 +159,20 @@ class Store:
             start = bisect.bisect_left(keys, (namespace, ""))
         if after is not None:
             start = max(start, bisect.bisect_right(keys, after))
-        for key in keys[start:]:
+        for index in range(start, len(keys)):  # by index: a page must not copy the rest of the keys
+            key = keys[index]
             if namespace is not None and key[0] != namespace:
                 break
             entry = bucket.get(key)
             if entry is not None:
                 yield entry if alias is None else alias.read(entry)
+
+    def count_after(self, gr: GroupResource, namespace: str | None, after: Key) -> int:
+        """How many keys follow ``after`` (in ``namespace`` when given): a list's remainingItemCount."""
+        keys = self.keys(gr)
+        start = bisect.bisect_right(keys, after)
+        end = len(keys) if namespace is None else bisect.bisect_left(keys, (namespace + "\0", ""))
+        return max(0, end - start)
 
     def dependents(self, uid: str) -> list[tuple[GroupResource, Key]]:
         with self.lock:
