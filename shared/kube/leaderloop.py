@@ -299,8 +299,7 @@ class LeaderLoop:
         """Read the collection's resourceVersion, pass, then watch from that version for up to
         ``seconds``: what changed during the pass wakes the next one at once, and a watch cut
         short is resumed from the last version it saw rather than listed again."""
-        listing = rest.get(self.api, watching.path, what=watching.path.rsplit("/", 1)[-1])
-        version = (listing.get("metadata") or {}).get("resourceVersion")
+        version = rest.collection_version(self.api, watching.path, what=watching.path.rsplit("/", 1)[-1])
         self.reconcile()
         deadline = time.monotonic() + seconds
         while not (stop.is_set() or self._woken.is_set()):

@@ -2,13 +2,16 @@
 
 Covers: every field of ``HealthEvent`` is in the CRD's spec schema and nothing else is, the enums
 by name and the time as a string (the wire shape); an event published and read back is the same
-event, with the server checking it against that schema.
+event, with the server checking it against that schema; listing again validates only the events
+written since (a new resourceVersion), and what it returns is what a fresh parse gives.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any
+
+import pytest
 
 from shared.health import event as hevent
 from shared.health import resource
@@ -45,3 +48,29 @@ def test_a_published_event_reads_back_as_the_same_event(api_client: Any) -> None
     (stored,) = resource.list_events(api_client)
     assert stored.event == sent.model_copy(update={"generatedTimestamp": moment})
     assert stored.phase is None and stored.name == published.created[0]
+
+
+def test_listing_again_validates_only_what_was_written_since(api_client: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    resource.install(api_client)
+    events = [
+        hevent.parse({"agent": "a", "checkName": "GpuXidError", "nodeName": f"memo-{n}", "isFatal": True})
+        for n in range(3)
+    ]
+    resource.publish(api_client, events, now=lambda: datetime(2026, 3, 1, tzinfo=UTC))
+    mine = f"{resource.NODE_LABEL} in (memo-0,memo-1,memo-2)"
+    first = resource.list_events(api_client, selector=mine)
+    parses: list[object] = []
+    real = hevent.HealthEvent.model_validate
+
+    def counted(data: Any, **kwargs: Any) -> hevent.HealthEvent:
+        parses.append(data)
+        return real(data, **kwargs)
+
+    monkeypatch.setattr(hevent.HealthEvent, "model_validate", counted)
+    assert resource.list_events(api_client, selector=mine) == first
+    assert parses == []
+    resource.set_status(api_client, first[0].name, resource.Status(phase="Quarantined"))
+    again = {s.name: s for s in resource.list_events(api_client, selector=mine)}
+    assert len(parses) == 1  # the one written since: a new resourceVersion
+    assert again[first[0].name].status.phase == "Quarantined" and again[first[0].name].phase == "Quarantined"
+    assert again[first[1].name] == first[1]
