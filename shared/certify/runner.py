@@ -149,9 +149,9 @@ def _advance(
     now: str,
     strategy: str | None,
 ) -> str:
-    nodes = {n.name: n for n in render.describe(rest.list_items(api, rest.core_path("nodes")))}
     if not status.categoryStatuses:
         return _initialise(api, cert, status, now=now, strategy=strategy)
+    nodes = {n.name: n for n in render.describe(_candidate_nodes(api, cert.spec.target))}
     where = platforms.resolve(status.platform or platforms.NONE, status.gpu or "unknown")
     for index, cs in enumerate(status.categoryStatuses):
         if not _terminal(cs.status):
@@ -170,6 +170,14 @@ def _advance(
     return status.message
 
 
+def _candidate_nodes(api: KubeApi, target: models.TargetSpec) -> list[dict[str, Any]]:
+    """The nodes the target's ``nodeSelector`` selects, filtered by the server: a run on 64 nodes of
+    a 10,000-node cluster reads 64 nodes a step, not 10,000. The rest of the target (expressions,
+    names, taints) is matched here, on what comes back."""
+    selector = ",".join(f"{key}={value}" for key, value in sorted(target.nodeSelector.items())) or None
+    return rest.list_items(api, rest.core_path("nodes"), label_selector=selector)
+
+
 def _initialise(
     api: KubeApi, cert: models.Certification, status: models.CertificationStatus, *, now: str, strategy: str | None
 ) -> str:
@@ -183,7 +191,7 @@ def _initialise(
         status.phase, status.message, status.completionTime = Phase.FAILED, exc.message, now
         _condition(status, "Failed", "ValidationFailed", exc.message, now)
         return exc.message
-    every_node = rest.list_items(api, rest.core_path("nodes"))
+    every_node = _candidate_nodes(api, cert.spec.target)
     targets = render.target_nodes(every_node, cert.spec.target)
     cordoned = render.cordoned_left_out(every_node, cert.spec.target)
     skipped = f"; cordoned, left out: {', '.join(cordoned)}" if cordoned else ""

@@ -169,3 +169,28 @@ def test_a_certification_created_with_an_invalid_selector_key_fails_naming_the_k
     assert cert.status.message is not None
     assert cert.status.message.startswith("spec.target.nodeSelector: invalid label key 'pool name'")
     assert [c.reason for c in cert.status.conditions if c.type == "Failed"] == ["ValidationFailed"]
+
+
+def test_a_run_reads_only_the_nodes_its_selector_names(
+    gpu_sim: SimServer, api_client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server filters by ``nodeSelector``: on a large cluster a step costs the target's nodes."""
+    from shared import nodes
+
+    _faulty(gpu_sim, 8)
+    for name in ("node-002", "node-003", "node-004", "node-005"):
+        nodes.update(api_client, name, lambda n: n["metadata"]["labels"].update(pool="a") is None)
+    listed: list[str | None] = []
+    real = rest.list_items
+
+    def recorded(api: Any, path: str, **kwargs: Any) -> list[dict[str, Any]]:
+        if path == rest.core_path("nodes"):
+            listed.append(kwargs.get("label_selector"))
+        return real(api, path, **kwargs)
+
+    monkeypatch.setattr(rest, "list_items", recorded)
+    kit.create(api_client, kit.certification("pool-a", thresholds=LIMIT, target={"nodeSelector": {"pool": "a"}}))
+    cert = kit.drive(gpu_sim, api_client, "pool-a")
+    assert cert.status.phase == "Succeeded"
+    assert cert.status.categoryStatuses[0].nodes == ["node-002", "node-003", "node-004", "node-005"]
+    assert len(listed) >= 2 and set(listed) == {"pool=a"}
