@@ -38,6 +38,8 @@ _CM = re.compile(r"^cm://([a-z0-9]([-a-z0-9]*[a-z0-9])?)/([a-z0-9]([-.a-z0-9]*[a
 DATA_KEY = "snapshot.yaml"
 """Upstream AICR's key, for snapshots and recipes alike; ours is ``<kind>.yaml``."""
 FIELD_MANAGER = "aicr"
+CONFIGMAP_MAX_BYTES = 1024 * 1024
+"""What a real API server lets a ConfigMap hold (data and binaryData together)."""
 HTTP_TIMEOUT_ENV = "AICR_HTTP_TIMEOUT"
 """The environment variable that sets the deadline of one HTTP read, in seconds."""
 DEFAULT_HTTP_TIMEOUT = 30.0
@@ -270,6 +272,13 @@ def write_text(
         files.atomic_write_text(target, text)
         return
     assert isinstance(target, ConfigMapRef)
+    size = len(text.encode()) + len(fmt)
+    if size > CONFIGMAP_MAX_BYTES:  # the API server refuses it whole (422); say why before asking
+        raise errors.InvalidInput(
+            f"a {component} of {size:,} bytes does not fit a ConfigMap (at most {CONFIGMAP_MAX_BYTES:,} bytes "
+            "of data); write it to a file instead",
+            where=str(target),
+        )
     from shared.kube import rest
 
     body = {

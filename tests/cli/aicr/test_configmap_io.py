@@ -144,3 +144,24 @@ def test_each_kind_reads_its_own_key_and_upstream_layout_still_reads(sim_kubecon
         "cm://default/both snapshot.yaml",
     )
     assert refs.read_text("cm://default/upstream", api=factory, kind="recipe")[0] == "kind: RecipeResult\n"
+
+
+def test_a_document_larger_than_a_configmap_holds_is_refused_before_the_server_is_asked(api_client: Any) -> None:
+    from shared import errors
+
+    big = "nodes:\n" + "- name: node-00000\n" * (refs.CONFIGMAP_MAX_BYTES // 18)
+    with pytest.raises(errors.InvalidInput) as caught:
+        refs.write_text("cm://default/huge-snapshot", big, api=lambda: api_client, component="snapshot")
+    assert caught.value.where == "cm://default/huge-snapshot"
+    assert "does not fit a ConfigMap" in str(caught.value)
+    names = [cm["metadata"]["name"] for cm in rest.list_items(api_client, rest.core_path("configmaps", "default"))]
+    assert "huge-snapshot" not in names
+    # the size is the real server's: the simulated cluster refuses the same object with 422
+    body = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "huge-snapshot", "namespace": "default"},
+        "data": {"snapshot.yaml": big},
+    }
+    with pytest.raises(errors.ToolError):
+        rest.create(api_client, rest.core_path("configmaps", "default"), body)
