@@ -1,22 +1,26 @@
-"""``aicr recipe`` answered from the recipe memo before the command line framework is imported.
+"""``aicr recipe`` and ``aicr query`` answered from the recipe memo before the command line framework is imported.
 
-A recipe is memoised by its inputs (``shared.recipe.memo``); on a hit the whole command is a hash
-and a file write, yet importing typer and click costs more than the rest of the run. So the
-console script first tries this narrow path: it recognises only a plain ``recipe`` request
-(criteria flags, ``-o`` to a file or stdout, ``-t``), in the spellings the full command accepts,
+A recipe (and a queried value) is memoised by its inputs (``shared.recipe.memo``); on a hit the
+whole command is a hash and a file write, yet importing typer and click costs more than the rest
+of the run. So the console script first tries this narrow path: it recognises only a plain
+``recipe`` request (criteria flags, ``-o`` to a file or stdout, ``-t``) or ``query`` request
+(criteria flags, ``--selector``, ``-t``), in the spellings the full command accepts,
 computes the memo key with the command's own function, and on a hit writes what the full command
-would write. Anything else (another command, another flag, a repeated flag, a value that looks
-like a flag, a ConfigMap destination, the debug or completion variables, a miss, a destination
-that cannot be written) returns None and the full program runs, which then reports exactly what
-it always did. Standard library and ``shared.recipe.memo`` only, on purpose.
+would write. On a miss it resolves with the command's own service function (pydantic and the
+resolver, still no typer) and writes that, when the resolution neither warned nor failed.
+Anything else (another command, another flag, a repeated flag, a value that looks like a flag, a
+ConfigMap destination, the debug or completion variables, a warning or an error while resolving,
+a destination that cannot be written) returns None and the full program runs, which then reports
+exactly what it always did. A hit needs the standard library and ``shared.recipe.memo`` only.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 COMMAND = "recipe"
 FLAGS = {
@@ -32,22 +36,27 @@ FLAGS = {
     "-t": "fmt",
 }
 """The flags of ``aicr recipe`` this path takes (name -> parameter); see aicr/recipe.py."""
+QUERY = "query"
+QUERY_FLAGS = {**{k: v for k, v in FLAGS.items() if v != "output"}, "--selector": "selector"}
+"""The flags of ``aicr query`` this path takes; see aicr/query.py."""
 FORMATS = ("yaml", "json", "table")
+QUERY_FORMATS = ("yaml", "json")
 ENVIRONMENT = ("AICR_DEBUG", "AICR_LOG_JSON", "_AICR_COMPLETE")
 """Variables that change what the full program does (logging, completion): set, it runs."""
 _REMOTE = ("cm://", "http://", "https://")
 
 
-def parse(argv: Sequence[str]) -> dict[str, str] | None:
-    """The parameters of a plain ``recipe`` request, or None when this path does not take it."""
-    if not argv or argv[0] != COMMAND:
+def parse(argv: Sequence[str], *, command: str = COMMAND) -> dict[str, str] | None:
+    """The parameters of a plain ``recipe`` (or ``query``) request, or None when this path does not take it."""
+    if not argv or argv[0] != command:
         return None
+    flags = QUERY_FLAGS if command == QUERY else FLAGS
     given: dict[str, str] = {}
     tokens = list(argv[1:])
     while tokens:
         token = tokens.pop(0)
         name, equals, value = token.partition("=") if token.startswith("--") else (token, "", "")
-        param = FLAGS.get(name)
+        param = flags.get(name)
         if param is None or param in given:
             return None  # not ours, or repeated (the full command refuses a repeated flag)
         if not equals:
@@ -70,6 +79,8 @@ def recipe(argv: Sequence[str]) -> int | None:
 
 
 def _recipe(argv: Sequence[str]) -> int | None:
+    if argv and argv[0] == QUERY:
+        return _query(argv)
     request = _request(argv)
     if request is None:
         return None
@@ -81,8 +92,53 @@ def _recipe(argv: Sequence[str]) -> int | None:
     except Exception:  # whatever went wrong, the full program meets it again and reports it
         return None
     if text is None:
+        text = _resolved(lambda service: service.recipe_text(fmt=_format(fmt), **criteria)[0])
+    if text is None:
         return None
     return _write_stdout(text) if output == "-" else _write_file(Path(output), text)
+
+
+def _format(name: str) -> Any:
+    from shared.output import Format
+
+    return Format(name)
+
+
+def _resolved(work: Callable[[Any], str]) -> str | None:
+    """On a memo miss, the answer worked out here (``work`` given ``shared.recipe.service``),
+    without the command line framework: only when it resolves cleanly. A warning or an error
+    returns None, and the full program works it out again and reports it as it always does (the
+    warning is counted, never printed here; a run that warned is not memoised)."""
+    try:
+        from shared.recipe import memo, service
+
+        with memo.counting_warnings() as warnings:
+            text = work(service)
+    except Exception:
+        return None
+    return text if warnings.count == 0 else None
+
+
+def _query(argv: Sequence[str]) -> int | None:
+    """A memoised ``aicr query``: its value printed as the full command prints it."""
+    if any(variable in os.environ for variable in ENVIRONMENT):
+        return None
+    given = parse(argv, command=QUERY)
+    if given is None or "selector" not in given:
+        return None  # the full command asks for the missing --selector
+    selector = given.pop("selector")
+    fmt = given.pop("fmt", "yaml").lower()
+    if fmt not in QUERY_FORMATS:
+        return None
+    try:
+        from shared.recipe import memo
+
+        text = memo.lookup(memo.query_key(given, selector, fmt))
+    except Exception:  # whatever went wrong, the full program meets it again and reports it
+        return None
+    if text is None:
+        text = _resolved(lambda service: service.query_text(selector=selector, fmt=_format(fmt), **given))
+    return None if text is None else _write_stdout(text)
 
 
 def _request(argv: Sequence[str]) -> tuple[dict[str, str], str, str] | None:

@@ -32,27 +32,24 @@ def query(
 ) -> None:
     """Print a value of the merged recipe: scalars plain, maps and lists as YAML (or JSON)."""
     from shared import output as out
-    from shared.recipe import request
     from shared.recipe import service as recipe_service
 
     chosen = out.parse_format(fmt, allowed=FORMATS, flag="--format")
     text = recipe_service.query_text(
-        request.RecipeRequest(
-            service=service,
-            accelerator=accelerator,
-            intent=intent,
-            os=os,
-            platform=platform,
-            nodes=nodes,
-            criteria_file=criteria,
-            snapshot_file=snapshot,
-            catalog_dir=catalog,
-            data_dir=data,
-            kubeconfig=kubeconfig,
-            context=context,
-        ),
         selector=selector,
         fmt=chosen,
+        service=service,
+        accelerator=accelerator,
+        intent=intent,
+        os=os,
+        platform=platform,
+        nodes=nodes,
+        criteria_file=criteria,
+        snapshot_file=snapshot,
+        catalog_dir=catalog,
+        data_dir=data,
+        kubeconfig=kubeconfig,
+        context=context,
     )
     out.write_data(text)
 

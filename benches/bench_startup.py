@@ -104,7 +104,13 @@ def run() -> str:
         ("`aicr recipe … -o F`, memo empty", recipe_argv, drop_memo, "≤ 160 ms"),
         ("`aicr recipe … -o F`, memo warm", recipe_argv, None, "≤ 70 ms"),
         (
-            "`aicr query --selector …`",
+            "`aicr query --selector …`, memo empty",
+            [AICR, "query", *CRITERIA, "--selector", SELECTOR],
+            drop_memo,
+            "≤ 160 ms",
+        ),
+        (
+            "`aicr query --selector …`, memo warm",
             [AICR, "query", *CRITERIA, "--selector", SELECTOR],
             None,
             "≤ 160 ms",

@@ -81,6 +81,12 @@ def request_key(fields: Mapping[str, object], fmt: str) -> str | None:
     )
 
 
+def query_key(fields: Mapping[str, object], selector: str, fmt: str) -> str | None:
+    """The key of an ``aicr query``: the recipe request's, with the selector and the command in it
+    (a query and a recipe of the same criteria are different outputs)."""
+    return request_key({**fields, "query_selector": selector}, fmt)
+
+
 def lookup(memo_key: str | None) -> str | None:
     if memo_key is None:
         return None

@@ -6,14 +6,10 @@ Kept apart from ``request`` so that a memo hit imports nothing but the standard 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from shared import errors, refs
 from shared.output import Format
 from shared.recipe import memo
-
-if TYPE_CHECKING:
-    from shared.recipe.request import RecipeRequest
 
 EMBEDDED_CATALOG = memo.EMBEDDED_CATALOG
 
@@ -62,9 +58,23 @@ def write(
         refs.write_text(destination, text, api=api, component="recipe", fmt="json" if fmt is Format.JSON else "yaml")
 
 
-def query_text(recipe_request: RecipeRequest, *, selector: str, fmt: Format) -> str:
-    """``aicr query``: the value at ``selector`` of the recipe asked for, Helm values merged in."""
+def query_text(*, selector: str, fmt: Format, **fields: object) -> str:
+    """``aicr query``: the value at ``selector`` of the recipe ``fields`` ask for (see RecipeRequest),
+    Helm values merged in. Memoised as a recipe is, under a key that also holds the selector: a
+    value read in a CI loop costs a hash and a read."""
+    fields = {k: v for k, v in fields.items() if v is not None}
+    inputs = [p for p in (fields.get("criteria_file"), fields.get("snapshot_file")) if p]
+    memo_key = None
+    if not any(refs.is_remote(str(p)) for p in inputs):
+        memo_key = memo.query_key(fields, selector, fmt.value)
+        cached = memo.lookup(memo_key)
+        if cached is not None:
+            return cached
     from shared.recipe import report, request, values
 
-    resolution, cat = request.build(recipe_request)
-    return report.query_text(values.select(values.hydrate(resolution.recipe, cat), selector), fmt)
+    with memo.counting_warnings() as warnings:
+        resolution, cat = request.build(request.RecipeRequest.model_validate(fields))
+        text = report.query_text(values.select(values.hydrate(resolution.recipe, cat), selector), fmt)
+    if warnings.count == 0:
+        memo.store(memo_key, text)
+    return text

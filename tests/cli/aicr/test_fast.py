@@ -1,4 +1,5 @@
-"""``aicr recipe`` answered from the memo before typer loads (aicr/fast.py), and the same as the full run.
+"""``aicr recipe`` and ``aicr query`` answered from the memo before typer loads (aicr/fast.py), and the
+same as the full run.
 
 Covers: which command lines the fast path takes and which it leaves to the full program; for each,
 the console script in a fresh process (where typer's absence shows the path taken) against the
@@ -60,6 +61,20 @@ class Outcome:
 def test_a_plain_recipe_request_is_taken(argv: list[str], taken: dict[str, str]) -> None:
     expected = {fast.FLAGS[flag]: value for flag, value in taken.items()}
     assert fast.parse(argv) == expected
+
+
+SELECTOR = "components.gpu-operator.values.driver.version"
+
+
+def test_a_plain_query_is_taken_and_an_output_flag_is_not() -> None:
+    argv = ["query", *CRITERIA, "--selector", SELECTOR, "-t", "json"]
+    assert fast.parse(argv, command="query") == {
+        **{fast.FLAGS[f]: v for f, v in zip(CRITERIA[::2], CRITERIA[1::2], strict=True)},
+        "selector": SELECTOR,
+        "fmt": "json",
+    }
+    assert fast.parse(["query", *CRITERIA, "--selector", SELECTOR, "-o", "x"], command="query") is None
+    assert fast.parse(["query", *CRITERIA, "--selector", SELECTOR], command="recipe") is None
 
 
 @pytest.mark.parametrize(
@@ -127,23 +142,36 @@ HITS = [
     ["recipe", *CRITERIA],
     ["recipe", *CRITERIA, "-t", "JSON", "-o", "-"],
     ["recipe", *CRITERIA, "--format", "table"],
+    ["query", *CRITERIA, "--selector", SELECTOR],
+    ["query", "--selector", "components.gpu-operator", *CRITERIA, "-t", "json"],
 ]
+MISSES = [
+    ["recipe", "--service", "eks", "--accelerator", "gb200", "--intent", "inference", "-o", "r.yaml"],
+    ["recipe", "--service", "eks", "--accelerator", "h100", "--intent", "inference", "-t", "json"],
+    ["query", *CRITERIA, "--selector", "components.gpu-operator.chart"],
+]
+"""Not in the memo, resolving without a warning: answered by the fast path, still without typer."""
 FULL = [
-    ["recipe", "--service", "gke", "--accelerator", "h100", "-o", "r.yaml"],  # not in the memo yet
+    ["recipe", "--service", "gke", "--accelerator", "h100", "--intent", "training"],  # warns: base overlay only
     ["recipe", *CRITERIA, "-o", "r.yaml", "-o", "r.yaml"],
     ["recipe", "--service", "bogus", "-o", "r.yaml"],
     ["recipe", *CRITERIA, "-o", "missing/r.yaml"],
     ["recipe", *CRITERIA, "-o", "r.yaml", "--explain"],
     ["recipe", *CRITERIA, "-t", "csv"],
+    ["query", *CRITERIA],
+    ["query", *CRITERIA, "--selector", SELECTOR, "-t", "table"],
+    ["query", *CRITERIA, "--selector", "components.nope"],
 ]
 
 
 @pytest.fixture()
 def warm(run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:  # type: ignore[no-untyped-def]
-    """A folder to run in, with the memo holding the seed's training recipe in each format."""
+    """A folder to run in, with the memo holding the seed's training recipe in each format, and two queries."""
     monkeypatch.chdir(tmp_path)
     for fmt in ("yaml", "json", "table"):
         assert run_cli("aicr", "recipe", *CRITERIA, "-t", fmt).code == 0
+    assert run_cli("aicr", "query", *CRITERIA, "--selector", SELECTOR).code == 0
+    assert run_cli("aicr", "query", *CRITERIA, "--selector", "components.gpu-operator", "-t", "json").code == 0
     return tmp_path
 
 
@@ -158,6 +186,26 @@ def test_a_memo_hit_skips_typer_and_gives_what_the_full_program_gives(
     assert not typer_loaded
     assert quick.code == 0 and (quick.stdout or quick.written)
     assert quick == _in_process(run_cli, argv, warm, monkeypatch)
+
+
+@pytest.mark.parametrize("argv", MISSES, ids=" ".join)
+def test_a_memo_miss_is_resolved_without_typer_as_the_full_program_resolves_it(
+    run_cli,
+    tmp_path: Path,
+    argv: list[str],
+    monkeypatch: pytest.MonkeyPatch,  # type: ignore[no-untyped-def]
+) -> None:
+    import shutil
+
+    from shared.recipe import memo
+
+    full = _in_process(run_cli, argv, tmp_path, monkeypatch)  # resolves, and fills the memo
+    shutil.rmtree(memo._cache_dir())
+    quick, typer_loaded = _console(argv, tmp_path)
+    assert not typer_loaded
+    assert quick.code == 0 and (quick.stdout or quick.written)
+    assert quick == full
+    assert list(memo._cache_dir().glob("*.out"))  # the fast path keeps what it resolved
 
 
 @pytest.mark.parametrize("argv", FULL, ids=lambda argv: " ".join(argv[1:]))
