@@ -353,9 +353,11 @@ def clock(
 
     target = _target(kubeconfig)
     if advance is None and speed is None:
-        _print(control.call(target, "GET", "clock"))
-        return
-    _print(control.call(target, "PUT", "clock", {"advance": advance, "speed": speed}))
+        reading = control.call(target, "GET", "clock")
+    else:
+        reading = control.call(target, "PUT", "clock", {"advance": advance, "speed": speed})
+    # "until" (where a reader's extrapolation stops) is for programs that read the clock, not people
+    _print({k: v for k, v in reading.items() if k in ("now", "speed")} if isinstance(reading, dict) else reading)
 
 
 def main() -> None:
