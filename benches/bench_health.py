@@ -417,54 +417,6 @@ def _has_informer() -> bool:
     return importlib.util.find_spec("shared.kube.informer") is not None
 
 
-SCALES = (100, 1000, 10000)
-SCALE_EVENTS = 1000
-BEFORE = {
-    # commit 3525fd8 (nodes listed page by page on every pass), same bench, same machine, 2026-12-02
-    100: None,
-    1000: None,
-    10000: None,
-}
-"""Quarantine throughput (nodes/s) and peak RSS (MB) before the node informer, per node count."""
-
-
-def _scaling() -> list[dict[str, Any]]:
-    """The end-to-end storm (``_end_to_end``) at each node count: min(nodes, 1,000) fatal events, 10 ms latency."""
-    rows = []
-    for count in SCALES:
-        rows.append(_end_to_end(node_count=count, event_count=min(count, SCALE_EVENTS), deadline_s=600))
-    return rows
-
-
-def _rate(run: dict[str, Any]) -> float:
-    return float(run["cordoned"] / run["elapsed"]) if run["elapsed"] == run["elapsed"] else 0.0
-
-
-def scaling_table(rows: list[dict[str, Any]]) -> list[str]:
-    """The scaling table in markdown (see docs/benchmarks.md for the caption)."""
-    out = [
-        "| nodes | fatal events | quarantine throughput (before → after) | peak RSS (before → after) "
-        "| load average (1 min) at the storm | target | gap |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for run in rows:
-        rate = _rate(run)
-        before = BEFORE.get(run["nodes"])
-        was_rate = f"{before[0]:.0f} → " if before else ""
-        was_rss = f"{before[1]:.0f} → " if before else ""
-        gap = []
-        if rate < 75:
-            gap.append(f"{75 - rate:.0f} nodes/s short")
-        if run["rss"] > 300:
-            gap.append(f"{run['rss'] - 300:.0f} MB over")
-        out.append(
-            f"| {run['nodes']:,} | {run['events']:,} | {was_rate}{rate:.0f} nodes/s "
-            f"({run['cordoned']:,} cordons in {run['elapsed']:.1f} s) | {was_rss}{run['rss']:.0f} MB "
-            f"| {run['load']:.1f} | ≥ 75 nodes/s, ≤ 300 MB | {'; '.join(gap) or 'met'} |"
-        )
-    return out
-
-
 def _storm(
     api: Any, targets: set[str], controller: subprocess.Popen[bytes], deadline_s: float
 ) -> tuple[int, float, int, float]:
