@@ -21,13 +21,10 @@ def recipe_text(
 
     The explanation is in ``explain_fmt`` (default: ``fmt``)."""
     fields = {k: v for k, v in fields.items() if v is not None}
-    inputs = [p for p in (fields.get("criteria_file"), fields.get("snapshot_file")) if p]
-    memo_key = None
-    if not explain and not any(refs.is_remote(str(p)) for p in inputs):  # a ConfigMap or URL cannot be hashed unread
-        memo_key = memo.request_key(fields, fmt.value)
-        cached = memo.lookup(memo_key)
-        if cached is not None:
-            return cached, None
+    memo_key = None if explain or _remote_inputs(fields) else memo.request_key(fields, fmt.value)
+    cached = memo.lookup(memo_key)
+    if cached is not None:
+        return cached, None
     from shared.recipe import report, request
 
     with memo.counting_warnings() as warnings:
@@ -36,6 +33,13 @@ def recipe_text(
     if warnings.count == 0:
         memo.store(memo_key, text)
     return text, report.explain_text(resolution, explain_fmt or fmt) if explain else None
+
+
+def _remote_inputs(fields: dict[str, object]) -> bool:
+    """A criteria or snapshot input in a ConfigMap or at a URL: it cannot be hashed unread, so the
+    request is not memoised."""
+    inputs = [p for p in (fields.get("criteria_file"), fields.get("snapshot_file")) if p]
+    return any(refs.is_remote(str(p)) for p in inputs)
 
 
 def check_destination(destination: str, fmt: Format) -> None:
@@ -63,13 +67,10 @@ def query_text(*, selector: str, fmt: Format, **fields: object) -> str:
     Helm values merged in. Memoised as a recipe is, under a key that also holds the selector: a
     value read in a CI loop costs a hash and a read."""
     fields = {k: v for k, v in fields.items() if v is not None}
-    inputs = [p for p in (fields.get("criteria_file"), fields.get("snapshot_file")) if p]
-    memo_key = None
-    if not any(refs.is_remote(str(p)) for p in inputs):
-        memo_key = memo.query_key(fields, selector, fmt.value)
-        cached = memo.lookup(memo_key)
-        if cached is not None:
-            return cached
+    memo_key = None if _remote_inputs(fields) else memo.query_key(fields, selector, fmt.value)
+    cached = memo.lookup(memo_key)
+    if cached is not None:
+        return cached
     from shared.recipe import report, request, values
 
     with memo.counting_warnings() as warnings:
