@@ -153,9 +153,9 @@ def run() -> str:
         "Simulated H100 nodes (a rack per 64), 19 seeded components; real console scripts in fresh processes, "
         f"median of {RUNS[100]} ({RUNS[10_000]} at 10,000 nodes). Wall is real time; CPU is the command "
         "process's user + system time; sim CPU is what the simulator process (the API server) spent meanwhile. "
-        "The machine is shared with other work on its 2 cores: the 1-minute load average read "
-        f"{min(LOADS):.1f}–{max(LOADS):.1f} (median {statistics.median(LOADS):.1f}) before the timed commands, "
-        "so wall times carry others' load; CPU times much less.",
+        "The 1-minute load average read "
+        f"{min(LOADS):.1f}–{max(LOADS):.1f} (median {statistics.median(LOADS):.1f}) before the timed commands: "
+        "wall times carry whatever else shares the 2 cores, CPU times much less.",
         "",
         "Seeding and baseline snapshot size: "
         + "; ".join(f"{n:,} nodes: seed {f['seed']}, snapshot {f['snapshot size']}" for n, f in facts.items())
