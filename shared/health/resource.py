@@ -171,15 +171,18 @@ def list_events(
         selector = ",".join(p for p in (f"{NODE_LABEL}={label_value(node)}", selector) if p)
     items = rest.list_items(api, RESOURCE.path(), label_selector=selector)
     stored = []
-    parsed: dict[tuple[str, str], tuple[hevent.HealthEvent, Status]] = {}
+    parsed: dict[tuple[str, str], _Parsed] = {}
     for item in items:
         meta = item.get("metadata") or {}
         raw = item.get("status") or {}
+        spec = item.get("spec") or {}
         key = (str(meta.get("uid", "")), str(meta.get("resourceVersion", "")))
         known = _PARSED.get(key) if all(key) else None
+        if known is not None and (known[0] != spec or known[1] != raw):
+            known = None  # the same key for other content (another cluster): parse it
         if known is None:
             try:
-                ev = hevent.HealthEvent.model_validate(item.get("spec") or {})
+                ev = hevent.HealthEvent.model_validate(spec)
             except ValidationError as exc:  # someone wrote a malformed object; it cannot be processed, list the rest
                 if skipped is not None:
                     name = str(meta.get("name") or "?")
@@ -191,10 +194,10 @@ def list_events(
                 status = Status.model_validate(raw)
             except ValueError:
                 status = Status(phase=raw.get("phase"))
-            known = (ev, status)
+            known = (spec, raw, ev, status)
         if all(key):
             parsed[key] = known
-        ev, status = known
+        _, _, ev, status = known
         stored.append(
             Stored(
                 meta.get("name", ""),
@@ -210,15 +213,19 @@ def list_events(
     return stored
 
 
-_PARSED: dict[tuple[str, str], tuple[hevent.HealthEvent, Status]] = {}
-"""Events already validated, by (uid, resourceVersion): a stored object never changes without its
-resourceVersion, and the quarantine loop lists every event each second, so each is validated once
-per write instead of once per pass (30,000 stored events cost about a second of CPU a pass). The
-parsed values are not mutated by their readers (frozen events; a status is replaced, never edited)."""
+_Parsed = tuple[dict[str, Any], dict[str, Any], hevent.HealthEvent, Status]
+"""The spec and status as read, and what they validated to."""
+_PARSED: dict[tuple[str, str], _Parsed] = {}
+"""Events already validated, by (uid, resourceVersion): the quarantine loop lists every event each
+second, so each is validated once per write instead of once per pass (30,000 stored events cost
+about a second of CPU a pass). A hit also needs the same spec and status as read (a dict
+comparison, far cheaper than validating): one process may read several clusters, and a simulated
+one with a fixed seed repeats its uids. The parsed values are not mutated by their readers (frozen
+events; a status is replaced, never edited)."""
 _PARSED_MAX = 200_000
 
 
-def _remember(parsed: dict[tuple[str, str], tuple[hevent.HealthEvent, Status]], *, whole: bool) -> None:
+def _remember(parsed: dict[tuple[str, str], _Parsed], *, whole: bool) -> None:
     """Keep what the last whole listing held (deleted and rewritten events drop out); a filtered
     listing only adds, up to a bound."""
     if whole or len(_PARSED) + len(parsed) > _PARSED_MAX:

@@ -74,3 +74,18 @@ def test_listing_again_validates_only_what_was_written_since(api_client: Any, mo
     assert len(parses) == 1  # the one written since: a new resourceVersion
     assert again[first[0].name].status.phase == "Quarantined" and again[first[0].name].phase == "Quarantined"
     assert again[first[1].name] == first[1]
+
+
+def test_a_kept_parse_is_used_only_for_the_same_content(api_client: Any) -> None:
+    """Another cluster (or a simulated one with the same seed) may repeat a uid and resourceVersion."""
+    resource.install(api_client)
+    sent = hevent.parse({"agent": "a", "checkName": "GpuXidError", "nodeName": "twin-0", "isFatal": True})
+    resource.publish(api_client, [sent], now=lambda: datetime(2026, 3, 1, tzinfo=UTC))
+    selector = f"{resource.NODE_LABEL}=twin-0"
+    (stored,) = resource.list_events(api_client, selector=selector)
+    other = stored.event.model_copy(update={"nodeName": "elsewhere", "isFatal": False})
+    for key, (spec, status, _, parsed_status) in list(resource._PARSED.items()):
+        if spec.get("nodeName") == "twin-0":  # the same key, held for another cluster's event
+            resource._PARSED[key] = ({**spec, "nodeName": "elsewhere"}, status, other, parsed_status)
+    (again,) = resource.list_events(api_client, selector=selector)
+    assert again.event == stored.event and again.event.nodeName == "twin-0"
