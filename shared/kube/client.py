@@ -173,6 +173,7 @@ def _configuration(
     source: Source, *, context: str | None, environ: Mapping[str, str] | None, service_account_dir: Path
 ) -> Any:
     """A client Configuration read from ``source`` now (files and token as they are at this moment)."""
+    import yaml
     from kubernetes import client, config
     from kubernetes.config.config_exception import ConfigException
 
@@ -201,6 +202,9 @@ def _configuration(
         if context and "context" in message.lower():
             raise errors.NotFound(f"context {context!r} not found", where=source.describe()) from exc
         raise errors.InvalidInput(message, where=source.describe()) from exc
+    except yaml.YAMLError as exc:  # the client's own YAML reader may refuse what ours took (b":")
+        problem = getattr(exc, "problem", None) or "not valid YAML"
+        raise errors.InvalidInput(f"not valid YAML: {problem}", where=source.describe()) from exc
     except (OSError, ValueError, TypeError, KeyError) as exc:
         raise errors.InvalidInput(
             f"unusable cluster configuration: {type(exc).__name__}", where=source.describe()

@@ -72,6 +72,16 @@ def test_missing_configuration_is_one_clear_error(tmp_path: Path) -> None:
         client.new_client(environ={"KUBECONFIG": str(tmp_path / "gone")}, home=tmp_path)
 
 
+@pytest.mark.parametrize("text", [":", "a: b: c\n", "[unclosed\n"])
+def test_a_kubeconfig_the_client_cannot_parse_is_one_input_error(tmp_path: Path, text: str) -> None:
+    """The client reads YAML with its own parser, which refuses some documents ours accepts (":")."""
+    path = tmp_path / "kubeconfig"
+    path.write_text(text)
+    with pytest.raises(errors.InvalidInput) as caught:
+        client.new_client(kubeconfig=path, environ={})
+    assert caught.value.where is not None and str(path) in caught.value.where
+
+
 def test_errors_never_show_the_token(sim_kubeconfig: Path, tmp_path: Path) -> None:
     data = yamlio.load_file(sim_kubeconfig)
     token = data["users"][0]["user"]["token"]
