@@ -43,7 +43,6 @@ FORMATS = ("yaml", "json", "table")
 QUERY_FORMATS = ("yaml", "json")
 ENVIRONMENT = ("AICR_DEBUG", "AICR_LOG_JSON", "_AICR_COMPLETE")
 """Variables that change what the full program does (logging, completion): set, it runs."""
-_REMOTE = ("cm://", "http://", "https://")
 
 
 def parse(argv: Sequence[str], *, command: str = COMMAND) -> dict[str, str] | None:
@@ -150,7 +149,7 @@ def _request(argv: Sequence[str]) -> tuple[dict[str, str], str, str] | None:
         return None
     fmt = given.pop("fmt", "yaml").lower()
     output = given.pop("output", "-")
-    if fmt not in FORMATS or output.lower().startswith(_REMOTE):
+    if fmt not in FORMATS or "://" in output:  # a ConfigMap, a URL or oci://: the full program says what it does
         return None
     return given, fmt, output
 

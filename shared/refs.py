@@ -34,6 +34,8 @@ from shared.kube.api import ApiFactory
 
 CM_SCHEME = "cm://"
 HTTP_SCHEMES = ("http://", "https://")
+_OTHER_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+"""A URL-like reference (``oci://``, ``s3://``…) that is neither a ConfigMap nor HTTP(S)."""
 _CM = re.compile(r"^cm://([a-z0-9]([-a-z0-9]*[a-z0-9])?)/([a-z0-9]([-.a-z0-9]*[a-z0-9])?)$")
 DATA_KEY = "snapshot.yaml"
 """Upstream AICR's key, for snapshots and recipes alike; ours is ``<kind>.yaml``."""
@@ -249,6 +251,12 @@ def check_writable(reference: str) -> None:
     target = parse(reference)
     if isinstance(target, UrlRef):
         raise errors.InvalidInput("cannot write to a URL: give a file or cm://NAMESPACE/NAME", where=str(target))
+    scheme = _OTHER_SCHEME.match(reference)
+    if scheme:  # a path would turn 'oci://r/x' into the folders 'oci:/r'
+        hint = "; only aicr bundle -o pushes to oci://" if scheme.group(1).lower() == "oci" else ""
+        raise errors.InvalidInput(
+            f"cannot write to {scheme.group(1)}://: give a file, '-' or cm://NAMESPACE/NAME{hint}", where=reference
+        )
     if isinstance(target, Path):
         files.check_output(target, probe=True)
 

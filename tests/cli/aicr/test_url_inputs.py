@@ -245,3 +245,25 @@ def test_an_output_url_is_refused_before_the_work(run_cli, cat_dir: Path) -> Non
     assert _only_error_line(result.stderr) == (
         "error: https://example.com/r: cannot write to a URL: give a file or cm://NAMESPACE/NAME"
     )
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        (
+            "oci://localhost:5000/x",
+            "cannot write to oci://: give a file, '-' or cm://NAMESPACE/NAME; only aicr bundle -o pushes to oci://",
+        ),
+        ("s3://bucket/r.yaml", "cannot write to s3://: give a file, '-' or cm://NAMESPACE/NAME"),
+    ],
+    ids=["oci", "s3"],
+)
+def test_an_output_with_another_scheme_is_refused_and_nothing_is_created(  # type: ignore[no-untyped-def]
+    run_cli, cat_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, target: str, message: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    before = sorted(tmp_path.iterdir())
+    result = run_cli("aicr", "recipe", "--catalog", str(cat_dir), "--service", "eks", "-o", target)
+    assert result.code == 2
+    assert _only_error_line(result.stderr) == f"error: {target}: {message}"
+    assert sorted(tmp_path.iterdir()) == before  # no 'oci:' or 's3:' folder
