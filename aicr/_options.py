@@ -102,3 +102,28 @@ DataDir = Annotated[
 CatalogDir = Annotated[
     Path | None, typer.Option("--catalog", help="Catalog folder used instead of the embedded one.", show_default=False)
 ]
+
+
+REQUEST_FIELDS = {
+    "service": "service",
+    "accelerator": "accelerator",
+    "intent": "intent",
+    "os": "os",
+    "platform": "platform",
+    "nodes": "nodes",
+    "criteria": "criteria_file",
+    "snapshot": "snapshot_file",
+    "catalog": "catalog_dir",
+    "data": "data_dir",
+    "kubeconfig": "kubeconfig",
+    "context": "context",
+}
+"""The flags a recipe request is built from: a command's parameter name → RecipeRequest's field."""
+
+
+def request_fields(parameters: dict[str, Any]) -> dict[str, Any]:
+    """The recipe request a command was given, from its parameters (``locals()``).
+
+    typer needs each flag spelled out in the command's signature; this keeps ``recipe`` and ``query``
+    from each spelling out the same request a second time."""
+    return {field: parameters[name] for name, field in REQUEST_FIELDS.items()}

@@ -38,18 +38,7 @@ def query(
     text = recipe_service.query_text(
         selector=selector,
         fmt=chosen,
-        service=service,
-        accelerator=accelerator,
-        intent=intent,
-        os=os,
-        platform=platform,
-        nodes=nodes,
-        criteria_file=criteria,
-        snapshot_file=snapshot,
-        catalog_dir=catalog,
-        data_dir=data,
-        kubeconfig=kubeconfig,
-        context=context,
+        **opt.request_fields(locals()),
     )
     out.write_data(text)
 

@@ -59,18 +59,7 @@ def recipe(
         fmt=chosen,
         explain=explain,
         explain_fmt=chosen if to_stdout else Format.TABLE,
-        service=service,
-        accelerator=accelerator,
-        intent=intent,
-        os=os,
-        platform=platform,
-        nodes=nodes,
-        criteria_file=criteria,
-        snapshot_file=snapshot,
-        catalog_dir=catalog,
-        data_dir=data,
-        kubeconfig=kubeconfig,
-        context=context,
+        **opt.request_fields(locals()),
     )
     if not to_stdout:
         recipe_service.write(text, destination=str(output), fmt=chosen, kubeconfig=kubeconfig, context=context)

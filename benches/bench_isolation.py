@@ -280,23 +280,27 @@ def _model_run(scenario: Scenario, seed: int) -> Outcome:
 
 
 @contextmanager
-def _cluster(server: Any, scenario: Scenario, seed: int) -> Iterator[Any]:
-    """The server reset to a GPU cluster of the scenario, in paused virtual time; an API client."""
+def gpu_cluster(
+    server: Any, *, nodes: int, racks: int, faults: list[str], seed: int, prefix: str = "bench-isolation-"
+) -> Iterator[Any]:
+    """The server reset to ``nodes`` GPU nodes in ``racks`` racks with ``faults`` (``serve --fault``
+    specs, dice seeded), in paused virtual time, groups run as TrainJobs as on a cluster with
+    Trainer; an API client. Also the runner bench's cluster."""
     from shared.kube import client
     from shared.sim import operators
     from shared.sim.gpu import fabric
 
     server.reset()
     server.vclock.set_speed(0)
-    with tempfile.TemporaryDirectory(prefix="bench-isolation-") as folder:
+    with tempfile.TemporaryDirectory(prefix=prefix) as folder:
         server.noderoot.root = Path(folder) / "nodes"
         server.repair.install_crds()
-        server.operators.install(operators.DEFAULT)  # groups run as TrainJobs, as on a cluster with Trainer
+        server.operators.install(operators.DEFAULT)
         server.kubelet.start()
         try:
-            server.add_gpu_nodes(len(scenario.nodes), racks=scenario.racks)
+            server.add_gpu_nodes(nodes, racks=racks)
             server.fabric.rng.seed(seed)
-            server.fabric.inject(fabric.parse_all(scenario.specs()))
+            server.fabric.inject(fabric.parse_all(faults))
             api = client.new_client(kubeconfig=server.write_kubeconfig(Path(folder) / "kubeconfig"))
             try:
                 yield api
@@ -311,7 +315,9 @@ def _live_run(server: Any, scenario: Scenario, seed: int) -> Outcome:
     from shared.certify import models, resource, runner
     from shared.kube import crds
 
-    with _cluster(server, scenario, seed) as api:
+    with gpu_cluster(
+        server, nodes=len(scenario.nodes), racks=scenario.racks, faults=scenario.specs(), seed=seed
+    ) as api:
         cert = models.Certification.model_validate(
             {
                 "metadata": {"name": "isolation"},

@@ -20,11 +20,11 @@ from __future__ import annotations
 import functools
 import os
 import statistics
-import tempfile
 import time
 from collections import defaultdict
-from pathlib import Path
 from typing import Any
+
+from benches.bench_isolation import gpu_cluster
 
 NAME = "runner"
 NODES = 1024
@@ -39,59 +39,43 @@ def _run(server: Any, faults: tuple[str, ...]) -> tuple[list[tuple[int, int, flo
     """Per round: (round, steps, runner CPU seconds, step wall seconds); and the verdict."""
     from shared import clock
     from shared.certify import models, resource, runner
-    from shared.kube import client, crds
-    from shared.sim import operators
-    from shared.sim.gpu import fabric
+    from shared.kube import crds
 
-    server.reset()
-    server.vclock.set_speed(0)
-    with tempfile.TemporaryDirectory(prefix="bench-runner-") as folder:
-        server.noderoot.root = Path(folder) / "nodes"
-        server.repair.install_crds()
-        server.operators.install(operators.DEFAULT)
-        server.kubelet.start()
+    with gpu_cluster(
+        server, nodes=NODES, racks=NODES // RACK, faults=list(faults), seed=1, prefix="bench-runner-"
+    ) as api:
         # 1,024 pods started in one step of the kubelet take longer than its default 20 s to settle
         server.kubelet.settle = functools.partial(server.kubelet.settle, timeout=SETTLE_SECONDS)
-        try:
-            server.add_gpu_nodes(NODES, racks=NODES // RACK)
-            server.fabric.rng.seed(1)
-            server.fabric.inject(fabric.parse_all(list(faults)))
-            api = client.new_client(kubeconfig=server.write_kubeconfig(Path(folder) / "kubeconfig"))
-            try:
-                cert = models.Certification.model_validate(
-                    {
-                        "metadata": {"name": "scale"},
-                        "kind": "Certification",
-                        "spec": {
-                            "categories": [{"domain": "communication", "variant": "nccl-all-reduce"}],
-                            "thresholds": LIMIT,
-                            "maxBytes": "1G",
-                        },
-                    }
-                )
-                crds.install(api, resource.RESOURCE)
-                resource.create(api, cert, "default")
-                ticker = clock.for_api_client(api)
-                per_round: dict[int, list[float]] = defaultdict(lambda: [0, 0.0, 0.0])
-                in_progress = 1
-                while True:
-                    cpu, wall = time.thread_time(), time.perf_counter()
-                    progress = runner.step(api, namespace="default", name="scale", clock=ticker)
-                    cpu, wall = time.thread_time() - cpu, time.perf_counter() - wall
-                    # A step counts in the round it started in: the one that plans round n + 1 closes round n.
-                    row = per_round[in_progress]
-                    row[0], row[1], row[2] = row[0] + 1, row[1] + cpu, row[2] + wall
-                    status = resource.get(api, "default", "scale")[0].status
-                    in_progress = max(1, len(status.categoryStatuses[0].rounds) if status.categoryStatuses else 0)
-                    if progress.done:
-                        break
-                    server.advance(STEP_SECONDS)
-                category = status.categoryStatuses[0]
-                verdict = ", ".join(f.name for f in category.failedNodes) or category.message or "passed"
-            finally:
-                client.close(api)
-        finally:
-            server.kubelet.stop()
+        cert = models.Certification.model_validate(
+            {
+                "metadata": {"name": "scale"},
+                "kind": "Certification",
+                "spec": {
+                    "categories": [{"domain": "communication", "variant": "nccl-all-reduce"}],
+                    "thresholds": LIMIT,
+                    "maxBytes": "1G",
+                },
+            }
+        )
+        crds.install(api, resource.RESOURCE)
+        resource.create(api, cert, "default")
+        ticker = clock.for_api_client(api)
+        per_round: dict[int, list[float]] = defaultdict(lambda: [0, 0.0, 0.0])
+        in_progress = 1
+        while True:
+            cpu, wall = time.thread_time(), time.perf_counter()
+            progress = runner.step(api, namespace="default", name="scale", clock=ticker)
+            cpu, wall = time.thread_time() - cpu, time.perf_counter() - wall
+            # A step counts in the round it started in: the one that plans round n + 1 closes round n.
+            row = per_round[in_progress]
+            row[0], row[1], row[2] = row[0] + 1, row[1] + cpu, row[2] + wall
+            status = resource.get(api, "default", "scale")[0].status
+            in_progress = max(1, len(status.categoryStatuses[0].rounds) if status.categoryStatuses else 0)
+            if progress.done:
+                break
+            server.advance(STEP_SECONDS)
+        category = status.categoryStatuses[0]
+        verdict = ", ".join(f.name for f in category.failedNodes) or category.message or "passed"
     rows = [(n, int(r[0]), r[1], r[2]) for n, r in sorted(per_round.items())]
     return rows, verdict
 
