@@ -16,6 +16,13 @@ the outcome what one-at-a-time processing in first-event order gives (and what `
 predicts), a pass hands the breaker its node order and a node whose admission could take a slot
 an earlier, still-undecided node may need waits for that node — only near the threshold, so a
 storm runs in parallel until the window is almost full.
+
+The window is stored compactly (node → milliseconds since the epoch, about 17 bytes and the name per
+node; the ISO times of older releases are still read), so a window of 25,000 nodes fits the
+ConfigMap's 1 MiB. A window that would not fit is not written: the breaker trips instead, naming
+``circuitBreaker.maxNodes``, because refusing a quarantine is the safe side. The GPU node count the
+threshold comes from is read from the node informer when the controller has one, else listed
+again at most once a minute, so a growing fleet raises the threshold without a restart.
 """
 
 from __future__ import annotations
@@ -24,16 +31,16 @@ import copy
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from shared import errors
-from shared.health import event as hevent
 from shared.health import settings
 from shared.kube import errors as kube_errors
-from shared.kube import rest, retry
+from shared.kube import informer, rest, retry
 from shared.kube.api import KubeApi
 
 logger = logging.getLogger(__name__)
@@ -41,6 +48,12 @@ logger = logging.getLogger(__name__)
 NAME = "circuit-breaker"
 CLOSED, TRIPPED = "CLOSED", "TRIPPED"
 _POLICY = retry.RetryPolicy(attempts=50, base_delay=0.005, max_delay=0.2)
+WINDOW_MAX_BYTES = 1_000_000
+"""The window's JSON at most: a ConfigMap holds 1 MiB (1,048,576 bytes) of data, the rest of it is
+the status, the cursor and their keys."""
+GPU_COUNT_SECONDS = 60.0
+"""How long a listed GPU node count is used before it is listed again (no informer)."""
+GPU_INDEX, GPU_KEY = "breaker-gpu-node", "gpu"
 
 
 @dataclass(frozen=True)
@@ -56,7 +69,8 @@ class Status:
     state: str
     threshold: int
     gpu_nodes: int
-    recent: dict[str, str]
+    recent: dict[str, int]
+    """Node → when it was quarantined, in milliseconds since the epoch."""
     window: str
 
     def document(self) -> dict[str, Any]:
@@ -85,13 +99,21 @@ class ConfigMapBreaker:
         settings: settings.CircuitBreaker,
         gpu_node_label: str,
         now: Callable[[], datetime],
+        node_cache: informer.Informer | None = None,
     ) -> None:
+        """``node_cache``: the controller's node informer; the GPU nodes are then counted from it."""
         self.api = api
         self.namespace = namespace
         self.settings = settings
         self.gpu_node_label = gpu_node_label
         self.now = now
         self._gpu_nodes: int | None = None
+        self._gpu_counted_at = 0.0
+        self._gpu_match = _label_match(gpu_node_label)
+        self.node_cache = node_cache
+        if node_cache is not None and self._gpu_match is not None:
+            match = self._gpu_match
+            node_cache.add_index(GPU_INDEX, lambda node: (GPU_KEY,) if match(node) else ())
         # One lock for this process's workers: the ConfigMap write is the cross-process guarantee,
         # the lock keeps our own workers from conflicting and guards the pass order below.
         self._cond = threading.Condition(threading.Lock())
@@ -100,11 +122,18 @@ class ConfigMapBreaker:
         self._undecided: set[str] = set()
 
     def gpu_nodes(self) -> int:
-        if self._gpu_nodes is None:
+        """The GPU nodes now: the informer's index when it is current, else a count listed at most
+        ``GPU_COUNT_SECONDS`` ago."""
+        store = self.node_cache.current() if self.node_cache is not None and self._gpu_match else None
+        if store is not None:
+            return store.count(GPU_INDEX, GPU_KEY)
+        moment = time.monotonic()
+        if self._gpu_nodes is None or moment - self._gpu_counted_at >= GPU_COUNT_SECONDS:
             self._gpu_nodes = sum(
                 1
                 for _ in rest.iter_items(self.api, rest.core_path("nodes"), label_selector=self.gpu_node_label or None)
             )
+            self._gpu_counted_at = moment
         return self._gpu_nodes
 
     # ------------------------------------------------------------ pass order
@@ -126,7 +155,7 @@ class ConfigMapBreaker:
             self._ranks, self._undecided = {}, set()
             self._cond.notify_all()
 
-    def _waiting_for(self, node: str, recent: dict[str, str]) -> int:
+    def _waiting_for(self, node: str, recent: dict[str, int]) -> int:
         """Earlier nodes of this pass that may still want a slot (none outside a pass)."""
         rank = self._ranks.get(node)
         if rank is None:
@@ -164,13 +193,11 @@ class ConfigMapBreaker:
             self._cm = None
             raise
 
-    def _recent(self, data: dict[str, str], moment: datetime) -> dict[str, str]:
-        try:
-            window: dict[str, str] = json.loads(data.get("window") or "{}")
-        except ValueError:
-            window = {}
-        oldest = moment - self.settings.window()
-        return {n: t for n, t in window.items() if datetime.fromisoformat(t.replace("Z", "+00:00")) > oldest}
+    def _recent(self, data: dict[str, str], moment: datetime) -> dict[str, int]:
+        """The window's nodes quarantined after ``moment`` minus the window, with their time in ms."""
+        window = decode_window(data.get("window"))
+        oldest = _millis(moment - self.settings.window())
+        return {n: t for n, t in window.items() if t > oldest}
 
     # ------------------------------------------------------------ admission
     def allow(self, node: str) -> bool:
@@ -200,7 +227,18 @@ class ConfigMapBreaker:
                     continue
                 admitted = not new or free > 0
                 if admitted:
-                    recent[node] = hevent.format_time(moment)
+                    recent[node] = _millis(moment)
+                    if new and len(encode_window(recent)) > WINDOW_MAX_BYTES:
+                        admitted = False
+                        recent.pop(node)
+                        logger.warning(
+                            "circuit breaker TRIPPED: a window of %d nodes does not fit its ConfigMap "
+                            "(%d bytes at most); set circuitBreaker.maxNodes lower",
+                            len(recent) + 1,
+                            WINDOW_MAX_BYTES,
+                            extra={"subject": node},
+                        )
+                        data["status"] = TRIPPED
                 else:
                     data["status"] = TRIPPED
                     logger.warning(
@@ -210,7 +248,7 @@ class ConfigMapBreaker:
                         threshold,
                         extra={"subject": node},
                     )
-                data["window"] = json.dumps(recent, sort_keys=True)
+                data["window"] = encode_window(recent)
                 self._write(cm)
                 self._cond.notify_all()
                 return Admission(admitted, new and admitted)
@@ -227,13 +265,10 @@ class ConfigMapBreaker:
             cm = self._cached()
             data = cm.get("data") or {}
             cm["data"] = data
-            try:
-                window: dict[str, str] = json.loads(data.get("window") or "{}")
-            except ValueError:
-                return
+            window = decode_window(data.get("window"))
             if window.pop(node, None) is None:
                 return
-            data["window"] = json.dumps(window, sort_keys=True)
+            data["window"] = encode_window(window)
             self._write(cm)
             self._cond.notify_all()
 
@@ -267,6 +302,53 @@ class ConfigMapBreaker:
         with self._cond:
             retry.call(attempt, policy=_POLICY)
         return self.status()
+
+
+def _millis(moment: datetime) -> int:
+    return int(moment.timestamp() * 1000)
+
+
+def encode_window(window: dict[str, int]) -> str:
+    """The window as stored: compact JSON, nodes in name order."""
+    return json.dumps(window, sort_keys=True, separators=(",", ":"))
+
+
+def decode_window(text: str | None) -> dict[str, int]:
+    """A stored window; times written by older releases as ISO strings are read too, and a window
+    that cannot be read counts as empty (as before: the breaker must not stop on its own state)."""
+    try:
+        stored = json.loads(text or "{}")
+    except ValueError:
+        return {}
+    if not isinstance(stored, dict):
+        return {}
+    out: dict[str, int] = {}
+    for name, value in stored.items():
+        if isinstance(value, int) and not isinstance(value, bool):
+            out[str(name)] = value
+        elif isinstance(value, str):
+            try:
+                out[str(name)] = _millis(datetime.fromisoformat(value.replace("Z", "+00:00")))
+            except ValueError:
+                continue
+    return out
+
+
+def _label_match(selector: str) -> Callable[[dict[str, Any]], bool] | None:
+    """A matcher for ``key=value``, ``key==value`` or ``key`` (the forms ``gpuNodeLabel`` takes);
+    None for any other selector, which is then left to the API server."""
+    text = selector.strip()
+    if not text:
+        return lambda node: True
+    if any(c in text for c in ",!() ") or text.count("=") > 2:
+        return None
+    key, sep, value = text.partition("==") if "==" in text else text.partition("=")
+
+    def match(node: dict[str, Any]) -> bool:
+        labels = (node.get("metadata") or {}).get("labels") or {}
+        return key in labels and (not sep or labels[key] == value)
+
+    return match
 
 
 class MemoryBreaker:

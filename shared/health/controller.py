@@ -192,7 +192,12 @@ class Controller:
         self.identity = identity or f"{socket.gethostname()}-{id(self):x}"
         fq = cfg.fq
         self.breaker = hbreaker.ConfigMapBreaker(
-            api, namespace=namespace, settings=fq.circuitBreaker, gpu_node_label=fq.gpuNodeLabel, now=clk.now
+            api,
+            namespace=namespace,
+            settings=fq.circuitBreaker,
+            gpu_node_label=fq.gpuNodeLabel,
+            now=clk.now,
+            node_cache=node_cache,
         )
         self.quarantiner = quarantine.Quarantiner(
             engine=cast(Any, _CountingEngine(cfg.engine)),
