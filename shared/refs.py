@@ -251,7 +251,7 @@ def check_writable(reference: str) -> None:
     target = parse(reference)
     if isinstance(target, UrlRef):
         raise errors.InvalidInput("cannot write to a URL: give a file or cm://NAMESPACE/NAME", where=str(target))
-    scheme = _OTHER_SCHEME.match(reference)
+    scheme = None if isinstance(target, ConfigMapRef) else _OTHER_SCHEME.match(reference)
     if scheme:  # a path would turn 'oci://r/x' into the folders 'oci:/r'
         hint = "; only aicr bundle -o pushes to oci://" if scheme.group(1).lower() == "oci" else ""
         raise errors.InvalidInput(
