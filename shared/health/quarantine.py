@@ -358,20 +358,17 @@ def release(node: nodes.Node, *, label_prefix: str, stamp: str, handing_over: bo
     return True
 
 
+CORDON_LABELS = ("cordon-by", "cordon-reason", "cordon-timestamp")
+"""The labels (after the label prefix) that say nvsentinel cordoned a node, and why."""
+
+
 def returned_labels(node_labels: dict[str, str], *, label_prefix: str, stamp: str) -> bool:
     """The node is schedulable again: the ``cordon-*`` labels nvsentinel wrote go and ``uncordon-by``
     says who lifted the cordon. Only call it once the node is really uncordoned: a cordon another
     owner still holds (validation's after a hand-over) keeps the labels that say why. True when
     anything changed."""
     had_cordon_labels = node_labels.get(f"{label_prefix}cordon-by") == OWNER
-    changed = nodes.set_map(
-        node_labels,
-        {
-            f"{label_prefix}cordon-by": None,
-            f"{label_prefix}cordon-reason": None,
-            f"{label_prefix}cordon-timestamp": None,
-        },
-    )
+    changed = nodes.set_map(node_labels, {f"{label_prefix}{k}": None for k in CORDON_LABELS})
     if had_cordon_labels:
         changed = (
             nodes.set_map(

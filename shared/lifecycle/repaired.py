@@ -100,13 +100,25 @@ def _first(recorded: dict[str, Any]) -> str:
 
 def returned(node: nodes.Node, *, stamp: str) -> bool:
     """Inside the write that lifted the gate: once the node is schedulable, the labels say so and the
-    record goes. True when anything changed."""
+    record goes. True when anything changed.
+
+    A cordon a person set (one no component owns) outlives the gate: NVSentinel's part is over all
+    the same, so its state label, its ``cordon-*`` labels and the record go, but no ``uncordon-by``
+    is written (nobody uncordoned the node). Left in place they said ``remediation-succeeded`` for
+    good, and the next healthy event would wait for a validation that had already passed."""
     found = read(node)
-    if found is None or nodes.is_cordoned(node):
+    if found is None:
         return False
+    quarantined_again = quarantine.ANN_CAUSES in nodes.node_annotations(node)
+    held_by_person = nodes.is_cordoned(node) and nodes.cordon_owner(node) is None and not quarantined_again
+    if nodes.is_cordoned(node) and not held_by_person:
+        return False  # another component's cordon, or a new quarantine's: it says why, and lifts it
     labels = nodes.labels(node)
     prefix = str(found.get("labelPrefix") or "")
-    changed = quarantine.returned_labels(labels, label_prefix=prefix, stamp=stamp) if prefix else False
+    if held_by_person:
+        changed = nodes.set_map(labels, {f"{prefix}{k}": None for k in quarantine.CORDON_LABELS}) if prefix else False
+    else:
+        changed = quarantine.returned_labels(labels, label_prefix=prefix, stamp=stamp) if prefix else False
     if quarantine.ANN_CAUSES not in nodes.node_annotations(node):  # not quarantined again meanwhile
         changed = nodes.set_map(labels, {quarantine.STATE_LABEL: None}) or changed
     return nodes.set_map(nodes.node_annotations(node), {RECORD: None}) or changed

@@ -98,9 +98,12 @@ def settle(ctx: Context, vr: models.ValidationRequest) -> None:
         entries = sessions.failed(entries, vr.name, tests) if name in keep else sessions.passed(entries, vr.name, tests)
         active = None if active == vr.name else active
         changed = sessions.write(node, entries, active)
-        if not entries and active is None and sessions.release_gate(node, ctx.cfg.schedulingGate):
-            repaired.returned(node, stamp=now)
-            return True, PASSED
+        if not entries and active is None:
+            lifted = sessions.release_gate(node, ctx.cfg.schedulingGate)
+            # also when the gate held nothing of ours (a person's cordon was all there was): the
+            # repair's state label and record still go
+            if repaired.returned(node, stamp=now) or lifted:
+                return True, PASSED
         return changed, FAILED if name in keep and changed else None
 
     for written, reason in _each_node(ctx, vr, change):
