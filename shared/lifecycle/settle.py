@@ -98,12 +98,8 @@ def settle(ctx: Context, vr: models.ValidationRequest) -> None:
         entries = sessions.failed(entries, vr.name, tests) if name in keep else sessions.passed(entries, vr.name, tests)
         active = None if active == vr.name else active
         changed = sessions.write(node, entries, active)
-        if not entries and active is None:
-            lifted = sessions.release_gate(node, ctx.cfg.schedulingGate)
-            # also when the gate held nothing of ours (a person's cordon was all there was): the
-            # repair's state label and record still go
-            if repaired.returned(node, stamp=now) or lifted:
-                return True, PASSED
+        if not entries and active is None and _lift(ctx, node, now):
+            return True, PASSED
         return changed, FAILED if name in keep and changed else None
 
     for written, reason in _each_node(ctx, vr, change):
@@ -115,6 +111,13 @@ def settle(ctx: Context, vr: models.ValidationRequest) -> None:
             said = f"validation {vr.name} failed: the node stays gated"
             ctx.events.warning(written, FAILED, said)
             ctx.notify(notify.VALIDATION_FAILED, name, said)
+
+
+def _lift(ctx: Context, node: nodes.Node, stamp: str) -> bool:
+    """A passed node's gate lifted and the repair's marks gone; True when the node changed. The
+    marks go also when the gate held nothing of ours (a person's cordon was all there was)."""
+    lifted = sessions.release_gate(node, ctx.cfg.schedulingGate)
+    return repaired.returned(node, stamp=stamp) or lifted
 
 
 def finalize(ctx: Context, vr: models.ValidationRequest) -> Progress:
