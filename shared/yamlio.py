@@ -255,6 +255,7 @@ _NAME = re.compile(r"[-_0-9A-Za-z]+")
 _TAG_START = re.compile(r"(?:^|[\s\[{,])!")
 _LITERAL_HEADER = re.compile(r"\|(?:[-+][1-9]?|[1-9][-+]?)?\n")
 """A literal block's header as ruamel.yaml and libyaml both read it: indicators, then the line's end."""
+_BLANK_LINE = re.compile(r" *(?:\n|$)")
 _UNSURE_CHARACTERS = ("\t", "\r", "\x85", "\u2028", "\u2029", "\ufeff")
 """Tabs, carriage returns, YAML 1.1's other line breaks and byte order marks: read by ruamel.yaml."""
 
@@ -353,8 +354,12 @@ class _Build:
             return _plain(node.value)
         if node.tag != _STRING or node.style == ">":
             raise _Unsure  # a tag, or a folded block
-        if node.style == "|" and not _LITERAL_HEADER.match(self.text, node.start_mark.index):
-            raise _Unsure  # a comment or spaces after a literal block's header
+        if node.style == "|":
+            header = _LITERAL_HEADER.match(self.text, node.start_mark.index)
+            if header is None:
+                raise _Unsure  # a comment or spaces after a literal block's header
+            if not any(ch.isdigit() for ch in header.group()) and _BLANK_LINE.match(self.text, header.end()):
+                raise _Unsure  # ruamel.yaml refuses a blank first line with spaces when it finds the indentation
         return node.value
 
 

@@ -305,6 +305,7 @@ def test_nesting_past_the_limit_is_refused_and_to_the_limit_read_by_the_fast_rea
         "a: 1\n---\nb: 2\n",  # two documents for loads
         "a\n...\n...\n",  # a second document end, which libyaml allows
         "|\n---\n",  # a literal block as the document, which ruamel.yaml reads ``---`` into
+        "a: |\n  \n    x\n",  # a literal block's blank first line with spaces, which ruamel.yaml refuses
         "a: b: c\n",  # a syntax error
         "x: *undefined\n",
     ],
