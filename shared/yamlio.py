@@ -17,7 +17,7 @@ Plain reading (``loads``, ``loads_all``, ``load_file``) goes through libyaml, Py
 and composer, with the YAML 1.2 core schema ruamel.yaml's safe loader resolves and the same
 limits, and gives exactly the data ruamel.yaml would (tests/test_yamlio_fast.py): at 10,000 nodes
 a snapshot took its pure-Python reader two seconds. Anything that reader is not sure to read as
-ruamel.yaml does (a tag, a merge key, a directive, a flow collection, a timestamp, tabs or carriage
+ruamel.yaml does (a tag, a merge key, a directive, a flow collection, a time of day, tabs or carriage
 returns, an unusual anchor name, a duplicate key, any error or refusal) is read again by ruamel.yaml,
 so every message and every edge case is its own.
 """
@@ -294,6 +294,9 @@ class _Build:
     anchor is built once and its size added to the budget at every alias."""
 
     def __init__(self, text: str, *, aliases: bool) -> None:
+        from yaml.nodes import MappingNode, ScalarNode
+
+        self.mapping_node, self.scalar_node = MappingNode, ScalarNode
         self.text = text
         self.budget = AliasBudget()
         self.depth = 0
@@ -322,22 +325,20 @@ class _Build:
         return data
 
     def spelled(self, node: Any) -> Any:
-        from yaml.nodes import MappingNode, ScalarNode
-
         budget = self.budget
         budget.decoded += 1
         if budget.aliased > _ALIASED_FLOOR and budget.excessive():
             raise _Unsure
         kind = type(node)
-        if kind is ScalarNode:
+        if kind is self.scalar_node:
             return self.scalar(node)
         self.depth += 1
         if self.depth > files.MAX_NESTING or node.tag != _UNTAGGED or (node.flow_style and node.value):
             raise _Unsure
-        if kind is MappingNode:
+        if kind is self.mapping_node:
             data: Any = {}
             for key_node, value_node in node.value:
-                if type(key_node) is not ScalarNode:
+                if type(key_node) is not self.scalar_node:
                     raise _Unsure  # ruamel.yaml makes a sequence key a tuple and refuses a mapping
                 key = self.node(key_node)
                 value = self.node(value_node)
