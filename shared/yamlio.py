@@ -12,10 +12,19 @@ files that are edited in place use the round-trip pair, which keeps comments. ``
 plain data most documents are (recipes, values files) itself, exactly as ruamel.yaml would, and
 leaves everything else to ruamel.yaml: its pure-Python emitter was most of a recipe's or a
 bundle's run.
+
+Plain reading (``loads``, ``loads_all``, ``load_file``) goes through libyaml, PyYAML's C parser
+and composer, with the YAML 1.2 core schema ruamel.yaml's safe loader resolves and the same
+limits, and gives exactly the data ruamel.yaml would (tests/test_yamlio_fast.py): at 10,000 nodes
+a snapshot took its pure-Python reader two seconds. Anything that reader is not sure to read as
+ruamel.yaml does (a tag, a merge key, a directive, a flow collection, a time of day, tabs or carriage
+returns, an unusual anchor name, a duplicate key, any error or refusal) is read again by ruamel.yaml,
+so every message and every edge case is its own.
 """
 
 from __future__ import annotations
 
+import datetime
 import functools
 import io
 import re
@@ -223,6 +232,200 @@ def _safe_loader() -> Any:
     return yaml
 
 
+class _Unsure(Exception):
+    """Raised inside the libyaml reader for what it is not sure to read as ruamel.yaml would."""
+
+
+_PLAIN = "plain"  # the tags the libyaml reader's resolver gives: a plain scalar, to resolve as YAML 1.2 does,
+_STRING = "string"  # a quoted or block scalar,
+_UNTAGGED = "untagged"  # a mapping or sequence without a tag,
+_NON_SPECIFIC = "!"  # and anything written with the non-specific tag ``!``.
+_INF = float("inf")
+_NAN = -_INF / _INF  # one object for every ``.nan``, as ruamel.yaml's constructor has
+_WORDS: dict[str, Any] = {
+    **dict.fromkeys(("true", "True", "TRUE"), True),
+    **dict.fromkeys(("false", "False", "FALSE"), False),
+    **dict.fromkeys(("", "~", "null", "Null", "NULL"), None),
+}
+"""The plain scalars YAML 1.2's bool and null resolvers match: exactly these words."""
+_NUMERIC_START = frozenset("-+.0123456789")
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_NAMED = re.compile(r"[&*]([^\s,\[\]{}]*)")
+_NAME = re.compile(r"[-_0-9A-Za-z]+")
+_TAG_START = re.compile(r"(?:^|[\s\[{,])!")
+_LITERAL_HEADER = re.compile(r"\|(?:[-+][1-9]?|[1-9][-+]?)?\n")
+"""A literal block's header as ruamel.yaml and libyaml both read it: indicators, then the line's end."""
+_BLANK_LINE = re.compile(r" *(?:\n|$)")
+_UNSURE_CHARACTERS = ("\t", "\r", "\x85", "\u2028", "\u2029", "\ufeff")
+"""Tabs, carriage returns, YAML 1.1's other line breaks and byte order marks: read by ruamel.yaml."""
+
+
+def _plain(value: str) -> Any:
+    """A plain scalar as ruamel.yaml's safe loader builds it (YAML 1.2 resolvers and constructors)."""
+    word = _WORDS.get(value, _Unsure)
+    if word is not _Unsure:
+        return word
+    if value[0] in _NUMERIC_START:
+        if _FLOAT.match(value):
+            text = value.replace("_", "").lower()
+            sign = -1 if text[0] == "-" else 1
+            text = text[1:] if text[0] in "+-" else text
+            if text == ".inf":
+                return sign * _INF
+            return _NAN if text == ".nan" else sign * float(text)
+        if _INT.match(value):
+            text = value.replace("_", "")
+            sign = -1 if text[0] == "-" else 1
+            text = text[1:] if text[0] in "+-" else text
+            base = {"0b": 2, "0x": 16, "0o": 8}.get(text[:2])
+            return sign * (int(text) if base is None else int(text[2:], base))
+        if _TIMESTAMP.match(value):
+            if not _DATE.fullmatch(value):
+                raise _Unsure  # a time of day: ruamel.yaml's timezone handling decides
+            return datetime.date(int(value[:4]), int(value[5:7]), int(value[8:10]))
+    elif value == "<<":
+        raise _Unsure  # a merge key
+    return value  # a plain "=" included, read as other YAML readers read it
+
+
+class _Build:
+    """One composed document built into plain data, counting what ``_Walk`` counts: nesting, the
+    ``AliasBudget`` and each anchor's size. Aliases are the same node object met again, so each
+    anchor is built once and its size added to the budget at every alias."""
+
+    def __init__(self, text: str, *, aliases: bool) -> None:
+        from yaml.nodes import MappingNode, ScalarNode
+
+        self.mapping_node, self.scalar_node = MappingNode, ScalarNode
+        self.text = text
+        self.budget = AliasBudget()
+        self.depth = 0
+        self.aliases = aliases
+        self.built: dict[int, Any] = {}  # id(node) -> its data, for every node once aliases may occur
+        self.sizes: dict[int, int] = {}  # id(node) -> nodes it decodes to, once built
+
+    def document(self, root: Any) -> Any:
+        if getattr(root, "style", None) == "|":
+            raise _Unsure  # ruamel.yaml reads a document's ``---`` into a literal block at its top level
+        return self.node(root)
+
+    def node(self, node: Any) -> Any:
+        if not self.aliases:
+            return self.spelled(node)
+        key = id(node)
+        if key in self.built:
+            size = self.sizes.get(key)
+            if size is None or self.budget.expand(size):
+                raise _Unsure  # an anchor that contains itself, or excessive aliasing
+            return self.built[key]
+        self.built[key] = None
+        start = self.budget.decoded
+        data = self.built[key] = self.spelled(node)
+        self.sizes[key] = self.budget.decoded - start
+        return data
+
+    def spelled(self, node: Any) -> Any:
+        budget = self.budget
+        budget.decoded += 1
+        if budget.aliased > _ALIASED_FLOOR and budget.excessive():
+            raise _Unsure
+        kind = type(node)
+        if kind is self.scalar_node:
+            return self.scalar(node)
+        self.depth += 1
+        if self.depth > files.MAX_NESTING or node.tag != _UNTAGGED or (node.flow_style and node.value):
+            raise _Unsure
+        if kind is self.mapping_node:
+            data: Any = {}
+            for key_node, value_node in node.value:
+                if type(key_node) is not self.scalar_node:
+                    raise _Unsure  # ruamel.yaml makes a sequence key a tuple and refuses a mapping
+                key = self.node(key_node)
+                value = self.node(value_node)
+                if key in data:
+                    raise _Unsure  # a duplicate key: ruamel.yaml's error names it
+                data[key] = value
+        else:
+            data = [self.node(item) for item in node.value]
+        self.depth -= 1
+        return data
+
+    def scalar(self, node: Any) -> Any:
+        if node.tag == _PLAIN:
+            return _plain(node.value)
+        if node.tag != _STRING or node.style == ">":
+            raise _Unsure  # a tag, or a folded block
+        if node.style == "|":
+            header = _LITERAL_HEADER.match(self.text, node.start_mark.index)
+            if header is None:
+                raise _Unsure  # a comment or spaces after a literal block's header
+            if not any(ch.isdigit() for ch in header.group()) and _BLANK_LINE.match(self.text, header.end()):
+                raise _Unsure  # ruamel.yaml refuses a blank first line with spaces when it finds the indentation
+        return node.value
+
+
+@functools.cache
+def _libyaml() -> type | None:
+    """PyYAML's C parser and composer with a resolver that only marks what the builder resolves."""
+    try:
+        from yaml import _yaml
+        from yaml.nodes import ScalarNode
+    except ImportError:  # PyYAML built without libyaml
+        return None
+
+    class Parser(_yaml.CParser):
+        def resolve(self, kind: type, value: str | None, implicit: Any) -> str:
+            if kind is ScalarNode:
+                # libyaml marks a scalar tagged ``!`` as if plain: _TAG_START finds those first.
+                return _PLAIN if implicit[0] else _STRING if implicit[1] else _NON_SPECIFIC
+            return _UNTAGGED if implicit else _NON_SPECIFIC
+
+        def descend_resolver(self, parent: Any, index: Any) -> None:
+            pass
+
+        def ascend_resolver(self) -> None:
+            pass
+
+    return Parser
+
+
+def _plainly_written(text: str) -> bool:
+    """Whether ``text`` holds none of what libyaml and ruamel.yaml may scan differently."""
+    if any(ch in text for ch in _UNSURE_CHARACTERS):
+        return False
+    if any(text.startswith(mark) or f"\n{mark}" in text for mark in ("%", "...")):
+        return False  # a directive (maybe %YAML 1.1) or a document end, which ruamel.yaml reads once
+    if "!" in text and _TAG_START.search(text):
+        return False
+    # ruamel.yaml and libyaml end an anchor's or alias's name at different characters.
+    return not ("*" in text or "&" in text) or all(_NAME.fullmatch(m.group(1)) for m in _NAMED.finditer(text))
+
+
+def _fast(text: str, *, every: bool) -> Any:
+    """The document (``every``: the list of documents) as ruamel.yaml's safe loader reads it, or
+    ``_Unsure`` when the libyaml reader is not sure it would read the same."""
+    parser_class = _libyaml()
+    if parser_class is None or not _plainly_written(text):
+        return _Unsure
+    aliases = "*" in text
+    try:
+        parser = parser_class(text)
+    except UnicodeError:  # a lone surrogate
+        return _Unsure
+    try:
+        if not every:
+            root = parser.get_single_node()
+            return None if root is None else _Build(text, aliases=aliases).document(root)
+        documents = []
+        while parser.check_node():
+            documents.append(_Build(text, aliases=aliases).document(parser.get_node()))
+        return [document for document in documents if document is not None]
+    except Exception:  # any error or doubt: ruamel.yaml reads it again and reports as it does
+        return _Unsure
+    finally:
+        parser.dispose()
+
+
 def _where(source: str, exc: Exception) -> str:
     # The context mark (where the broken construct began) is nearer the typo than the problem
     # mark, which for an unclosed bracket points past the last line.
@@ -247,10 +450,9 @@ def _problem(exc: Exception) -> str:
     return f"invalid YAML: {_one_line(text)}"
 
 
-def _parsed(parse: Any, text: str, source: str) -> Any:
-    """``parse(text)`` with every way a document can be refused turned into one InvalidInput."""
-    from ruamel.yaml.error import YAMLError
-
+def _parsed(parse: Any, text: str, source: str, *, every: bool | None = None) -> Any:
+    """``parse(text)`` with every way a document can be refused turned into one InvalidInput; with
+    ``every`` set, the libyaml reader's result when it is sure of it (``_fast``)."""
     limit = files.max_input_bytes()
     if len(text) > limit:
         raise errors.InvalidInput(
@@ -258,6 +460,12 @@ def _parsed(parse: Any, text: str, source: str) -> Any:
             f"(raise it with {files.MAX_INPUT_BYTES_ENV})",
             where=source,
         )
+    if every is not None:
+        data = _fast(text, every=every)
+        if data is not _Unsure:
+            return data
+    from ruamel.yaml.error import YAMLError
+
     try:
         return parse(text)
     except YAMLError as exc:
@@ -271,12 +479,14 @@ def _parsed(parse: Any, text: str, source: str) -> Any:
 
 def loads(text: str, *, source: str = "<input>") -> Any:
     """Parse one YAML (or JSON) document into plain data; errors name ``source:line``."""
-    return _parsed(lambda t: _safe_loader().load(t), text, source)
+    return _parsed(lambda t: _safe_loader().load(t), text, source, every=False)
 
 
 def loads_all(text: str, *, source: str = "<input>") -> list[Any]:
     """Parse every document of a multi-document stream; empty documents are dropped."""
-    return _parsed(lambda t: [doc for doc in _safe_loader().load_all(t) if doc is not None], text, source)  # type: ignore[no-any-return]
+    return _parsed(  # type: ignore[no-any-return]
+        lambda t: [doc for doc in _safe_loader().load_all(t) if doc is not None], text, source, every=True
+    )
 
 
 def read_text(path: Path) -> str:
@@ -333,33 +543,30 @@ class _NotPlain(Exception):
 # ruamel.yaml's implicit resolvers for YAML 1.2, the version it writes (ruamel/yaml/resolver.py),
 # each tried only on a scalar starting with one of its characters: a plain scalar matching one is
 # not a string, so a string that matches is quoted.
+_FLOAT = re.compile(
+    r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+    |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+    |[-+]?\.[0-9_]+(?:[eE][-+][0-9]+)?
+    |[-+]?\.(?:inf|Inf|INF)
+    |\.(?:nan|NaN|NAN))$""",
+    re.X,
+)
+_INT = re.compile(r"^(?:[-+]?0b[0-1_]+|[-+]?0o?[0-7_]+|[-+]?[0-9_]+|[-+]?0x[0-9a-fA-F_]+)$")
+_TIMESTAMP = re.compile(
+    r"""^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]
+    |[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?
+    (?:[Tt]|[\ \t]+)[0-9][0-9]?
+    :[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?
+    (?:[\ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$""",
+    re.X,
+)
 _RESOLVERS = (
     ("tTfF", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")),
-    (
-        "-+0123456789.",
-        re.compile(
-            r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
-            |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
-            |[-+]?\.[0-9_]+(?:[eE][-+][0-9]+)?
-            |[-+]?\.(?:inf|Inf|INF)
-            |\.(?:nan|NaN|NAN))$""",
-            re.X,
-        ),
-    ),
-    ("-+0123456789", re.compile(r"^(?:[-+]?0b[0-1_]+|[-+]?0o?[0-7_]+|[-+]?[0-9_]+|[-+]?0x[0-9a-fA-F_]+)$")),
+    ("-+0123456789.", _FLOAT),
+    ("-+0123456789", _INT),
     ("<", re.compile(r"^(?:<<)$")),
     ("~nN", re.compile(r"^(?:~|null|Null|NULL)$")),
-    (
-        "0123456789",
-        re.compile(
-            r"""^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]
-            |[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?
-            (?:[Tt]|[\ \t]+)[0-9][0-9]?
-            :[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?
-            (?:[\ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$""",
-            re.X,
-        ),
-    ),
+    ("0123456789", _TIMESTAMP),
     ("=", re.compile(r"^(?:=)$")),
 )
 _PRINTABLE = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")
