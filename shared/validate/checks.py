@@ -169,14 +169,16 @@ class PodState(NamedTuple):
 
 
 def pod_state(pod: dict[str, Any]) -> PodState:
-    meta = _meta(pod)
+    meta = pod.get("metadata") or {}
     status = pod.get("status") or {}
     waiting: tuple[tuple[str, str], ...] = ()
-    for field in ("initContainerStatuses", "containerStatuses"):
-        for container in status.get(field) or ():
-            state = (container.get("state") or {}).get("waiting") or {}
-            if state.get("reason"):
-                waiting += ((str(container.get("name")), str(state["reason"])),)
+    init = status.get("initContainerStatuses")
+    for statuses in (init, status.get("containerStatuses")) if init else (status.get("containerStatuses"),):
+        for container in statuses or ():
+            state = container.get("state")
+            reason = ((state.get("waiting") if state else None) or {}).get("reason")
+            if reason:
+                waiting += ((str(container.get("name")), str(reason)),)
     return PodState(meta.get("name"), meta.get("labels") or {}, status.get("phase", "Unknown"), waiting)
 
 
@@ -190,7 +192,8 @@ def pod_states_check(component: str, namespace: str, wanted: health.PodAssert, p
     selector = wanted.selector or {}
     scope = ",".join(f"{k}={v}" for k, v in sorted(selector.items())) or "all"
     name = f"pods {namespace} ({scope}) healthy"
-    matching = [p for p in pods if selector_matches(selector, p.labels)]
+    wanted_labels = list(selector.items())
+    matching = [p for p in pods if all(p.labels.get(k) == v for k, v in wanted_labels)] if selector else list(pods)
     if len(matching) < wanted.minCount:
         return Check(component, name, FAILED, f"{len(matching)} pods found, at least {wanted.minCount} expected")
     problems = []
