@@ -87,11 +87,12 @@ def measure(
     for crd in crds:
         crd_data.update(_crd_state(crd))
     data[("K8s", "crd")] = crd_data
-    data[("K8s", "nodepool")] = nodes.pools(node_list)
-    data.update(nodes.aggregates(node_list))
+    pools, aggregates, topology = nodes.measure(node_list)
+    data[("K8s", "nodepool")] = pools
+    data.update(aggregates)
     if driver_images:
         data[("GPU", "driver")] = {"daemonset.image": nodes.MULTI.join(sorted(set(driver_images)))}
-    for subtype, values in nodes.topology(node_list).items():
+    for subtype, values in topology.items():
         data[("NodeTopology", subtype)] = values
     return _assemble(data)
 
@@ -110,16 +111,20 @@ def _assemble(data: dict[tuple[str, str], dict[str, str]]) -> Snapshot:
 
 
 def collect(api: KubeApi) -> Snapshot:
-    """Read the cluster behind ``api`` and measure it."""
-    workloads = {
-        kind: rest.list_items(api, rest.group_path(group, ver, plural)) for group, ver, plural, kind in WORKLOADS
-    }
-    snapshot = measure(
-        version=rest.get(api, "/version"),
-        node_list=rest.list_items(api, rest.core_path("nodes")),
-        secrets=rest.list_items(api, rest.core_path("secrets"), label_selector=helm.LABEL_SELECTOR),
-        workloads=workloads,
-        crds=rest.list_items(api, rest.group_path("apiextensions.k8s.io", "v1", "customresourcedefinitions")),
-    )
+    """Read the cluster behind ``api`` and measure it.
+
+    The collector is paused meanwhile: the Nodes alone are millions of objects at 10,000 nodes, all
+    alive until measured, and measuring them makes no reference cycles for it to find."""
+    with rest.collector_paused():
+        workloads = {
+            kind: rest.list_items(api, rest.group_path(group, ver, plural)) for group, ver, plural, kind in WORKLOADS
+        }
+        snapshot = measure(
+            version=rest.get(api, "/version"),
+            node_list=rest.list_items(api, rest.core_path("nodes")),
+            secrets=rest.list_items(api, rest.core_path("secrets"), label_selector=helm.LABEL_SELECTOR),
+            workloads=workloads,
+            crds=rest.list_items(api, rest.group_path("apiextensions.k8s.io", "v1", "customresourcedefinitions")),
+        )
     logger.debug("cluster measured", extra={"measurements": len(snapshot.measurements)})
     return snapshot

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from shared.recipe.snapshot import MULTI_VALUE_SEPARATOR
@@ -47,6 +48,9 @@ _OS_PATTERNS = [
 ]
 
 
+TopologyData = dict[str, dict[str, str]]
+"""``NodeTopology`` subtype → value → the nodes that have it (comma-joined)."""
+
 NODE_FACTS = ("kernel", "os-image", "container-runtime", "kubelet", "driver")
 """The per-node facts listed value → nodes under ``NodeTopology.<fact>`` (``driver``: GPU nodes only)."""
 
@@ -70,8 +74,7 @@ def is_gpu_node(node: dict[str, Any]) -> bool:
 
 
 def pool_of(node: dict[str, Any]) -> str:
-    labels = _labels(node)
-    return next((labels[k] for k in POOL_LABELS if labels.get(k)), "default")
+    return _pool(_labels(node))
 
 
 def os_release(os_image: str) -> tuple[str, str]:
@@ -124,11 +127,39 @@ def _facts(node: dict[str, Any]) -> dict[str, str]:
     return facts
 
 
+@dataclass(frozen=True)
+class _Node:
+    """What the three views read of one node, read once: 10,000 nodes are measured three ways."""
+
+    name: str
+    labels: dict[str, str]
+    gpu: bool
+    facts: dict[str, str]
+    taints: list[dict[str, Any]]
+
+
+def _read(nodes: list[dict[str, Any]]) -> list[_Node]:
+    return [
+        _Node(_name(n), _labels(n), is_gpu_node(n), _facts(n), list((n.get("spec") or {}).get("taints") or []))
+        for n in nodes
+    ]
+
+
+def measure(nodes: list[dict[str, Any]]) -> tuple[dict[str, str], dict[tuple[str, str], dict[str, str]], TopologyData]:
+    """``pools``, ``aggregates`` and ``topology`` of the same nodes, each node read once."""
+    read = _read(nodes)
+    return _pools(read), _aggregates(read), _topology(read)
+
+
 def aggregates(nodes: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, str]]:
     """(type, subtype) → data for the cluster-wide values recipes constrain."""
-    gpu_nodes = [n for n in nodes if is_gpu_node(n)] or nodes
-    facts = [_facts(n) for n in gpu_nodes]
-    all_facts = [_facts(n) for n in nodes]
+    return _aggregates(_read(nodes))
+
+
+def _aggregates(nodes: list[_Node]) -> dict[tuple[str, str], dict[str, str]]:
+    gpu_nodes = [n for n in nodes if n.gpu] or nodes
+    facts = [n.facts for n in gpu_nodes]
+    all_facts = [n.facts for n in nodes]
 
     def pick(rows: list[dict[str, str]], key: str) -> str:
         return _joined(r.get(key) for r in rows)
@@ -143,9 +174,9 @@ def aggregates(nodes: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, s
             "kubelet-version": pick(all_facts, "kubelet"),
         },
     }
-    gpu_facts = [f for f, n in zip(facts, gpu_nodes, strict=True) if is_gpu_node(n)]
+    gpu_facts = [n.facts for n in gpu_nodes if n.gpu]
     if gpu_facts:
-        cliques = {_labels(n).get(_GPU_CLIQUE) for n in gpu_nodes if _labels(n).get(_GPU_CLIQUE)}
+        cliques = {n.labels.get(_GPU_CLIQUE) for n in gpu_nodes if n.labels.get(_GPU_CLIQUE)}
         out[("GPU", "smi")] = {
             "gpu.model": pick(gpu_facts, "gpu-product"),
             "gpu-count": pick(gpu_facts, "gpus-per-node"),
@@ -162,9 +193,17 @@ def aggregates(nodes: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, s
 
 def pools(nodes: list[dict[str, Any]]) -> dict[str, str]:
     """``<pool>/<fact>`` → value (distinct values joined when a pool is mixed)."""
+    return _pools(_read(nodes))
+
+
+def _pool(labels: dict[str, str]) -> str:
+    return next((labels[k] for k in POOL_LABELS if labels.get(k)), "default")
+
+
+def _pools(nodes: list[_Node]) -> dict[str, str]:
     grouped: dict[str, list[dict[str, str]]] = defaultdict(list)
     for node in nodes:
-        grouped[pool_of(node)].append(_facts(node))
+        grouped[_pool(node.labels)].append(node.facts)
     data: dict[str, str] = {}
     for pool in sorted(grouped):
         rows = grouped[pool]
@@ -189,21 +228,31 @@ def _by_value(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
     return {k: ",".join(sorted(nodes[k])) for k in sorted(nodes)}
 
 
-def topology(nodes: list[dict[str, Any]]) -> dict[str, dict[str, str]]:
+def topology(nodes: list[dict[str, Any]]) -> TopologyData:
     """NodeTopology subtypes: value → the nodes that have it."""
-    labels = _by_value((f"{k}={v}", _name(n)) for n in nodes for k, v in _labels(n).items() if _relevant_label(k))
+    return _topology(_read(nodes))
+
+
+def _topology(nodes: list[_Node]) -> TopologyData:
+    relevant: dict[str, bool] = {}  # label keys repeat on every node: each is judged once
+    pairs = []
+    for n in nodes:
+        for k, v in n.labels.items():
+            keep = relevant.get(k)
+            if keep is None:
+                keep = relevant[k] = _relevant_label(k)
+            if keep:
+                pairs.append((f"{k}={v}", n.name))
+    labels = _by_value(pairs)
     taints = _by_value(
-        (f"{t.get('key')}={t.get('value', '')}:{t.get('effect')}", _name(n))
-        for n in nodes
-        for t in ((n.get("spec") or {}).get("taints") or [])
+        (f"{t.get('key')}={t.get('value', '')}:{t.get('effect')}", n.name) for n in nodes for t in n.taints
     )
     out = {"label": labels, "taint": taints}
-    facts = [(_facts(n), _name(n)) for n in nodes]
     for fact in NODE_FACTS:
-        out[fact] = _by_value((f[fact], name) for f, name in facts if f.get(fact))
+        out[fact] = _by_value((n.facts[fact], n.name) for n in nodes if n.facts.get(fact))
     out["summary"] = {
         "node-count": str(len(nodes)),
-        "gpu-node-count": str(sum(1 for n in nodes if is_gpu_node(n))),
+        "gpu-node-count": str(sum(1 for n in nodes if n.gpu)),
         "label-count": str(len(labels)),
         "taint-count": str(len(taints)),
     }

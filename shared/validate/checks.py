@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from shared.recipe import constraints, health, models
 from shared.recipe.snapshot import Snapshot
@@ -155,32 +155,54 @@ def workload_check(
     return out
 
 
-def _waiting_reasons(pod: dict[str, Any]) -> Iterable[tuple[str, str]]:
+class PodState(NamedTuple):
+    """What the pod check reads of a pod, and nothing else: a round keeps this of each pod it lists,
+    not the pod, so a namespace of 10,000 DaemonSet pods is held as 10,000 small tuples."""
+
+    name: Any
+    """``metadata.name`` as listed."""
+    labels: dict[str, str]
+    phase: Any
+    """``status.phase``, ``Unknown`` when the pod has none."""
+    waiting: tuple[tuple[str, str], ...]
+    """(container, reason) of each container waiting with a reason, init containers first."""
+
+
+def pod_state(pod: dict[str, Any]) -> PodState:
+    meta = pod.get("metadata") or {}
     status = pod.get("status") or {}
-    for field in ("initContainerStatuses", "containerStatuses"):
-        for container in status.get(field) or []:
-            waiting = (container.get("state") or {}).get("waiting") or {}
-            if waiting.get("reason"):
-                yield str(container.get("name")), str(waiting["reason"])
+    waiting: tuple[tuple[str, str], ...] = ()
+    init = status.get("initContainerStatuses")
+    for statuses in (init, status.get("containerStatuses")) if init else (status.get("containerStatuses"),):
+        for container in statuses or ():
+            state = container.get("state")
+            reason = ((state.get("waiting") if state else None) or {}).get("reason")
+            if reason:
+                waiting += ((str(container.get("name")), str(reason)),)
+    return PodState(meta.get("name"), meta.get("labels") or {}, status.get("phase", "Unknown"), waiting)
 
 
-def pods_check(component: str, namespace: str, wanted: health.PodAssert, pods: list[dict[str, Any]]) -> Check:
+def pods_check(component: str, namespace: str, wanted: health.PodAssert, pods: Iterable[dict[str, Any]]) -> Check:
     """Pods in an allowed phase with no container waiting in a forbidden reason, whatever the phase."""
+    return pod_states_check(component, namespace, wanted, [pod_state(p) for p in pods])
+
+
+def pod_states_check(component: str, namespace: str, wanted: health.PodAssert, pods: Iterable[PodState]) -> Check:
+    """``pods_check`` of pods already reduced to their ``PodState``."""
     selector = wanted.selector or {}
     scope = ",".join(f"{k}={v}" for k, v in sorted(selector.items())) or "all"
     name = f"pods {namespace} ({scope}) healthy"
-    matching = [p for p in pods if selector_matches(selector, _meta(p).get("labels") or {})]
+    wanted_labels = list(selector.items())
+    matching = [p for p in pods if all(p.labels.get(k) == v for k, v in wanted_labels)] if selector else list(pods)
     if len(matching) < wanted.minCount:
         return Check(component, name, FAILED, f"{len(matching)} pods found, at least {wanted.minCount} expected")
     problems = []
-    for pod in sorted(matching, key=lambda p: str(_meta(p).get("name"))):
-        pod_name = _meta(pod).get("name")
-        phase = (pod.get("status") or {}).get("phase", "Unknown")
-        if phase not in wanted.allowedPhases:
-            problems.append(f"pod {pod_name} is {phase}")
-        for container, reason in _waiting_reasons(pod):
+    for pod in sorted(matching, key=lambda p: str(p.name)):
+        if pod.phase not in wanted.allowedPhases:
+            problems.append(f"pod {pod.name} is {pod.phase}")
+        for container, reason in pod.waiting:
             if reason in wanted.forbiddenWaitingReasons:
-                problems.append(f"pod {pod_name} container {container} waiting: {reason} (phase {phase})")
+                problems.append(f"pod {pod.name} container {container} waiting: {reason} (phase {pod.phase})")
     if problems:
         return Check(component, name, FAILED, "; ".join(problems))
     return Check(component, name, PASSED)
