@@ -2,7 +2,7 @@
 
 Pods are the bulk of a large cluster (a DaemonSet puts one on every node): they are asked for with
 the assert's labels as a server-side ``labelSelector`` where that says the same, streamed page by
-page, and only what the pod check reads of each is kept (``checks.pod_fields``).
+page, and only what the pod check reads of each is kept (``checks.pod_state``).
 """
 
 from __future__ import annotations
