@@ -16,6 +16,7 @@ from shared.snapshot.service import ClusterAccess
 
 if TYPE_CHECKING:
     from shared.recipe import models
+    from shared.recipe.snapshot import Snapshot
     from shared.validate.phases import PhaseResult, Report
 
 __all__ = ["ClusterAccess", "html_report", "validate"]  # the command opens its ClusterAccess from here
@@ -50,6 +51,11 @@ def validate(
     driver = snapshots.pinned_driver(loaded, data_dir=data_dir)
     if no_cluster:
         return phase_mod.plan(loaded, chosen, driver=driver)
+    # A snapshot file is read (and refused when it is bad) before anything connects to the cluster,
+    # so a missing or malformed file is named rather than hidden behind a missing kubeconfig.
+    given = (
+        snapshots.load_snapshot(snapshot, access) if snapshot is not None and phase_mod.DEPLOYMENT in chosen else None
+    )
     report = phase_mod.Report()
     for phase in chosen:
         if any(p.status == checks.FAILED for p in report.phases):
@@ -60,7 +66,7 @@ def validate(
                 phase,
                 loaded,
                 access=access,
-                snapshot=snapshot,
+                given=given,
                 driver=driver,
                 wait=wait,
                 timeout=timeout,
@@ -86,7 +92,7 @@ def _run_phase(
     recipe: models.RecipeResult,
     *,
     access: ClusterAccess,
-    snapshot: str | None,
+    given: Snapshot | None,
     driver: str | None,
     wait: bool,
     timeout: float | None,
@@ -103,7 +109,7 @@ def _run_phase(
     ticks = clock.for_api_client(access.api)  # virtual time on the simulator, wall time elsewhere
     start = ticks.monotonic()
     if phase == phase_mod.DEPLOYMENT:
-        measured, _ = snapshots.snapshot_or_live(snapshot, access)
+        measured = given if given is not None else snapshots.take(access)
         outcome = run.validate(
             recipe,
             measured,
