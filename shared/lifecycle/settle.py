@@ -105,12 +105,20 @@ def settle(ctx: Context, vr: models.ValidationRequest) -> None:
     for written, reason in _each_node(ctx, vr, change):
         name = written["metadata"]["name"]
         if reason == PASSED:
-            also = f"; {', '.join(cleared[name])} set False" if cleared.get(name) else ""
-            ctx.events.normal(written, PASSED, f"validation {vr.name} passed: scheduling gate lifted{also}")
+            ctx.events.normal(written, PASSED, _passed(vr.name, written, cleared.get(name)))
         elif reason == FAILED:
             said = f"validation {vr.name} failed: the node stays gated"
             ctx.events.warning(written, FAILED, said)
             ctx.notify(notify.VALIDATION_FAILED, name, said)
+
+
+def _passed(request: str, written: nodes.Node, cleared: list[str] | None) -> str:
+    """The Event on a node whose gate a pass lifted: what it cleared, and a cordon someone else set,
+    which stays (theirs to lift), so no one reads "gate lifted" as "schedulable"."""
+    also = f"; {', '.join(cleared)} set False" if cleared else ""
+    if nodes.is_cordoned(written):
+        also += "; the node stays cordoned (not by nvsentinel)"
+    return f"validation {request} passed: scheduling gate lifted{also}"
 
 
 def _lift(ctx: Context, node: nodes.Node, stamp: str) -> bool:

@@ -5,7 +5,8 @@ Covers: a request that passes records ``ValidationStarted`` (nodes, tests, group
 real uid) and ``ValidationPassed`` on each node whose gate is lifted; a request that fails on one GPU
 records a Warning ``ValidationFailed`` on the request and on the failed node (which stays gated),
 ``ValidationPassed`` only on the healthy one, and deleting the request returns the failed node with a
-``NodeReturned`` saying so; redone passes record nothing twice.
+``NodeReturned`` saying so; redone passes record nothing twice; a node a person cordoned is told
+its cordon stays when the gate's own taint is lifted.
 """
 
 from __future__ import annotations
@@ -93,3 +94,32 @@ def test_a_failed_node_gets_a_warning_and_stays_gated_until_the_request_is_delet
         "NodeReturned",
         "validation vr-fail was deleted: scheduling gate lifted",
     )
+
+
+TAINT_GATE = kit.FAST + (
+    "    newNodeValidation:\n      enabled: false\n"
+    "    schedulingGate:\n      taints: [{key: nvsentinel.nvidia.com/validating, value: 'true'}]\n"
+)
+"""The gate taints as well as cordons, so it holds something of its own on a node a person cordoned.
+New-node validation is off: a new node's cordon is its join cordon, which the lifecycle takes over
+(``triggers.new_nodes``); without it a cordon a person set stays a person's."""
+
+
+def test_a_node_a_person_cordoned_passes_and_its_event_says_the_cordon_stays(cluster: Any, tmp_path: Path) -> None:
+    sim, api, names = cluster
+    nodes.update(api, names[0], lambda node: not nodes.cordon(node))  # a person: kubectl cordon
+    ctl = kit.make(api, tmp_path, TAINT_GATE)
+    vresource.create(api, "vr-held", names, [], source="test")
+    kit.drive(sim, ctl, "vr-held")
+    assert about(api, "Node", names[0]) == [
+        (
+            "Normal",
+            "ValidationPassed",
+            "validation vr-held passed: scheduling gate lifted; the node stays cordoned (not by nvsentinel)",
+        )
+    ]
+    assert nodes.is_cordoned(nodes.get(api, names[0])) and nodes.cordon_owner(nodes.get(api, names[0])) is None
+    assert about(api, "Node", names[1]) == [
+        ("Normal", "ValidationPassed", "validation vr-held passed: scheduling gate lifted")
+    ]
+    assert not nodes.is_cordoned(nodes.get(api, names[1]))
