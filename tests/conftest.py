@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +19,15 @@ TEAM_SHARED = PROJECT.parent / "shared"
 settings.register_profile("suite", deadline=None)
 settings.load_profile("suite")
 """No per-example deadline: on a busy machine a slow example is not a failure (tests never time)."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C as a terminal delivers it. A suite started in the background of a script without job
+    control (``make test &``, nohup, some CI runners) inherits SIGINT ignored, and so does every program
+    it starts, which then rightly ignores it: the tests that press Ctrl-C would press it in vain."""
+    del config
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

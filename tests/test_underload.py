@@ -103,6 +103,7 @@ def test_an_interrupted_or_terminated_runner_stops_its_busy_loops(
         if runner.poll() is None:
             runner.kill()
             runner.wait()
+        runner.stderr.close()  # type: ignore[union-attr]  # not communicate(): an orphaned command may hold it
 
 
 def test_busy_loops_outliving_a_killed_runner_end_by_themselves(tmp_path: Path) -> None:

@@ -223,7 +223,9 @@ def _aicr_interrupted(env: Env) -> Ran:
 def _nvcrectl_interrupted(env: Env) -> Ran:
     cert = env.certification("a")
     args = ("certification", "run", "-f", cert, "--wait", "--timeout", "1h", *env.kube())
-    return env.interrupted("nvcrectl", *args, ready=env.asked_cluster("jobs"))
+    # its first turn ends with an Event, then it sleeps a poll interval: interrupted there, not
+    # two turns (20 s of real time) later when it creates the Job
+    return env.interrupted("nvcrectl", *args, ready=env.asked_cluster("events"))
 
 
 def _nvsentinel_interrupted(env: Env) -> Ran:
