@@ -21,11 +21,10 @@ settings.load_profile("suite")
 """No per-example deadline: on a busy machine a slow example is not a failure (tests never time)."""
 
 
-def pytest_configure(config: pytest.Config) -> None:
+def pytest_configure() -> None:
     """Ctrl-C as a terminal delivers it. A suite started in the background of a script without job
     control (``make test &``, nohup, some CI runners) inherits SIGINT ignored, and so does every program
     it starts, which then rightly ignores it: the tests that press Ctrl-C would press it in vain."""
-    del config
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
