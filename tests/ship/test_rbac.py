@@ -339,8 +339,13 @@ def test_nvsentinel_run_enforcing_uses_exactly_its_role(
 
     # The validation lifecycle: a request on a healthy node for the Job provider's test, and a
     # WorkloadRun in the Certification provider's namespace for the in-process certification engine.
+    # The run is pinned to a node no event touches: a GPU pod packs onto the first fitting node by
+    # name, so unpinned it could land on names[0] before its cordon (nvsentinel's own namespace is
+    # never drained), and whether it did would depend on which thread ran first.
     vresource.create(api_client, "job-test", [names[4]], ["dcgm-diag-test"], source="scenario")
-    workload.create(api_client, workload.WorkloadRun.model_validate(yamlio.loads(WORKLOAD_RUN)), PROVIDERS)
+    run = workload.WorkloadRun.model_validate(yamlio.loads(WORKLOAD_RUN))
+    run.spec.target.nodeNames = [names[6]]
+    workload.create(api_client, run, PROVIDERS)
 
     stop = threading.Event()
     cluster = service.Cluster(kubeconfig=sim_identity(NS, "nvsentinel-controller"), namespace=NS)
