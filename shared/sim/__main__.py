@@ -17,15 +17,13 @@ A thin command layer: the work is in :mod:`shared.sim.server` and :mod:`shared.s
 from __future__ import annotations
 
 import json
-import signal
 import sys
 import threading
 from pathlib import Path
-from types import FrameType
 
 import typer
 
-from shared import cli, errors
+from shared import cli, errors, stopping
 from shared.sim.apiserver import kubeconfig as kubeconfig_mod
 
 app = cli.make_app("python -m shared.sim", "The simulated cluster: a Kubernetes API emulator on 127.0.0.1.")
@@ -110,13 +108,6 @@ def serve(
     if node_root is not None:
         node_root.mkdir(parents=True, exist_ok=True)
 
-    stop = threading.Event()
-
-    def _on_signal(_signum: int, _frame: FrameType | None) -> None:
-        stop.set()
-
-    signal.signal(signal.SIGTERM, _on_signal)
-    signal.signal(signal.SIGINT, _on_signal)
     try:
         server = SimServer(
             port=port,
@@ -133,7 +124,8 @@ def serve(
         raise errors.Unavailable(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}") from exc
     except ValueError as exc:
         raise errors.InvalidInput(str(exc), where="--fault") from None
-    with server:
+    stop = threading.Event()
+    with stopping.on_signals(stop), server:  # SIGTERM, or Ctrl-C unless started with it ignored
         server.write_kubeconfig(kubeconfig_out)
         sys.stdout.write(f"ready {server.url}\n")
         sys.stdout.flush()
