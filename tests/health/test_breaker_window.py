@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from shared import clock
+from shared import clock, nodes
 from shared.health import breaker, controller, settings
 from shared.kube import informer, rest
 from tests import waiting
@@ -91,6 +91,49 @@ def test_with_the_node_informer_a_growing_fleet_raises_the_threshold_without_a_l
         waiting.until(lambda: b.gpu_nodes() == 10, what="the informer to see the new nodes")
         assert b.status().threshold == 5
         assert not [r for r in gpu_sim.audit.records() if r.verb == "list" and r.resource == "nodes"]
+    finally:
+        stop.set()
+        thread.join(10)
+
+
+@pytest.mark.parametrize(
+    ("selector", "labels", "matches"),
+    [
+        ("nvidia.com/gpu.present=true", {"nvidia.com/gpu.present": "true"}, True),
+        ("nvidia.com/gpu.present==true", {"nvidia.com/gpu.present": "false"}, False),
+        ("nvidia.com/gpu.present", {"nvidia.com/gpu.present": ""}, True),
+        ("nvidia.com/gpu.present", {"other": "true"}, False),
+        ("", {}, True),
+    ],
+)
+def test_the_simple_gpu_selectors_are_matched_in_memory(selector: str, labels: dict[str, str], matches: bool) -> None:
+    match = breaker._label_match(selector)
+    assert match is not None and match({"metadata": {"labels": labels}}) is matches
+
+
+def test_any_other_gpu_selector_is_left_to_the_api_server_also_with_an_informer(api: Any, gpu_sim: Any) -> None:
+    """Set-based and negated selectors are not parsed here: the count comes from a list the API
+    server filters (a wrong count would move the breaker's threshold), the informer unused."""
+    selector = "nvidia.com/gpu.present in (true),!nvsentinel.test/excluded"
+    assert breaker._label_match(selector) is None
+    nodes.update(api, "node-000", lambda node: nodes.set_map(nodes.labels(node), {"nvsentinel.test/excluded": ""}))
+    cache = informer.Informer(api, rest.core_path("nodes"))
+    b = breaker.ConfigMapBreaker(
+        api,
+        namespace="nvsentinel",
+        settings=settings.CircuitBreaker(percentage=50),
+        gpu_node_label=selector,
+        now=clock.for_api_client(api).now,
+        node_cache=cache,
+    )
+    stop = threading.Event()
+    thread = cache.start(stop)
+    try:
+        assert cache.wait_synced(60)
+        gpu_sim.audit.clear()
+        assert b.gpu_nodes() == 3 and b.status().threshold == 2  # half of 3, rounded up
+        lists = [r for r in gpu_sim.audit.records() if r.verb == "list" and r.resource == "nodes"]
+        assert lists, "counted without asking the API server"
     finally:
         stop.set()
         thread.join(10)
