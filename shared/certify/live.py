@@ -115,6 +115,8 @@ _ENDED = (models.Phase.SUCCEEDED, models.Phase.FAILED)
 
 def events(before: models.Certification | None, after: models.Certification) -> list[str]:
     """Plain progress lines for what changed: groups started or finished, categories ended."""
+    from shared.certify.isolate.hard import SHARED_CAUSE  # imported already where a run is stepped
+
     seen: _Seen = {}
     done_before: set[str] = set()
     if before is not None:
@@ -136,6 +138,7 @@ def events(before: models.Certification | None, after: models.Certification) -> 
                 + (f" ({_values(so_far(c))})" if so_far(c) else "")
                 + (f"; failed nodes: {blamed}" if blamed else "")
                 + (f"; {len(c.infrastructureFaults)} infrastructure fault(s)" if c.infrastructureFaults else "")
+                + (f"; {SHARED_CAUSE}" if SHARED_CAUSE in (c.message or "") else "")
             )
     return lines
 

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shared.certify.isolate import STRATEGIES, model, trial
+from shared.certify.isolate import STRATEGIES, hard, model, trial
 from shared.sim import SimServer
 from shared.sim.gpu import fabric
 from tests.certify import clusterkit as kit
@@ -170,6 +170,26 @@ def test_when_nothing_fails_the_default_screens_once_more_with_new_partners() ->
     assert [r.stage for r in result.history] == ["screening", "rescreen"]
     assert not {g for g in first & again if len(g) == 2}
     assert not result.verdict.faulty and result.verdict.message == "no faults confirmed"
+
+
+@pytest.mark.parametrize("full_scale_first", [False, True], ids=["screening", "full-scale"])
+@pytest.mark.parametrize("count", [3, 5, 12, 33, 101])
+def test_when_every_test_fails_the_default_blames_all_and_points_at_a_shared_cause(
+    count: int, full_scale_first: bool
+) -> None:
+    nodes = _nodes(count, per_rack=4)
+    names = [n.name for n in nodes]
+    first = [names] if full_scale_first else None
+    result = trial.run(STRATEGIES["adaptive"], nodes, _oracle(nodes, hard=frozenset(names)), first=first)
+    assert set(result.verdict.faulty) == set(names)
+    assert result.verdict.message.endswith(hard.SHARED_CAUSE), result.verdict.message
+    # a few pairing rounds, not max_rounds of them (each a run of the whole cluster's NCCL test)
+    assert len([r for r in result.history if r.stage != "full-scale"]) <= 4
+    # a test that passed gives the others a reference: no such hint then
+    some = frozenset(names[: max(count // 4, 1)])
+    confirmed = trial.run(STRATEGIES["adaptive"], nodes, _oracle(nodes, hard=some), first=first)
+    assert set(confirmed.verdict.faulty) == some
+    assert hard.SHARED_CAUSE not in confirmed.verdict.message
 
 
 @pytest.mark.parametrize("link", [("rack-03", "rack-09"), ("rack-00", "rack-11"), ("rack-05", "rack-06")])

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from shared.certify.isolate import hard
 from shared.sim import SimServer
 from shared.sim.gpu import fabric, stages
 from tests.certify import clusterkit as kit
@@ -61,6 +62,11 @@ def test_without_the_efa_override_the_same_cluster_fails_at_socket_speed(gpu_sim
     first = category.rounds[0].groups[0]
     assert first.reason is not None and first.reason.value == "ThresholdViolation"
     assert first.message is not None and "Using network Socket" in first.message  # the log says why
+    # every pair fails alike: all nodes stay blamed, the message points at what they share, and
+    # isolation ends once every node failed beside two partners (not after max_rounds runs)
+    assert len({f.name for f in category.failedNodes}) == 16
+    assert category.message is not None and hard.SHARED_CAUSE in category.message
+    assert [r.stage for r in category.rounds] == ["full-scale", "screening", "screening"]
 
 
 def test_as_mpijobs_the_healthy_eks_cluster_passes_too(gpu_sim: SimServer, api_client: Any) -> None:

@@ -13,6 +13,10 @@ Reads a ``hardview.HardView`` and plans, in one round:
    the references suffice for everything.
 3. **Nothing failed**: the failure that started the isolation went unexplained, so the nodes are
    screened once more with new partners.
+4. **Nothing passed**: once no test passed and no node's failures are all explained by one other
+   node (it failed two pairs beside different partners), the round is the verdict: no node can
+   be confirmed against a healthy one, all stay blamed, and the message points at a cause they
+   share (``SHARED_CAUSE``).
 
 A round with no test left is the verdict: the blamed nodes with the tests that blame them, the
 confirmed links with their two sides.
@@ -38,6 +42,11 @@ def plan(
         return model.Plan("rescreen", again) if again else verdict(view, domains, [], "")
     if len(history) >= settings.max_rounds:
         return verdict(view, domains, [], f"stopped after {settings.max_rounds} rounds")
+    if not view.cleared and _each_needs_two_faulty_others(view):
+        # Nothing ever passed, and no node's failures are all explained by one other node: more
+        # pairs are unlikely to find a reference, and each round is an NCCL run of the whole
+        # cluster (up to max_rounds of them).
+        return verdict(view, domains, view.suspects, "")
     pool = references.Pool(view.cleared, domain=view.domain, linked=view.exonerated)
     candidates: set[screening.Pair] = set().union(*view.accusations)
     unspanned = screening.domain_pairs(domains) - view.exonerated - candidates - set(view.links)
@@ -55,6 +64,19 @@ def plan(
     if groups:
         return model.Plan(stage or ("identification" if view.cleared else "screening"), tuple(groups))
     return verdict(view, domains, view.suspects, "")
+
+
+def _each_needs_two_faulty_others(view: hardview.HardView) -> bool:
+    """Whether every node, were it healthy, would need at least two faulty others to explain the
+    failed tests it was in: no single other node was in all of them (two pairs with different
+    partners, or an odd node's two triples with no member in common)."""
+    common: dict[str, set[str] | None] = dict.fromkeys(view.domain)
+    for group in view.failed:
+        for n in group:
+            others = set(group) - {n}
+            seen = common[n]
+            common[n] = others if seen is None else seen & others
+    return all(seen is not None and not seen for seen in common.values())
 
 
 def _cover(unspanned: set[screening.Pair], view: hardview.HardView, pool: references.Pool) -> list[tuple[str, ...]]:
@@ -135,6 +157,15 @@ def _probe_links(
     return linkprobes.split(candidates, pool), "link-split"
 
 
+SHARED_CAUSE = (
+    "no node passed any test, so none was confirmed beside a healthy one: look first at what they all"
+    " share (the platform's fabric settings, the threshold)"
+)
+"""Said when every test failed: the nodes stay blamed (none may be trusted), but a cause common to
+all of them (NCCL over TCP where RDMA was meant, a threshold above the hardware) is likelier than
+as many faulty nodes, and the operator should not start by replacing them."""
+
+
 def verdict(
     view: hardview.HardView, domains: dict[str, list[str]], unresolved: Sequence[str], note: str
 ) -> model.Verdict:
@@ -150,6 +181,8 @@ def verdict(
     if unresolved and view.cleared:
         parts.append(f"{len(unresolved)} suspect(s) without a usable reference")
     message = ("found " + " and ".join(parts)) if parts else "no faults confirmed"
+    if unresolved and not view.cleared:
+        message += f"; {SHARED_CAUSE}"
     return model.Verdict(
         faulty=faulty,
         infrastructure=sides,
