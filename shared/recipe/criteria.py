@@ -66,11 +66,11 @@ class Criteria(BaseModel):
     @classmethod
     def parse(cls, raw: dict[str, Any], *, where: str | None = None) -> Criteria:
         """Build from untrusted data (a file or flags); every value is checked."""
-        unknown = sorted(set(raw) - set(FIELDS) - {"nodes"})
+        unknown = sorted(key_name(k) for k in raw if k not in FIELDS and k != "nodes")
         if unknown:
             raise errors.InvalidInput(
                 f"unknown criteria field {unknown[0]!r}: known fields are {', '.join([*FIELDS, 'nodes'])}",
-                where=where,
+                where=f"{where} {unknown[0]}" if where else unknown[0],
             )
         values: dict[str, Any] = {
             name: parse_value(name, raw.get(name), where=f"{where} {name}" if where else name) for name in FIELDS
@@ -136,13 +136,20 @@ def parse_criteria_text(text: str, *, where: str) -> Criteria:
         )
     if "spec" in data or kind is not None:
         spec = data.get("spec") or {}
-        extra = sorted(set(data) - {"kind", "apiVersion", "metadata", "spec"})
+        extra = sorted(key_name(k) for k in data if k not in ("kind", "apiVersion", "metadata", "spec"))
         if extra:
             raise errors.InvalidInput(f"unknown field {extra[0]!r}", where=where)
         if not isinstance(spec, dict):
             raise errors.InvalidInput("spec must be a mapping", where=f"{where} spec")
         return _parse_located(spec, text, where, "spec.")
     return _parse_located(data, text, where, "")
+
+
+def key_name(key: Any) -> str:
+    """A mapping key as an error names it: YAML's null, numbers and booleans are keys too (``: x``)."""
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    return "null" if key is None else str(key)
 
 
 def _parse_located(data: dict[str, Any], text: str, where: str, prefix: str) -> Criteria:
@@ -152,8 +159,6 @@ def _parse_located(data: dict[str, Any], text: str, where: str, prefix: str) -> 
     try:
         return Criteria.parse(data)
     except errors.InvalidInput as exc:
-        field = (exc.where or "").split(" ")[-1]
-        unknown = exc.message.split("'")[1] if exc.message.startswith("unknown criteria field") else None
-        key = f"{prefix}{unknown or field}"
+        key = f"{prefix}{exc.where or ''}"  # parsed without a source: where is the field alone
         line = yamlio.line_of(text, key)
         raise errors.InvalidInput(exc.message, where=f"{where}:{line} {key}" if line else f"{where} {key}") from None

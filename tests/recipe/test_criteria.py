@@ -94,8 +94,13 @@ def test_specificity_counts_only_set_fields() -> None:
         ("apiVersion: v9\nkind: RecipeCriteria\nspec: {service: eks}\n", "invalid apiVersion 'v9'"),
         ("kind: RecipeCriteria\nspec:\n  service: eks\n  gpu: h100\n", "unknown criteria field 'gpu'"),
         ("- a\n- b\n", "expected a RecipeCriteria mapping"),
+        # keys YAML reads as null, numbers and booleans (a bare ':' is a null key)
+        (":\n", "unknown criteria field 'null'"),
+        ("service: eks\n1: a\n", "unknown criteria field '1'"),
+        ("true: 1\nservice: eks\n", "unknown criteria field 'true'"),
+        ("kind: RecipeCriteria\nspec: {}\n3: x\n~: y\n", "unknown field '3'"),
     ],
-    ids=["kind", "apiVersion", "unknown-field", "not-a-mapping"],
+    ids=["kind", "apiVersion", "unknown-field", "not-a-mapping", "null-key", "number-key", "bool-key", "mixed-keys"],
 )
 def test_bad_criteria_files_are_refused_naming_the_problem(tmp_path: Path, content: str, message: str) -> None:
     path = tmp_path / "criteria.yaml"
