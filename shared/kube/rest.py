@@ -27,6 +27,8 @@ from shared.kube.api import KubeApi
 PAGE_SIZE = 500
 _AUTH = ["BearerToken"]
 _JSON = {"Accept": "application/json", "Content-Type": "application/json"}
+TABLE_ACCEPT = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
+"""What ``kubectl get`` asks for: the server's Table, or the plain list where it has no printer."""
 
 
 def _request(
@@ -108,20 +110,31 @@ def iter_items(
 
 
 def iter_pages(
-    api: KubeApi, path: str, *, label_selector: str | None = None, field_selector: str | None = None
+    api: KubeApi,
+    path: str,
+    *,
+    label_selector: str | None = None,
+    field_selector: str | None = None,
+    table: bool = False,
 ) -> Iterator[dict[str, Any]]:
     """The list responses themselves, ``limit``/``continue``: the first one's resourceVersion is the
-    version of the whole (consistent) list, where a watch of it starts."""
+    version of the whole (consistent) list, where a watch of it starts.
+
+    ``table``: each page as the server prints it, a ``meta.k8s.io/v1`` Table of the columns ``kubectl
+    get`` shows and no objects (``includeObject=None``), a few dozen bytes an object where the object
+    is kilobytes. A server that cannot print the resource answers with the plain list (the Accept
+    header allows both), so a caller checks each page's ``kind``."""
     token: str | None = None
+    headers = {"Accept": TABLE_ACCEPT} if table else None
     while True:
-        query: dict[str, Any] = {"limit": PAGE_SIZE}
+        query: dict[str, Any] = {"limit": PAGE_SIZE, "includeObject": "None"} if table else {"limit": PAGE_SIZE}
         if label_selector:
             query["labelSelector"] = label_selector
         if field_selector:
             query["fieldSelector"] = field_selector
         if token:
             query["continue"] = token
-        page: dict[str, Any] = _request(api, "GET", path, query=query)
+        page: dict[str, Any] = _request(api, "GET", path, query=query, headers=headers)
         yield page
         token = (page.get("metadata") or {}).get("continue")
         if not token:

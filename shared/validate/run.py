@@ -59,13 +59,6 @@ def component_checks(recipe: models.RecipeResult, view: ClusterView) -> list[che
     """Every check of every component, in deployment order."""
     out: list[checks.Check] = []
     refs = {r.name: r for r in recipe.componentRefs}
-    # a namespace some assert reads whole is listed once, the others' selectors matched on that list
-    whole = {
-        pods.namespace or ref.namespace or "default"
-        for ref in refs.values()
-        for pods in (ref.healthCheckAsserts.pods if ref.healthCheckAsserts else [])
-        if not pods.selector
-    }
     for name in recipe.deploymentOrder or sorted(refs):
         ref = refs[name]
         namespace = ref.namespace or "default"
@@ -80,8 +73,7 @@ def component_checks(recipe: models.RecipeResult, view: ClusterView) -> list[che
             out.extend(checks.workload_check(name, ns, workload, view.workloads(workload.kind, ns)))
         for pods in asserts.pods:
             ns = pods.namespace or namespace
-            listed = view.pods(ns, None if ns in whole else pods.selector)
-            out.append(checks.pod_states_check(name, ns, pods, listed))
+            out.append(checks.pod_states_check(name, ns, pods, view.pods(ns, pods.selector)))
         for crd in asserts.crds:
             out.append(checks.crd_check(name, crd, view.crd(crd)))
     return out

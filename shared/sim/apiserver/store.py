@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from shared.sim.apiserver import resources, selectors
+from shared.sim.apiserver import podprint, resources, selectors
 
 GroupResource = tuple[str, str]
 Key = tuple[str, str]  # (namespace or "", name)
@@ -44,6 +44,9 @@ class Entry:
     labels: Mapping[str, str]
     fields: Mapping[str, str]
     owners: tuple[str, ...]
+    printed: podprint.Printed | None = None
+    """A Pod's Table row without its ages, printed once when it is written, so that listing pods
+    as a Table decodes none of them."""
 
     def object(self) -> dict[str, Any]:
         """A fresh, caller-owned copy of the object."""
@@ -87,7 +90,8 @@ class Alias:
     def read(self, entry: Entry) -> Entry:
         """``entry`` as the alias shows it."""
         raw = encode(self.from_storage(entry.object()))
-        return Entry(raw, entry.rv, entry.uid, entry.namespace, entry.name, entry.labels, entry.fields, entry.owners)
+        labels, fields, owners = entry.labels, entry.fields, entry.owners
+        return Entry(raw, entry.rv, entry.uid, entry.namespace, entry.name, labels, fields, owners, entry.printed)
 
 
 class Store:
@@ -207,6 +211,7 @@ class Store:
             labels=dict(md.get("labels") or {}),
             fields=fields,
             owners=owners,
+            printed=podprint.printed(obj) if resource.kind == "Pod" and not resource.group else None,
         )
 
     def _link(self, gr: GroupResource, entry: Entry, *, add: bool) -> None:

@@ -9,28 +9,22 @@ get their CRD's columns, evaluated with the small JSONPath subset those columns 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from datetime import UTC, datetime
+from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any
 
-from shared.sim.apiserver import hpaversions, resources
+from shared.sim.apiserver import hpaversions, podprint, resources
 
 Row = Callable[[dict[str, Any]], list[Any]]
 
 
 def age(timestamp: str | None, now: datetime) -> str:
-    """kubectl's short duration: 5s, 3m, 2h, 4d."""
+    """``translateTimestampSince`` of an RFC 3339 time: apimachinery's ``HumanDuration`` (``45s``,
+    ``3m20s``, ``5h10m``, ``3d4h``), as every built-in printer shows its AGE column."""
     if not timestamp:
         return "<unknown>"
-    try:
-        then = datetime.strptime(timestamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    except ValueError:
-        return "<invalid>"
-    seconds = max(0, int((now - then).total_seconds()))
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= 2 * size if unit != "m" else seconds >= 120:
-            return f"{seconds // size}{unit}"
-    return f"{seconds}s"
+    moment = podprint.timestamp(timestamp)
+    return "<invalid>" if moment is None else podprint.since(moment, now)
 
 
 def _cond(obj: dict[str, Any], kind: str) -> str | None:
@@ -50,29 +44,6 @@ def _node(obj: dict[str, Any]) -> list[Any]:
     )
     version = ((obj.get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion", "")
     return [status, ",".join(roles) or "<none>", version]
-
-
-def _pod(obj: dict[str, Any]) -> list[Any]:
-    spec, status = obj.get("spec") or {}, obj.get("status") or {}
-    statuses = status.get("containerStatuses") or []
-    ready = sum(1 for s in statuses if s.get("ready"))
-    restarts = sum(int(s.get("restartCount", 0)) for s in statuses)
-    phase = status.get("reason") or status.get("phase") or "Unknown"
-    for s in statuses:  # as kubectl prints it: a container's waiting/terminated reason wins over the phase
-        state = s.get("state") or {}
-        why = (state.get("waiting") or {}).get("reason") or (state.get("terminated") or {}).get("reason")
-        if why:
-            phase = why
-            break
-    if obj["metadata"].get("deletionTimestamp"):
-        phase = "Terminating"
-    return [
-        f"{ready}/{len(spec.get('containers') or [])}",
-        phase,
-        restarts,
-        status.get("podIP") or "<none>",
-        spec.get("nodeName") or "<none>",
-    ]
 
 
 def _replicated(obj: dict[str, Any]) -> list[Any]:
@@ -302,16 +273,6 @@ _BUILTIN: dict[str, tuple[list[tuple[str, str, int]], Row]] = {
     ),
     "PriorityClass": ([("Value", "integer", 0), ("Global-Default", "boolean", 0)], _priorityclass),
     "Node": ([("Status", "string", 0), ("Roles", "string", 0), ("Version", "string", 0)], _node),
-    "Pod": (
-        [
-            ("Ready", "string", 0),
-            ("Status", "string", 0),
-            ("Restarts", "integer", 0),
-            ("IP", "string", 1),
-            ("Node", "string", 1),
-        ],
-        _pod,
-    ),
     "Deployment": ([("Ready", "string", 0), ("Up-to-date", "integer", 0), ("Available", "integer", 0)], _replicated),
     "DaemonSet": (
         [
@@ -406,6 +367,9 @@ def table(
         return _table(
             _EVENT_COLUMNS, [(obj, _event(obj, now)) for obj in objects], include_object=include_object, meta=list_meta
         )
+    if r.kind == "Pod" and not r.crd:
+        printed = [(obj, podprint.printed(obj)) for obj in objects]
+        return pod_table(printed, now=now, include_object=include_object, list_meta=list_meta)
     if r.crd:
         extra = [(c.name, c.type, c.priority) for c in r.columns]
         has_age = any(c.name.lower() == "age" for c in r.columns)
@@ -427,12 +391,31 @@ def table(
     return _table([("Name", "string", 0), *extra], rows, include_object=include_object, meta=list_meta)
 
 
+def pod_table(
+    rows: Sequence[tuple[dict[str, Any] | None, podprint.Printed]],
+    *,
+    now: datetime,
+    include_object: str,
+    list_meta: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A Table of pods already printed (``podprint.printed``, kept with each stored pod); the object
+    may be None where ``include_object`` is ``None``, so a list need not decode the pods."""
+    return _table(
+        podprint.COLUMNS,
+        [(obj, podprint.cells(p, now)) for obj, p in rows],
+        include_object=include_object,
+        meta=list_meta,
+        conditions=[p.conditions for _, p in rows],
+    )
+
+
 def _table(
     columns: list[tuple[str, str, int]],
-    rows: list[tuple[dict[str, Any], list[Any]]],
+    rows: Sequence[tuple[dict[str, Any] | None, list[Any]]],
     *,
     include_object: str,
     meta: dict[str, Any] | None,
+    conditions: list[list[dict[str, str]] | None] | None = None,
 ) -> dict[str, Any]:
     """A Table whose columns are all given (kinds whose Name column is not the first)."""
     definitions = [
@@ -446,11 +429,15 @@ def _table(
         for n, t, p in columns
     ]
     out = []
-    for obj, cells in rows:
+    for index, (obj, cells) in enumerate(rows):
         row: dict[str, Any] = {"cells": cells}
-        if include_object == "Object":
+        if conditions and conditions[index]:
+            row["conditions"] = conditions[index]
+        if include_object == "None" or obj is None:
+            pass
+        elif include_object == "Object":
             row["object"] = obj
-        elif include_object != "None":
+        else:
             row["object"] = {
                 "kind": "PartialObjectMetadata",
                 "apiVersion": "meta.k8s.io/v1",
