@@ -20,9 +20,12 @@ def _ignoring_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def test_ctrl_c_tests_pass_when_the_suite_inherits_sigint_ignored() -> None:
+def test_ctrl_c_tests_pass_when_the_suite_inherits_sigint_ignored(tmp_path: Path) -> None:
+    # Its own --basetemp: without one, pytest's start-up first deletes the old numbered directories
+    # of earlier sessions under the shared temporary root, minutes of work on a busy machine.
+    inner = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--basetemp={tmp_path / 'inner'}"]
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/cli/test_exit_codes.py", "-k", K],
+        [*inner, "tests/cli/test_exit_codes.py", "-k", K],
         cwd=ROOT,
         preexec_fn=_ignoring_sigint,  # only a signal disposition: safe before exec
         env={**os.environ, "PYTEST_ADDOPTS": ""},
