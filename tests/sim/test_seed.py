@@ -106,6 +106,7 @@ def test_a_seeded_recipe_looks_installed_by_helm(gpu_sim: SimServer, sim_kubecon
 
 def test_each_break_shows_as_validate_will_see_it(gpu_sim: SimServer, sim_kubeconfig: Path, api_client: Any) -> None:
     nodes = gpu_sim.add_gpu_nodes(2)
+    gpu_sim.vclock.set_speed(3600)  # the seed takes cluster time, as it does in `serve`
     _seed(
         sim_kubeconfig,
         breaks={"cert-manager": "crashloop", "plain": "old-chart", "gpu-operator": "missing-crd"},
@@ -116,6 +117,10 @@ def test_each_break_shows_as_validate_will_see_it(gpu_sim: SimServer, sim_kubeco
     looping = [p for p in pods if p.status.container_statuses[0].state.waiting is not None]
     assert len(looping) == 1 and looping[0].status.phase == "Running"
     assert looping[0].status.container_statuses[0].state.waiting.reason == "CrashLoopBackOff"
+    last = looping[0].status.container_statuses[0].last_state.terminated
+    for pod in core.list_pod_for_all_namespaces().items:  # nothing started before its pod was created
+        assert pod.status.start_time is None or pod.status.start_time >= pod.metadata.creation_timestamp
+    assert last.started_at >= looping[0].metadata.creation_timestamp
     assert apps.read_namespaced_deployment("cert-manager", "cert-manager").status.ready_replicas == 0
     assert _release(core, "tools", "plain")["chart"]["metadata"]["version"] == "1.1.0"
     crds = {c.metadata.name for c in k8s.ApiextensionsV1Api(api_client).list_custom_resource_definition().items}

@@ -128,12 +128,14 @@ class Seeder:
         )
         uid = pod["metadata"]["uid"]
         host, ip = podruns.addresses(self.sim.store, node, uid) if node else ("", "")
+        # The pod's own creation, not the seed's start: a container never started before its pod existed.
+        now = pod["metadata"]["creationTimestamp"]
         if mode == "crashloop":
-            status = podstatus.crashloop(pod, host_ip=host, pod_ip=ip, now=self.now)
+            status = podstatus.crashloop(pod, host_ip=host, pod_ip=ip, now=now)
         elif mode == "unavailable":
             status = podstatus.unschedulable(
                 pod,
-                now=self.now,
+                now=now,
                 message=(
                     f"0/{len(self.nodes)} nodes are available: {len(self.nodes)} Insufficient cpu. preemption: "
                     f"0/{len(self.nodes)} nodes are available: {len(self.nodes)} No preemption victims found for "
@@ -141,7 +143,7 @@ class Seeder:
                 ),
             )
         else:
-            status = podstatus.running(pod, host_ip=host, pod_ip=ip, now=self.now)
+            status = podstatus.running(pod, host_ip=host, pod_ip=ip, now=now)
         self.set_status("", "pods", ns, name, status)
 
 
