@@ -34,16 +34,54 @@ def _cond(obj: dict[str, Any], kind: str) -> str | None:
     return None
 
 
-def _node(obj: dict[str, Any]) -> list[Any]:
-    ready = _cond(obj, "Ready")
-    status = "Ready" if ready == "True" else ("NotReady" if ready is not None else "Unknown")
+_NODE_COLUMNS = [
+    ("Name", "string", 0),
+    ("Status", "string", 0),
+    ("Roles", "string", 0),
+    ("Age", "string", 0),
+    ("Version", "string", 0),
+    ("Internal-IP", "string", 1),
+    ("External-IP", "string", 1),
+    ("OS-Image", "string", 1),
+    ("Kernel-Version", "string", 1),
+    ("Container-Runtime", "string", 1),
+]
+"""nodeColumnDefinitions (k/k pkg/printers/internalversion): AGE before VERSION, as ``kubectl get nodes`` shows."""
+
+
+def _node(obj: dict[str, Any], now: datetime) -> list[Any]:
+    """``printNode``: the Ready condition (the last one listed), SchedulingDisabled, the roles from
+    ``node-role.kubernetes.io/<role>`` keys and the ``kubernetes.io/role`` value."""
+    status = obj.get("status") or {}
+    conditions = {c.get("type"): c for c in status.get("conditions") or []}
+    ready = conditions.get("Ready")
+    shown = ["Unknown" if ready is None else "Ready" if ready.get("status") == "True" else "NotReady"]
     if (obj.get("spec") or {}).get("unschedulable"):
-        status += ",SchedulingDisabled"
-    roles = sorted(
-        k.split("/", 1)[1] for k in (obj["metadata"].get("labels") or {}) if k.startswith("node-role.kubernetes.io/")
-    )
-    version = ((obj.get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion", "")
-    return [status, ",".join(roles) or "<none>", version]
+        shown.append("SchedulingDisabled")
+    roles = set()
+    for key, value in (obj["metadata"].get("labels") or {}).items():
+        if key.startswith("node-role.kubernetes.io/") and len(key) > len("node-role.kubernetes.io/"):
+            roles.add(key.split("/", 1)[1])
+        elif key == "kubernetes.io/role" and value:
+            roles.add(value)
+    info = status.get("nodeInfo") or {}
+    addresses = status.get("addresses") or []
+
+    def address(kind: str) -> str:
+        return next((str(a.get("address")) for a in addresses if a.get("type") == kind), "<none>")
+
+    return [
+        obj["metadata"]["name"],
+        ",".join(shown),
+        ",".join(sorted(roles)) or "<none>",
+        age(obj["metadata"].get("creationTimestamp"), now),
+        info.get("kubeletVersion", ""),
+        address("InternalIP"),
+        address("ExternalIP"),
+        info.get("osImage") or "<unknown>",
+        info.get("kernelVersion") or "<unknown>",
+        info.get("containerRuntimeVersion") or "<unknown>",
+    ]
 
 
 def _replicated(obj: dict[str, Any]) -> list[Any]:
@@ -272,7 +310,6 @@ _BUILTIN: dict[str, tuple[list[tuple[str, str, int]], Row]] = {
         _cronjob,
     ),
     "PriorityClass": ([("Value", "integer", 0), ("Global-Default", "boolean", 0)], _priorityclass),
-    "Node": ([("Status", "string", 0), ("Roles", "string", 0), ("Version", "string", 0)], _node),
     "Deployment": ([("Ready", "string", 0), ("Up-to-date", "integer", 0), ("Available", "integer", 0)], _replicated),
     "DaemonSet": (
         [
@@ -366,6 +403,10 @@ def table(
     if r.kind == "Event" and not r.crd:
         return _table(
             _EVENT_COLUMNS, [(obj, _event(obj, now)) for obj in objects], include_object=include_object, meta=list_meta
+        )
+    if r.kind == "Node" and not r.crd:
+        return _table(
+            _NODE_COLUMNS, [(obj, _node(obj, now)) for obj in objects], include_object=include_object, meta=list_meta
         )
     if r.kind == "Pod" and not r.crd:
         printed = [(obj, podprint.printed(obj)) for obj in objects]

@@ -1,4 +1,4 @@
-"""The simulated API server prints a Pod's Table row as kube-apiserver's ``printPod`` does.
+"""The simulated API server prints Table rows as kube-apiserver's printers do: Pods (``printPod``), Nodes.
 
 Covers: READY, STATUS and RESTARTS for the states a cluster shows (each case worked through
 upstream's rules: the phase or reason, scheduling gates, the first init container still working
@@ -9,7 +9,9 @@ wide cells and the row conditions of a finished pod; the column definitions; tha
 when the pod was stored answers ``includeObject=None`` the same as printing the decoded object; that
 the pinned kubectl prints the server's columns; and, for any pod, that a row ``aicr validate``
 takes as healthy (``Running``, READY ``n/n``) belongs to a pod in phase Running with no waiting
-container, which is what lets validation skip reading it.
+container, which is what lets validation skip reading it. Nodes: ``printNode``'s STATUS (the Ready
+condition, ``SchedulingDisabled``), ROLES from both label forms, AGE before VERSION, and the wide
+columns from the addresses and nodeInfo.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shared.kube import rest
-from shared.sim.apiserver import kubeconfig, podprint
+from shared.sim.apiserver import kubeconfig, podprint, resources, tables
 from shared.validate import checks, cluster
 from tests import simfixtures
 
@@ -372,3 +374,43 @@ def test_a_row_validation_takes_as_healthy_is_a_running_pod_with_nothing_waiting
     if healthy:
         state = checks.pod_state(pod)
         assert (state.phase, state.waiting) == ("Running", ())
+
+
+def _node_row(**node: Any) -> list[Any]:
+    r = next(x for x in resources.BUILTINS if x.kind == "Node")
+    obj = {"metadata": {"name": "node-000", "creationTimestamp": _at(11_520), **node.pop("metadata", {})}, **node}
+    (row,) = tables.table(r, [obj], now=NOW, include_object="None")["rows"]
+    return list(row["cells"])
+
+
+def test_node_rows_follow_upstream_print_node() -> None:
+    labels = {"node-role.kubernetes.io/worker": "", "node-role.kubernetes.io/": "", "kubernetes.io/role": "gpu"}
+    status = {
+        "conditions": [{"type": "Ready", "status": "True"}, {"type": "MemoryPressure", "status": "False"}],
+        "addresses": [{"type": "Hostname", "address": "node-000"}, {"type": "InternalIP", "address": "10.0.0.4"}],
+        "nodeInfo": {"kubeletVersion": "v1.34.2", "osImage": "Ubuntu 24.04.2 LTS", "kernelVersion": "6.8.0-60-generic"},
+    }
+    assert _node_row(metadata={"labels": labels}, spec={"unschedulable": True}, status=status) == [
+        "node-000",
+        "Ready,SchedulingDisabled",
+        "gpu,worker",
+        "3h12m",
+        "v1.34.2",
+        "10.0.0.4",
+        "<none>",
+        "Ubuntu 24.04.2 LTS",
+        "6.8.0-60-generic",
+        "<unknown>",
+    ]
+    assert _node_row(status={"conditions": [{"type": "Ready", "status": "Unknown"}]})[1:3] == ["NotReady", "<none>"]
+    assert _node_row()[1] == "Unknown"
+
+
+def test_kubectl_get_nodes_shows_age_before_version(sim: Any, sim_kubeconfig: Path) -> None:
+    sim.add_nodes(2)
+    kubectl = simfixtures.kubectl_runner(sim_kubeconfig)
+    header, first, _ = kubectl("get", "nodes").stdout.splitlines()
+    assert header.split() == ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]
+    assert first.split()[:3] == ["node-000", "Ready", "<none>"]
+    wide = kubectl("get", "nodes", "-o", "wide").stdout.splitlines()[0].split()
+    assert wide[5:] == ["INTERNAL-IP", "EXTERNAL-IP", "OS-IMAGE", "KERNEL-VERSION", "CONTAINER-RUNTIME"]
