@@ -2,7 +2,9 @@
 
 Each module exposes ``NAME`` (the section marker) and ``run() -> str`` (markdown). Sections are
 replaced between ``<!-- bench:NAME -->`` and ``<!-- /bench:NAME -->``; the rest of the file, with
-the baselines and commentary, is left alone. ``python -m benches recipe`` runs one.
+the baselines and commentary, is left alone. Each block's first line names the machine and its
+yardstick (the CPU seconds of a fixed loop), so figures of different days can be set side by
+side. ``python -m benches recipe`` runs one.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import importlib
 import platform
 import subprocess
 import sys
+import time
 from datetime import date
 from pathlib import Path
 
@@ -27,7 +30,26 @@ def machine() -> str:
     except OSError:
         pass
     cores = subprocess.run(["nproc"], capture_output=True, text=True, check=False).stdout.strip() or "?"
-    return f"{date.today().isoformat()}, {cores} cores ({cpu}), Python {platform.python_version()}"
+    return (
+        f"{date.today().isoformat()}, {cores} cores ({cpu}), Python {platform.python_version()}; "
+        f"yardstick {yardstick():.2f} s"
+    )
+
+
+YARDSTICK_LOOPS = 10_000_000
+
+
+def yardstick() -> float:
+    """Seconds of CPU for a fixed pure-Python loop, best of three: the same machine is not equally
+    fast every day (a shared host), and this says how fast it was when a block was measured, so
+    blocks of different days compare by more than their date."""
+    best = float("inf")
+    for _ in range(3):
+        start = time.process_time()
+        for _ in range(YARDSTICK_LOOPS):
+            pass
+        best = min(best, time.process_time() - start)
+    return best
 
 
 def main(selected: list[str]) -> int:
