@@ -1,8 +1,9 @@
 """Entry point of ``aicr`` (the console script): a memoised recipe first, else the whole program.
 
 Only the standard library is imported here: ``aicr recipe`` in a CI loop is answered from the
-recipe memo by ``aicr.fast`` before the command line framework loads; everything else, and any
-request the fast path does not recognise, runs the program built in ``aicr.app``.
+recipe memo by ``aicr.fast``, and a plain ``aicr bundle`` rendered by ``aicr.fast_bundle``, before
+the command line framework loads; everything else, and any request the fast paths do not
+recognise, runs the program built in ``aicr.app``.
 """
 
 from __future__ import annotations
@@ -22,9 +23,11 @@ def build_app() -> typer.Typer:
 
 
 def run() -> None:
-    from aicr import fast
+    from aicr import fast, fast_bundle
 
     status = fast.recipe(sys.argv[1:])
+    if status is None:
+        status = fast_bundle.bundle(sys.argv[1:])
     if status is not None:
         sys.exit(status)
     import functools

@@ -239,15 +239,21 @@ def run(
         if result == INTERRUPTED:  # typer turns Ctrl-C into a returned 130, without a word
             raise KeyboardInterrupt
         return int(result) if isinstance(result, int) else 0
-    except errors.ToolError as exc:
+    except (Exception, KeyboardInterrupt) as exc:
+        return failure_status(exc, debug=debug)
+
+
+def failure_status(exc: Exception | KeyboardInterrupt, *, debug: bool) -> int:
+    """The exit status of a command that raised ``exc``, after its one stderr line: also what the
+    console scripts' fast paths (``aicr.fast_bundle``) report, so a failure reads the same there."""
+    if isinstance(exc, errors.ToolError):
         _report(exc, debug, exc.line())
         return exc.exit_code
-    except OSError as exc:
+    if isinstance(exc, OSError):
         return os_error_status(exc, debug)
-    except (KeyboardInterrupt, typer.Abort, typer.Exit) as exc:
+    if isinstance(exc, (KeyboardInterrupt, typer.Abort, typer.Exit)):
         return _stopped(exc)
-    except Exception as exc:
-        return _unexpected(exc, debug)
+    return _unexpected(exc, debug)
 
 
 def _stopped(exc: BaseException) -> int:
