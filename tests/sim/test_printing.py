@@ -336,9 +336,15 @@ def _container_status(draw: st.DrawFn, name: str) -> dict[str, Any]:
         },
         "none": {},
     }[kind]
-    status: dict[str, Any] = {"name": name, "ready": draw(_often(True, False)), "restartCount": 0, "state": state}
+    # As the kubelet reports them (its prober manager): a container that is not running is
+    # neither ready nor started, whatever its probes said before. A started sidecar is the one
+    # init container printPod does not look into, so a started one that waits would be a status
+    # no kubelet writes.
+    running = kind == "running"
+    status: dict[str, Any] = {"name": name, "ready": running and draw(_often(True, False)), "restartCount": 0}
+    status["state"] = state
     if draw(st.booleans()):
-        status["started"] = draw(_often(True, False))
+        status["started"] = running and draw(_often(True, False))
     return status
 
 
