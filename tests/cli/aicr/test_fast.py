@@ -9,31 +9,15 @@ bytes, on a memo hit, a miss, a bad value, a repeated flag and a destination tha
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from aicr import fast
+from tests.cli.aicr import console
 
 CRITERIA = ["--service", "eks", "--accelerator", "h100", "--os", "ubuntu", "--intent", "training"]
-
-_CONSOLE = """
-import sys
-from pathlib import Path
-
-marker = Path(sys.argv.pop(1))
-import atexit
-
-atexit.register(lambda: marker.write_text(str("typer" in sys.modules)))
-sys.argv[0] = "aicr"
-from aicr.main import run
-
-run()
-"""
 
 
 @dataclass
@@ -108,18 +92,8 @@ def test_a_configmap_destination_or_a_debug_variable_runs_the_full_program(monke
 
 def _console(argv: list[str], cwd: Path) -> tuple[Outcome, bool]:
     """The console script in a fresh process: its outcome, and whether typer was imported."""
-    marker = cwd / "typer-loaded"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AICR_", "_AICR_"))}
-    proc = subprocess.run(
-        [sys.executable, "-c", _CONSOLE, str(marker), *argv],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    return Outcome(proc.returncode, proc.stdout, proc.stderr, _take(cwd / "r.yaml")), marker.read_text() == "True"
+    proc, loaded = console.run(argv, cwd)
+    return Outcome(proc.returncode, proc.stdout, proc.stderr, _take(cwd / "r.yaml")), loaded
 
 
 def _in_process(run_cli, argv: list[str], cwd: Path, monkeypatch: pytest.MonkeyPatch) -> Outcome:  # type: ignore[no-untyped-def]

@@ -9,32 +9,16 @@ a rendered bundle never imports typer.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from aicr import fast_bundle
+from tests.cli.aicr import console
 
 CRITERIA = ["--service", "eks", "--accelerator", "h100", "--os", "ubuntu", "--intent", "training"]
 REPO = "https://git.example.com/gitops.git"
-
-_CONSOLE = """
-import sys
-from pathlib import Path
-
-marker = Path(sys.argv.pop(1))
-import atexit
-
-atexit.register(lambda: marker.write_text(str("typer" in sys.modules)))
-sys.argv[0] = "aicr"
-from aicr.main import run
-
-run()
-"""
 
 
 @dataclass
@@ -111,19 +95,7 @@ def _tree(folder: Path) -> dict[str, tuple[bytes, int]] | None:
 
 def _console(argv: list[str], cwd: Path) -> tuple[Outcome, bool]:
     """The console script in a fresh process: its outcome, and whether typer was imported."""
-    marker = cwd / "typer-loaded"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AICR_", "_AICR_"))}
-    proc = subprocess.run(
-        [sys.executable, "-c", _CONSOLE, str(marker), *argv],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    loaded = marker.read_text() == "True"
-    marker.unlink()
+    proc, loaded = console.run(argv, cwd)
     return Outcome(proc.returncode, proc.stdout, proc.stderr, _tree(cwd / "out")), loaded
 
 
