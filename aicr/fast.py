@@ -49,15 +49,28 @@ def parse(argv: Sequence[str], *, command: str = COMMAND) -> dict[str, str] | No
     """The parameters of a plain ``recipe`` (or ``query``) request, or None when this path does not take it."""
     if not argv or argv[0] != command:
         return None
-    flags = QUERY_FLAGS if command == QUERY else FLAGS
-    given: dict[str, str] = {}
-    tokens = list(argv[1:])
+    given = options(argv[1:], QUERY_FLAGS if command == QUERY else FLAGS)
+    return None if given is None else {k: str(v) for k, v in given.items()}
+
+
+def options(
+    argv: Sequence[str], flags: dict[str, str], switches: dict[str, str] | None = None
+) -> dict[str, str | bool] | None:
+    """Each of ``flags`` (name -> parameter) at most once with a value that is not a flag (``-``,
+    stdin or stdout, is a value), each of ``switches`` at most once with none (True); None at the
+    first token that is neither, which the full program then judges (also ``aicr.fast_bundle``)."""
+    switches = switches or {}
+    given: dict[str, str | bool] = {}
+    tokens = list(argv)
     while tokens:
         token = tokens.pop(0)
         name, equals, value = token.partition("=") if token.startswith("--") else (token, "", "")
-        param = flags.get(name)
+        param = switches.get(token) or flags.get(name)
         if param is None or param in given:
             return None  # not ours, or repeated (the full command refuses a repeated flag)
+        if token in switches:
+            given[param] = True
+            continue
         if not equals:
             if not tokens:
                 return None
