@@ -6,8 +6,9 @@ of the run. So the console script first tries this narrow path: it recognises on
 ``recipe`` request (criteria flags, ``-o`` to a file or stdout, ``-t``) or ``query`` request
 (criteria flags, ``--selector``, ``-t``), in the spellings the full command accepts,
 computes the memo key with the command's own function, and on a hit writes what the full command
-would write. On a miss it resolves with the command's own service function (pydantic and the
-resolver, still no typer) and writes that, when the resolution neither warned nor failed.
+would write. On a miss it resolves with the command's own service function (the compiled catalog
+and the resolver: no typer, and no pydantic once the catalog is compiled) and writes that, when
+the resolution neither warned nor failed.
 Anything else (another command, another flag, a repeated flag, a value that looks like a flag, a
 ConfigMap destination, the debug or completion variables, a warning or an error while resolving,
 a destination that cannot be written) returns None and the full program runs, which then reports

@@ -40,7 +40,7 @@ def _median_ms(
 
 
 def _all_combinations_seconds() -> tuple[float, int]:
-    from shared.recipe import catalog, resolver
+    from shared.recipe import compiled, resolver
     from shared.recipe.criteria import Criteria
 
     fields = ("service", "accelerator", "os", "intent", "platform")
@@ -52,7 +52,7 @@ def _all_combinations_seconds() -> tuple[float, int]:
         ["dynamo", "kubeflow", "any"],
     )
     start = time.perf_counter()
-    cat = catalog.embedded()
+    cat = compiled.embedded()
     count = 0
     for combo in itertools.product(*axes):
         crit = Criteria(**dict(zip(fields, combo, strict=True)))

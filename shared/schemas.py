@@ -11,12 +11,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 
 from shared import files
 
 
-def _models() -> dict[str, type[BaseModel]]:
+def _models() -> dict[str, type[Any]]:
+    """File name → model (a pydantic model, or a dataclass pydantic reads, such as Criteria)."""
     from shared.certify import models as certify_models
     from shared.certify.parsers import nccl_log
     from shared.lifecycle import models as lifecycle_models
@@ -40,7 +41,9 @@ def render() -> dict[str, str]:
     """File name → schema text."""
     out: dict[str, str] = {}
     for name, model in _models().items():
-        schema: dict[str, Any] = model.model_json_schema()
+        schema: dict[str, Any] = (
+            model.model_json_schema() if issubclass(model, BaseModel) else TypeAdapter(model).json_schema()
+        )
         schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
         out[name] = json.dumps(schema, indent=2, sort_keys=True) + "\n"
     return out

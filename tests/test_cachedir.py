@@ -38,15 +38,17 @@ def test_every_cache_of_the_programs_lives_below_the_one_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from shared.bundle import _templating, plan
-    from shared.recipe import catalog, memo
+    from shared.recipe import catalog, compiled, memo
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     root = tmp_path / "cache" / "aicr"
     doc = tmp_path / "registry.yaml"
     doc.write_text("a: 1\n", encoding="utf-8")
-    assert catalog._parse_documents([("registry.yaml", doc)]) == {"registry.yaml": {"a": 1}}
+    entries = [("registry.yaml", doc)]
+    assert catalog._parse_documents(entries, catalog.digest(entries)) == {"registry.yaml": {"a": 1}}
+    compiled.directory(catalog.embedded_root(), external=False)
     assert plan._parse_cached("b: 2\n", "recipe.yaml") == {"b": 2}
     assert _templating._bytecode_cache() is not None
     assert memo._cache_dir() == root / "recipes"
     names = sorted(p.name.split("-")[0] for p in root.iterdir())
-    assert names == ["catalog", "recipe", "templates"]
+    assert names == ["catalog", "catalog", "compiled", "recipe", "templates"]

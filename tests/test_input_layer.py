@@ -42,12 +42,13 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("shared/bundle/plan.py", "_parse_cached", "read_text"): "its own content-keyed cache; any failure is a miss",
     ("shared/recipe/catalog.py", "_parse_documents", "read_text"): "its own content-keyed cache; a failure is a miss",
     ("shared/recipe/memo.py", "lookup", "read_text"): "its own memo cache; any failure is a miss",
+    ("shared/recipe/compiled.py", "_read", "read_text"): "its own content-keyed cache; any failure is a miss",
     ("shared/recipe/memo.py", "_hash_tree", "read_bytes"): (
         "hashes the program's modules and catalogs for the memo key; any failure falls back to the "
         "slow path, which reads through the layer"
     ),
-    ("shared/recipe/memo.py", "key", "read_bytes"): (
-        "hashes the program's own modules for the memo key (its inputs go through files.read_bytes)"
+    ("shared/recipe/memo.py", "program_digest", "read_bytes"): (
+        "hashes the program's own modules for the memo and compiled-catalog keys"
     ),
     ("shared/importgraph.py", "imports", "read_text"): "a build tool reading this project's own source",
     ("shared/chart/manifests.py", "chart_metadata", "read_text"): "the chart shipped as package data",

@@ -20,12 +20,15 @@ import os
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path, PurePosixPath
-from typing import Any
-
-from pydantic import BaseModel, ValidationError
+from typing import TYPE_CHECKING, Any
 
 from shared import cachedir, errors, files, yamlio
-from shared.recipe import models
+from shared.recipe.vocabulary import API_VERSION, API_VERSIONS
+
+if TYPE_CHECKING:  # the models (and pydantic) load only when a catalog is read and checked
+    from pydantic import BaseModel
+
+    from shared.recipe import models
 
 logger = logging.getLogger(__name__)
 
@@ -38,13 +41,10 @@ _SKIPPED_DIRS = ("checks/", "validators/")
 
 
 @dataclass
-class Catalog:
-    """Everything one resolution reads, each object remembering the file it came from."""
+class Files:
+    """A catalog's files, and where each of its objects came from: what a catalog in either form
+    (checked models here, plain data in ``shared.recipe.compiled``) answers alike."""
 
-    registry: dict[str, models.RegistryComponent] = field(default_factory=dict)
-    base: models.RecipeMetadata | None = None
-    overlays: dict[str, models.RecipeMetadata] = field(default_factory=dict)
-    mixins: dict[str, models.RecipeMixin] = field(default_factory=dict)
     files: dict[str, Path] = field(default_factory=dict)
     parsed: dict[str, Any] = field(default_factory=dict)
     origin: dict[str, str] = field(default_factory=dict)
@@ -69,28 +69,46 @@ class Catalog:
             raise errors.InvalidInput("a values file must hold a mapping", where=str(self.files[key]))
         return data
 
+    def _layered_files(self, top: Files) -> dict[str, Any]:
+        """The fields of this catalog's files with ``top``'s over them (the later one wins)."""
+        return {
+            "files": {**self.files, **top.files},
+            "parsed": {**self.parsed, **top.parsed},
+            "origin": {**self.origin, **top.origin},
+            "label": f"{self.label} + {top.label}",
+        }
+
+
+@dataclass
+class Catalog(Files):
+    """Everything one resolution reads, as checked models, each remembering the file it came from."""
+
+    registry: dict[str, models.RegistryComponent] = field(default_factory=dict)
+    base: models.RecipeMetadata | None = None
+    overlays: dict[str, models.RecipeMetadata] = field(default_factory=dict)
+    mixins: dict[str, models.RecipeMixin] = field(default_factory=dict)
+
     def layered(self, top: Catalog) -> Catalog:
         """This catalog with ``top`` over it: registry entries by name, overlays and mixins by
         name, files by path; the later one wins."""
-        merged = Catalog(
+        return Catalog(
             registry={**self.registry, **top.registry},
             base=top.base or self.base,
             overlays={**self.overlays, **top.overlays},
             mixins={**self.mixins, **top.mixins},
-            files={**self.files, **top.files},
-            parsed={**self.parsed, **top.parsed},
-            origin={**self.origin, **top.origin},
-            label=f"{self.label} + {top.label}",
+            **self._layered_files(top),
         )
-        return merged
 
 
 def _normalise(relpath: str) -> str:
     return str(PurePosixPath(relpath.replace("\\", "/")))
 
 
-def _walk(root: Path, *, external: bool) -> list[tuple[str, Path]]:
-    """Every file below ``root`` as (posix relative path, absolute path), sorted."""
+def walk(root: Path, *, external: bool) -> list[tuple[str, Path]]:
+    """Every file below ``root`` as (posix relative path, absolute path), sorted; a folder that
+    is not there is invalid input."""
+    if not root.is_dir():
+        raise errors.InvalidInput("catalog directory does not exist", where=str(root))
     found: list[tuple[str, Path]] = []
     for folder, dirs, names in os.walk(root):
         dirs.sort()
@@ -110,7 +128,8 @@ def _is_document(rel: str) -> bool:
     return rel.endswith((".yaml", ".yml")) and "/manifests/" not in f"/{rel}" and not rel.startswith(_SKIPPED_DIRS)
 
 
-def _digest(entries: list[tuple[str, Path]]) -> str:
+def digest(entries: list[tuple[str, Path]]) -> str:
+    """The hash of a catalog folder's content (``walk``'s entries): the key of its caches."""
     digest = hashlib.sha256(f"{CACHE_FORMAT}\0".encode())
     for rel, path in entries:
         digest.update(rel.encode())
@@ -120,10 +139,10 @@ def _digest(entries: list[tuple[str, Path]]) -> str:
     return digest.hexdigest()
 
 
-def _parse_documents(entries: list[tuple[str, Path]]) -> dict[str, Any]:
+def _parse_documents(entries: list[tuple[str, Path]], digest: str) -> dict[str, Any]:
     """Parse every YAML document of the folder, through the content-keyed JSON cache."""
     documents = [(rel, path) for rel, path in entries if _is_document(rel)]
-    cache_file = cachedir.user_cache(f"catalog-{_digest(entries)}.json")
+    cache_file = cachedir.user_cache(f"catalog-{digest}.json")
     if cache_file.is_file():
         try:
             cached: dict[str, Any] = json.loads(cache_file.read_text(encoding="utf-8"))
@@ -138,6 +157,8 @@ def _parse_documents(entries: list[tuple[str, Path]]) -> dict[str, Any]:
 def _store_cache(cache_file: Path, parsed: dict[str, Any]) -> None:
     try:
         text = json.dumps(parsed)
+        if json.loads(text) != parsed:
+            return  # JSON would give a value back changed (a number key as text): parse each time
     except (TypeError, ValueError):
         return  # a value JSON cannot hold (a YAML timestamp); parse the YAML each time instead
     try:
@@ -148,6 +169,8 @@ def _store_cache(cache_file: Path, parsed: dict[str, Any]) -> None:
 
 
 def _validate(model: type[BaseModel], data: Any, where: str) -> Any:
+    from pydantic import ValidationError
+
     if not isinstance(data, dict):
         raise errors.InvalidInput(f"expected a {model.__name__} mapping", where=where)
     try:
@@ -160,6 +183,8 @@ def _validate(model: type[BaseModel], data: Any, where: str) -> Any:
 
 def _check_fields(doc: BaseModel, where: str) -> None:
     """An unknown key is an error in either format (upstream's loader drops it without a word)."""
+    from shared.recipe import models
+
     unknown = next(models.unknown_fields(doc), None)
     if unknown is not None:
         raise errors.InvalidInput(f"unknown field {unknown!r}", where=located(where, unknown))
@@ -176,9 +201,9 @@ def located(where: str, field_path: str) -> str:
 
 def _check_api_version(data: dict[str, Any], where: str) -> str:
     api = data.get("apiVersion")
-    if api not in models.API_VERSIONS:
+    if api not in API_VERSIONS:
         raise errors.InvalidInput(
-            f"unsupported apiVersion {api!r}, expected one of {', '.join(models.API_VERSIONS)}",
+            f"unsupported apiVersion {api!r}, expected one of {', '.join(API_VERSIONS)}",
             where=f"{where} apiVersion",
         )
     return str(api)
@@ -186,10 +211,13 @@ def _check_api_version(data: dict[str, Any], where: str) -> str:
 
 def load_directory(root: Path, *, label: str | None = None, external: bool = True) -> Catalog:
     """Read a catalog folder in our format or upstream AICR's."""
-    if not root.is_dir():
-        raise errors.InvalidInput("catalog directory does not exist", where=str(root))
-    entries = _walk(root, external=external)
-    parsed = _parse_documents(entries)
+    entries = walk(root, external=external)
+    return load_entries(root, entries, digest(entries), label=label)
+
+
+def load_entries(root: Path, entries: list[tuple[str, Path]], content: str, *, label: str | None = None) -> Catalog:
+    """The catalog of the folder ``root`` whose files ``walk`` found (``content`` their digest)."""
+    parsed = _parse_documents(entries, content)
     catalog = Catalog(label=label or str(root))
     catalog.files = {rel: path for rel, path in entries}
     for rel, data in parsed.items():
@@ -206,6 +234,8 @@ def load_directory(root: Path, *, label: str | None = None, external: bool = Tru
 def _load_registry(catalog: Catalog, data: Any, where: str) -> None:
     if not isinstance(data, dict):
         raise errors.InvalidInput("expected a ComponentRegistry mapping", where=where)
+    from shared.recipe import models
+
     _check_api_version(data, where)
     registry = _validate(models.ComponentRegistry, data, where)
     _check_fields(registry, where)
@@ -230,9 +260,11 @@ def _load_registry(catalog: Catalog, data: Any, where: str) -> None:
 
 
 def _load_document(catalog: Catalog, rel: str, data: dict[str, Any], where: str) -> None:
+    from shared.recipe import models
+
     kind = data.get("kind")
     if kind not in ("RecipeMetadata", "RecipeMixin"):
-        if rel.startswith(("overlays/", "mixins/")) and data.get("apiVersion") == models.API_VERSION:
+        if rel.startswith(("overlays/", "mixins/")) and data.get("apiVersion") == API_VERSION:
             raise errors.InvalidInput(f"unexpected kind {kind!r} in a catalog folder", where=f"{where} kind")
         return  # upstream keeps other documents (validator catalogs) beside overlays
     _check_api_version(data, where)

@@ -8,16 +8,15 @@ value in an overlay matches only the same value in the query.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict
+from typing import Any, ClassVar
 
 from shared import errors
-from shared.recipe.vocabulary import ALIASES, ANY, FIELDS, allowed_values
+from shared.recipe.vocabulary import ALIASES, ANY, API_VERSIONS, FIELDS, allowed_values
 
 CRITERIA_KIND = "RecipeCriteria"
-CRITERIA_API_VERSIONS = ("aicr.run/v1alpha2", "aicr.nvidia.com/v1alpha1")
+CRITERIA_API_VERSIONS = API_VERSIONS
 
 
 def parse_value(field: str, raw: object, *, where: str | None = None) -> str:
@@ -51,10 +50,14 @@ def parse_nodes(raw: object, *, where: str | None = None) -> int:
     return nodes
 
 
-class Criteria(BaseModel):
+# A plain dataclass, not a pydantic model: resolving a recipe must not import pydantic (``aicr
+# recipe`` would spend more importing it than resolving). ``parse`` checks the values; the JSON
+# Schema is still generated from this class (``shared.schemas``), whose docstring it carries.
+@dataclasses.dataclass(frozen=True)
+class Criteria:
     """A query or an overlay's selector. ``any`` = wildcard; ``nodes`` 0 = any."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    __pydantic_config__: ClassVar[dict[str, str]] = {"extra": "forbid"}
 
     service: str = ANY
     accelerator: str = ANY
@@ -92,9 +95,13 @@ class Criteria(BaseModel):
 
     def merged(self, overrides: dict[str, Any]) -> Criteria:
         """These criteria with every non-None override applied (flags over a file)."""
-        data = self.model_dump()
+        data = self.as_dict()
         data.update({k: v for k, v in overrides.items() if v is not None})
         return Criteria.parse(data)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every field, wildcards included."""
+        return dataclasses.asdict(self)
 
     def describe(self) -> str:
         """``criteria(service=eks, accelerator=h100)`` for logs and errors."""

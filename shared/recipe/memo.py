@@ -9,6 +9,7 @@ warning is never silently lost on the next run. Stdlib only, on purpose.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
@@ -41,19 +42,28 @@ def _hash_tree(digest: hashlib._Hash, root: Path, *, suffixes: tuple[str, ...] |
             digest.update(path.read_bytes() + b"\0")
 
 
+@functools.cache
+def program_digest() -> str:
+    """A hash of the program's own source that shapes a recipe (OSError when it cannot be read):
+    a new release, or an edited checkout, misses every cache keyed by it."""
+    package = Path(__file__).resolve().parent.parent.parent
+    digest = hashlib.sha256()
+    for module in _PROGRAM_MODULES:
+        path = package / module
+        if path.is_dir():
+            _hash_tree(digest, path, suffixes=(".py",))
+        else:
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
 def key(*, request: dict[str, object], fmt: str, catalogs: list[Path], inputs: list[Path]) -> str | None:
     """The memo key, or None when an input cannot be read (the slow path then reports why)."""
     if not all(path.is_file() for path in inputs):
         return None  # a FIFO or process substitution would be used up here and read empty later
-    package = Path(__file__).resolve().parent.parent.parent
     digest = hashlib.sha256()
     try:
-        for module in _PROGRAM_MODULES:
-            path = package / module
-            if path.is_dir():
-                _hash_tree(digest, path, suffixes=(".py",))
-            else:
-                digest.update(path.read_bytes())
+        digest.update(program_digest().encode())
         for root in catalogs:
             digest.update(b"catalog\0")
             _hash_tree(digest, root)

@@ -16,10 +16,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from shared.recipe.health import HealthCheckAsserts
+from shared.recipe.vocabulary import API_VERSION, API_VERSIONS, UPSTREAM_API_VERSION
 
-API_VERSION = "aicr.run/v1alpha2"
-UPSTREAM_API_VERSION = "aicr.nvidia.com/v1alpha1"
-API_VERSIONS = (API_VERSION, UPSTREAM_API_VERSION)
+__all__ = ["API_VERSION", "API_VERSIONS", "UPSTREAM_API_VERSION"]  # with the models, for their readers
 
 
 class _Doc(BaseModel):

@@ -49,7 +49,9 @@ def recipe_table(doc: dict[str, Any]) -> str:
 
 def explain_rows(resolution: resolver.Resolution) -> list[dict[str, Any]]:
     """One row per component field (and constraint): its value and the overlay that set it."""
-    doc = {c["name"]: c for c in resolution.document()["componentRefs"]}
+    document = resolution.document()
+    doc = {c["name"]: c for c in document["componentRefs"]}
+    constraints = {c["name"]: c["value"] for c in document.get("constraints", [])}
     rows: list[dict[str, Any]] = []
     for name, origin in resolution.component_origin.items():
         for field, setter in origin.items():
@@ -62,7 +64,7 @@ def explain_rows(resolution: resolver.Resolution) -> list[dict[str, Any]]:
             {
                 "component": "(constraint)",
                 "field": constraint,
-                "value": next(c.value for c in resolution.recipe.constraints if c.name == constraint),
+                "value": constraints[constraint],
                 "setBy": setter,
             }
         )

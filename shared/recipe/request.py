@@ -5,25 +5,28 @@ Criteria come from, in rising precedence: a snapshot (detected), a criteria file
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict
-
-from shared.recipe import catalog as catalog_mod
+from shared.recipe import compiled, resolver
 from shared.recipe import criteria as criteria_mod
-from shared.recipe import resolver
-from shared.recipe import snapshot as snapshot_mod
 
 if TYPE_CHECKING:
     from shared import refs
+    from shared.recipe import snapshot as snapshot_mod
 
 logger = logging.getLogger(__name__)
 
+_PATHS = ("catalog_dir", "data_dir", "kubeconfig")
 
-class RecipeRequest(BaseModel):
-    model_config = ConfigDict(frozen=True)
+
+@dataclasses.dataclass(frozen=True)
+class RecipeRequest:
+    """What ``recipe`` and ``query`` were asked, as the command line gave it (values are checked
+    when criteria are built). A dataclass, so that answering it needs no pydantic."""
 
     service: str | None = None
     accelerator: str | None = None
@@ -37,6 +40,12 @@ class RecipeRequest(BaseModel):
     data_dir: Path | None = None
     kubeconfig: Path | None = None
     context: str | None = None
+
+    @classmethod
+    def of(cls, fields: Mapping[str, object]) -> RecipeRequest:
+        """From keyword fields (a None is a flag not given); folders and files given as text become paths."""
+        given = {k: (Path(str(v)) if k in _PATHS and v is not None else v) for k, v in fields.items()}
+        return cls(**given)  # type: ignore[arg-type]
 
     def flag_values(self) -> dict[str, object]:
         return {
@@ -60,6 +69,7 @@ def _read(request: RecipeRequest, reference: str, kind: refs.Kind) -> tuple[str,
 
 def _load_snapshot(request: RecipeRequest) -> snapshot_mod.Snapshot:
     from shared import yamlio
+    from shared.recipe import snapshot as snapshot_mod
 
     text, where = _read(request, str(request.snapshot_file), "snapshot")
     return snapshot_mod.parse(yamlio.loads(text, source=where), where=where)
@@ -72,7 +82,7 @@ def criteria_for(request: RecipeRequest) -> tuple[criteria_mod.Criteria, snapsho
     if request.criteria_file is not None:
         text, where = _read(request, request.criteria_file, "criteria")
         from_file = criteria_mod.parse_criteria_text(text, where=where)
-        query = query.merged({k: v for k, v in from_file.model_dump().items() if v not in ("any", 0)})
+        query = query.merged({k: v for k, v in from_file.as_dict().items() if v not in ("any", 0)})
     flags = request.flag_values()
     if snap is not None:
         for name, value in flags.items():
@@ -89,18 +99,18 @@ def criteria_for(request: RecipeRequest) -> tuple[criteria_mod.Criteria, snapsho
     return query.merged(flags), snap
 
 
-def build(request: RecipeRequest) -> tuple[resolver.Resolution, catalog_mod.Catalog]:
+def build(request: RecipeRequest) -> tuple[resolver.Resolution, compiled.CompiledCatalog]:
     """Resolve the recipe a request asks for, with the catalog it came from (for values)."""
     query, snap = criteria_for(request)
     resolver.require_criteria(query)
-    cat = catalog_mod.select(catalog_dir=request.catalog_dir, data_dir=request.data_dir)
+    cat = compiled.select(catalog_dir=request.catalog_dir, data_dir=request.data_dir)
     logger.debug("building recipe", extra={"criteria": query.describe(), "catalog": cat.label})
     resolution = resolver.resolve(query, cat, snapshot=snap)
     logger.debug(
         "recipe resolved",
         extra={
-            "components": len(resolution.recipe.componentRefs),
-            "overlays": len(resolution.recipe.metadata.appliedOverlays),
+            "components": len(resolution.document()["componentRefs"]),
+            "overlays": len(resolution.document()["metadata"]["appliedOverlays"]),
         },
     )
     return resolution, cat

@@ -4,19 +4,34 @@ Overlays whose criteria match are applied from least to most specific, each afte
 overlays it inherits from (upstream's algorithm). Where upstream leaves order to chance (overlays
 of equal specificity, excluded overlays), ties break by name, so the same input always gives the
 same bytes. Every field remembers which overlay set it, for ``--explain``.
+
+Resolution reads the compiled catalog (``shared.recipe.compiled``: the checked documents as plain
+data) and builds the recipe as plain data in its output order; the RecipeResult model is built
+only for a caller that asks for it. So a recipe request imports neither pydantic nor the models.
 """
 
 from __future__ import annotations
 
+import copy
+import functools
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shared import __version__, errors, grammars
 from shared.recipe import catalog as catalog_mod
+from shared.recipe import compiled as compiled_mod
 from shared.recipe import criteria as criteria_mod
-from shared.recipe import graph, models, versions
-from shared.recipe.snapshot import Snapshot
+from shared.recipe import graph, versions
+from shared.recipe.vocabulary import API_VERSION
+
+if TYPE_CHECKING:
+    from shared.recipe import models
+    from shared.recipe.snapshot import Snapshot
+
+Document = compiled_mod.Document
+Compiled = compiled_mod.CompiledCatalog
 
 logger = logging.getLogger(__name__)
 
@@ -52,76 +67,80 @@ class _Component:
 
 @dataclass
 class Resolution:
-    """The recipe and, for ``--explain``, who set what."""
+    """The recipe (plain data, in output order) and, for ``--explain``, who set what."""
 
-    recipe: models.RecipeResult
+    doc: Document
     component_origin: dict[str, dict[str, str]]
     constraint_origin: dict[str, str]
 
-    def document(self) -> dict[str, Any]:
-        return recipe_document(self.recipe)
+    def document(self) -> Document:
+        """The recipe as plain data in a fixed key order (what -o writes and --format prints); a copy."""
+        return copy.deepcopy(self.doc)
+
+    @functools.cached_property
+    def recipe(self) -> models.RecipeResult:
+        """The recipe as the model the bundle and the tests read (built on first use: pydantic)."""
+        from shared.recipe import models
+
+        return models.RecipeResult.model_validate(self.doc)
 
 
 @dataclass
 class _Merge:
-    constraints: dict[str, models.Constraint] = field(default_factory=dict)
+    constraints: dict[str, Document] = field(default_factory=dict)
     constraint_origin: dict[str, str] = field(default_factory=dict)
     components: dict[str, _Component] = field(default_factory=dict)
-    validation: dict[str, models.ValidationPhase] = field(default_factory=dict)
+    validation: dict[str, Document] = field(default_factory=dict)
 
     def apply(
-        self,
-        name: str,
-        constraints: list[models.Constraint] | None,
-        refs: list[models.ComponentRef] | None,
-        validation: models.Validation | None,
+        self, name: str, constraints: list[Document] | None, refs: list[Document] | None, validation: Document | None
     ) -> None:
         for constraint in constraints or []:
-            self.constraints[constraint.name] = constraint
-            self.constraint_origin[constraint.name] = name
+            self.constraints[constraint["name"]] = constraint
+            self.constraint_origin[constraint["name"]] = name
         for ref in refs or []:
             self._merge_ref(name, ref)
         if validation is not None:
             for phase in _PHASES:
-                value = getattr(validation, phase)
+                value = validation.get(phase)
                 if value is not None:
                     self.validation[phase] = value
 
-    def _merge_ref(self, overlay: str, ref: models.ComponentRef) -> None:
-        target = self.components.setdefault(ref.name, _Component())
-        target.fields["name"] = ref.name
+    def _merge_ref(self, overlay: str, ref: Document) -> None:
+        target = self.components.setdefault(ref["name"], _Component())
+        target.fields["name"] = ref["name"]
         for key in (*_SCALARS, "healthCheckAsserts"):
-            value = getattr(ref, key)
+            value = ref.get(key)
             if value not in (None, ""):
                 target.fields[key] = value
                 target.set_by[key] = overlay
         for key in _REPLACED_LISTS:
-            value = getattr(ref, key)
+            value = ref.get(key)
             if value:
                 target.fields[key] = list(value)
                 target.set_by[key] = overlay
-        if ref.overrides:
+        if ref.get("overrides"):
             overrides = dict(target.fields.get("overrides") or {})
-            for key, value in ref.overrides.items():
+            for key, value in ref["overrides"].items():
                 overrides[key] = value
                 target.set_by[f"overrides.{key}"] = overlay
             target.fields["overrides"] = overrides
-        if ref.manifestFiles:
+        if ref.get("manifestFiles"):
             files = list(target.fields.get("manifestFiles") or [])
-            files.extend(f for f in ref.manifestFiles if f not in files)
+            files.extend(f for f in ref["manifestFiles"] if f not in files)
             target.fields["manifestFiles"] = files
             target.set_by["manifestFiles"] = overlay
-        if ref.cleanup:
+        if ref.get("cleanup"):
             target.fields["cleanup"] = True
             target.set_by["cleanup"] = overlay
 
 
-def _overlay_criteria(cat: catalog_mod.Catalog, name: str, overlay: models.RecipeMetadata) -> criteria_mod.Criteria:
+def _overlay_criteria(cat: Compiled, name: str, overlay: Document) -> criteria_mod.Criteria:
     where = f"{cat.where(f'overlay:{name}')} spec.criteria"
-    return criteria_mod.Criteria.parse(dict(overlay.spec.criteria or {}), where=where)
+    return criteria_mod.Criteria.parse(dict(overlay["spec"].get("criteria") or {}), where=where)
 
 
-def _chain(cat: catalog_mod.Catalog, name: str) -> list[str]:
+def _chain(cat: Compiled, name: str) -> list[str]:
     """The overlays ``name`` inherits from, root first, ending with ``name`` (base excluded)."""
     chain: list[str] = []
     current: str | None = name
@@ -138,35 +157,31 @@ def _chain(cat: catalog_mod.Catalog, name: str) -> list[str]:
                 where=f"{cat.where(f'overlay:{child}')} spec.base",
             )
         chain.append(current)
-        current = overlay.spec.base
+        current = overlay["spec"].get("base")
     return list(reversed(chain))
 
 
-def _exclusions(
-    cat: catalog_mod.Catalog, matched: list[str], snapshot: Snapshot
-) -> tuple[set[str], list[models.ConstraintWarning]]:
-    """Overlays whose own constraints the measured cluster does not meet."""
+def _exclusions(cat: Compiled, matched: list[str], snapshot: Snapshot) -> tuple[set[str], list[Document]]:
+    """Overlays whose own constraints the measured cluster does not meet, and a warning (as the
+    recipe's ``constraintWarnings`` hold it) for each constraint not met."""
     from shared.recipe import constraints as expr
 
     excluded: set[str] = set()
-    warnings: list[models.ConstraintWarning] = []
+    warnings: list[Document] = []
     for name in matched:
-        for constraint in cat.overlays[name].spec.constraints or []:
+        for constraint in cat.overlays[name]["spec"].get("constraints") or []:
             try:
-                actual = snapshot.lookup(constraint.name)
+                actual = snapshot.lookup(constraint["name"])
             except ValueError as exc:
                 raise errors.InvalidInput(str(exc), where=cat.where(f"overlay:{name}")) from None
-            outcome = expr.evaluate(constraint.value, actual)
+            outcome = expr.evaluate(constraint["value"], actual)
             if outcome.passed:
                 continue
             excluded.add(name)
-            reason = outcome.error or f"expected {constraint.value}, got {actual}"
-            warnings.append(
-                models.ConstraintWarning(
-                    overlay=name, constraint=constraint.name, expected=constraint.value, actual=actual, reason=reason
-                )
-            )
-            logger.warning("overlay %s excluded: %s %s", name, constraint.name, reason)
+            reason = outcome.error or f"expected {constraint['value']}, got {actual}"
+            warning = {"overlay": name, "constraint": constraint["name"], "expected": constraint["value"]}
+            warnings.append({**warning, **({"actual": actual} if actual is not None else {}), "reason": reason})
+            logger.warning("overlay %s excluded: %s %s", name, constraint["name"], reason)
     return excluded, warnings
 
 
@@ -179,26 +194,32 @@ def require_criteria(query: criteria_mod.Criteria) -> None:
         )
 
 
-def resolve(query: criteria_mod.Criteria, cat: catalog_mod.Catalog, *, snapshot: Snapshot | None = None) -> Resolution:
-    """Build the recipe for ``query``. Raises InvalidInput for any inconsistency in the catalog."""
+def resolve(
+    query: criteria_mod.Criteria, catalog: Compiled | catalog_mod.Catalog, *, snapshot: Snapshot | None = None
+) -> Resolution:
+    """Build the recipe for ``query``. Raises InvalidInput for any inconsistency in the catalog.
+
+    ``catalog`` is compiled (``shared.recipe.compiled``), or a checked one, compiled here as it is."""
     require_criteria(query)
-    if cat.base is None:
+    cat = catalog if isinstance(catalog, Compiled) else compiled_mod.of(catalog)
+    base = cat.base
+    if base is None:
         raise errors.InvalidInput("the catalog has no overlays/base.yaml", where=cat.label)
     candidates = [
         (name, _overlay_criteria(cat, name, overlay))
         for name, overlay in cat.overlays.items()
-        if overlay.spec.criteria is not None
+        if overlay["spec"].get("criteria") is not None
     ]
     matched = [
         name for name, crit in sorted(candidates, key=lambda c: (c[1].specificity(), c[0])) if crit.matches(query)
     ]
     excluded: set[str] = set()
-    warnings: list[models.ConstraintWarning] = []
+    warnings: list[Document] = []
     if snapshot is not None:
         excluded, warnings = _exclusions(cat, matched, snapshot)
     merge = _Merge()
     applied = [catalog_mod.BASE_NAME]
-    _apply(cat, merge, catalog_mod.BASE_NAME, cat.base)
+    _apply(cat, merge, catalog_mod.BASE_NAME, base)
     for name in matched:
         if name in excluded:
             continue
@@ -213,44 +234,43 @@ def resolve(query: criteria_mod.Criteria, cat: catalog_mod.Catalog, *, snapshot:
         where=f"recipe for {query.describe()}",
         locate=lambda name, dep: _dependency_site(cat, name, dep, components[name]),
     )
-    metadata = models.ResultMetadata(version=__version__, appliedOverlays=applied)
+    metadata: Document = {"version": __version__, "appliedOverlays": applied}
     if snapshot is not None and excluded:
-        metadata.excludedOverlays = sorted(excluded)
-        metadata.constraintWarnings = sorted(warnings, key=lambda w: (w.overlay, w.constraint))
-    validation = models.Validation(**merge.validation) if merge.validation else None
-    recipe = models.RecipeResult(
+        metadata["excludedOverlays"] = sorted(excluded)
+        metadata["constraintWarnings"] = sorted(warnings, key=lambda w: (w["overlay"], w["constraint"]))
+    doc = _document(
         metadata=metadata,
         criteria=query.to_output(),
         constraints=[merge.constraints[k] for k in sorted(merge.constraints)],
-        componentRefs=[models.ComponentRef(**components[k].fields) for k in sorted(components)],
-        deploymentOrder=order,
-        validation=validation,
+        components=[components[k].fields for k in sorted(components)],
+        order=order,
+        validation={p: merge.validation[p] for p in _PHASES if p in merge.validation} or None,
     )
     return Resolution(
-        recipe=recipe,
+        doc=doc,
         component_origin={k: dict(sorted(components[k].set_by.items())) for k in sorted(components)},
         constraint_origin=dict(sorted(merge.constraint_origin.items())),
     )
 
 
-def _dependency_site(cat: catalog_mod.Catalog, name: str, dep: str, component: _Component) -> str:
+def _dependency_site(cat: Compiled, name: str, dep: str, component: _Component) -> str:
     """``file:line spec.componentRefs[i].dependencyRefs[j] (overlay)`` of the overlay or mixin that
     gave ``name`` its dependency on ``dep``: where a catalog author fixes a cycle or a dangling name."""
     setter = component.set_by.get("dependencyRefs", REGISTRY)
     overlay, _, mixin = setter.partition(" (mixin ")
     key = f"mixin:{mixin.rstrip(')')}" if mixin else f"overlay:{overlay}"
-    doc: models.RecipeMetadata | models.RecipeMixin | None = (
+    doc = (
         cat.mixins.get(mixin.rstrip(")"))
         if mixin
         else cat.base
         if overlay == catalog_mod.BASE_NAME
         else cat.overlays.get(overlay)
     )
-    refs = (doc.spec.componentRefs or []) if doc is not None else []
-    index = next((i for i, ref in enumerate(refs) if ref.name == name), None)
+    refs: list[Document] = (doc["spec"].get("componentRefs") or []) if doc is not None else []
+    index = next((i for i, ref in enumerate(refs) if ref["name"] == name), None)
     if index is None:
         return f"{cat.where(key)} ({setter}) component {name} dependencyRefs"
-    deps = list(refs[index].dependencyRefs or [])
+    deps = list(refs[index].get("dependencyRefs") or [])
     field_path = f"spec.componentRefs[{index}].dependencyRefs" + (f"[{deps.index(dep)}]" if dep in deps else "")
     return f"{catalog_mod.located(cat.where(key), field_path)} ({setter})"
 
@@ -273,35 +293,38 @@ def _warn_unmatched(
         logger.warning("%s", coverage.message(missed, applied, tips, dropped))
 
 
-def _apply(cat: catalog_mod.Catalog, merge: _Merge, name: str, overlay: models.RecipeMetadata) -> None:
-    spec = overlay.spec
-    _check_files(cat, name, spec.componentRefs)
-    merge.apply(name, spec.constraints, spec.componentRefs, spec.validation)
-    for mixin_name in spec.mixins or []:
+def _apply(cat: Compiled, merge: _Merge, name: str, overlay: Document) -> None:
+    spec = overlay["spec"]
+    _check_files(cat, name, spec.get("componentRefs"))
+    merge.apply(name, spec.get("constraints"), spec.get("componentRefs"), spec.get("validation"))
+    for mixin_name in spec.get("mixins") or []:
         mixin = cat.mixins.get(mixin_name)
         if mixin is None:
             raise errors.InvalidInput(
                 f"mixin {mixin_name!r} does not exist", where=f"{cat.where(f'overlay:{name}')} spec.mixins"
             )
-        _check_files(cat, name, mixin.spec.componentRefs)
-        merge.apply(f"{name} (mixin {mixin_name})", mixin.spec.constraints, mixin.spec.componentRefs, None)
+        mixin_spec = mixin["spec"]
+        _check_files(cat, name, mixin_spec.get("componentRefs"))
+        merge.apply(
+            f"{name} (mixin {mixin_name})", mixin_spec.get("constraints"), mixin_spec.get("componentRefs"), None
+        )
 
 
-def _check_files(cat: catalog_mod.Catalog, overlay: str, refs: list[models.ComponentRef] | None) -> None:
+def _check_files(cat: Compiled, overlay: str, refs: list[Document] | None) -> None:
     """Every file an applied overlay names must exist, even when a later overlay replaces it."""
     for index, ref in enumerate(refs or []):
-        named = ([("valuesFile", ref.valuesFile)] if ref.valuesFile else []) + [
-            ("manifestFiles", f) for f in ref.manifestFiles or []
+        named = ([("valuesFile", ref["valuesFile"])] if ref.get("valuesFile") else []) + [
+            ("manifestFiles", f) for f in ref.get("manifestFiles") or []
         ]
         for key, relpath in named:
             if not cat.has_file(relpath):
                 raise errors.InvalidInput(
                     f"{key} {relpath!r} does not exist in the catalog",
-                    where=f"{cat.where(f'overlay:{overlay}')} spec.componentRefs[{index}] ({ref.name})",
+                    where=f"{cat.where(f'overlay:{overlay}')} spec.componentRefs[{index}] ({ref['name']})",
                 )
 
 
-def _finalise(cat: catalog_mod.Catalog, merge: _Merge) -> dict[str, _Component]:
+def _finalise(cat: Compiled, merge: _Merge) -> dict[str, _Component]:
     """Registry defaults into empty fields, then every check a pinned recipe must pass."""
     for name, component in merge.components.items():
         _apply_registry_defaults(cat.registry.get(name), component)
@@ -309,35 +332,36 @@ def _finalise(cat: catalog_mod.Catalog, merge: _Merge) -> dict[str, _Component]:
     return merge.components
 
 
-def _apply_registry_defaults(entry: models.RegistryComponent | None, component: _Component) -> None:
+def _apply_registry_defaults(entry: Document | None, component: _Component) -> None:
     if entry is None:
         return
     fields = component.fields
+    helm, kustomize = entry.get("helm"), entry.get("kustomize")
 
     def default(key: str, value: Any) -> None:
         if value not in (None, "") and fields.get(key) in (None, ""):
             fields[key] = value
             component.set_by[key] = REGISTRY
 
-    default("type", "Kustomize" if entry.kustomize and entry.kustomize.defaultSource else "Helm")
-    if entry.helm is not None:
-        default("source", entry.helm.defaultRepository)
-        default("version", entry.helm.defaultVersion)
-        default("namespace", entry.helm.defaultNamespace)
-        if entry.helm.defaultChart:
-            default("chart", entry.helm.defaultChart.rsplit("/", 1)[-1])
-    if entry.kustomize is not None:
-        default("source", entry.kustomize.defaultSource)
-        default("tag", entry.kustomize.defaultTag)
-        default("path", entry.kustomize.defaultPath)
-    if entry.healthCheckAsserts is not None and "healthCheckAsserts" not in fields:
-        fields["healthCheckAsserts"] = entry.healthCheckAsserts
+    default("type", "Kustomize" if kustomize and kustomize.get("defaultSource") else "Helm")
+    if helm is not None:
+        default("source", helm.get("defaultRepository"))
+        default("version", helm.get("defaultVersion"))
+        default("namespace", helm.get("defaultNamespace"))
+        if helm.get("defaultChart"):
+            default("chart", helm["defaultChart"].rsplit("/", 1)[-1])
+    if kustomize is not None:
+        default("source", kustomize.get("defaultSource"))
+        default("tag", kustomize.get("defaultTag"))
+        default("path", kustomize.get("defaultPath"))
+    if entry.get("healthCheckAsserts") is not None and "healthCheckAsserts" not in fields:
+        fields["healthCheckAsserts"] = entry["healthCheckAsserts"]
         component.set_by["healthCheckAsserts"] = REGISTRY
     fields.setdefault("type", "Helm")
     fields.setdefault("source", "")
 
 
-def _check_component(cat: catalog_mod.Catalog, name: str, component: _Component) -> None:
+def _check_component(cat: Compiled, name: str, component: _Component) -> None:
     fields = component.fields
     fields.setdefault("type", "Helm")
     fields.setdefault("source", "")
@@ -365,34 +389,51 @@ def _check_component(cat: catalog_mod.Catalog, name: str, component: _Component)
         raise errors.InvalidInput(problem, where=where(key))
 
 
-def recipe_document(recipe: models.RecipeResult) -> dict[str, Any]:
-    """The recipe as plain data in a fixed key order (what -o writes and --format prints)."""
-    doc: dict[str, Any] = {
-        "kind": recipe.kind,
-        "apiVersion": recipe.apiVersion,
-        "metadata": recipe.metadata.model_dump(exclude_none=True),
-        "criteria": recipe.criteria,
-    }
-    if recipe.constraints:
-        doc["constraints"] = [c.model_dump(exclude_none=True) for c in recipe.constraints]
-    doc["componentRefs"] = [component_document(c) for c in recipe.componentRefs]
-    doc["deploymentOrder"] = list(recipe.deploymentOrder)
-    if recipe.validation is not None:
-        doc["validation"] = recipe.validation.model_dump(exclude_none=True)
+def recipe_document(recipe: models.RecipeResult) -> Document:
+    """A RecipeResult model as plain data in the recipe's fixed key order (what -o writes)."""
+    return _document(
+        kind=recipe.kind,
+        api_version=recipe.apiVersion,
+        metadata=recipe.metadata.model_dump(exclude_none=True),
+        criteria=recipe.criteria,
+        constraints=[c.model_dump(exclude_none=True) for c in recipe.constraints],
+        components=[compiled_mod.component(c) for c in recipe.componentRefs],
+        order=list(recipe.deploymentOrder),
+        validation=recipe.validation.model_dump(exclude_none=True) if recipe.validation is not None else None,
+    )
+
+
+def _document(
+    *,
+    metadata: Document,
+    criteria: Document,
+    constraints: list[Document],
+    components: list[Mapping[str, Any]],
+    order: list[str],
+    validation: Document | None,
+    kind: str = "RecipeResult",
+    api_version: str = API_VERSION,
+) -> Document:
+    doc: Document = {"kind": kind, "apiVersion": api_version, "metadata": metadata, "criteria": criteria}
+    if constraints:
+        doc["constraints"] = constraints
+    doc["componentRefs"] = [component_document(c) for c in components]
+    doc["deploymentOrder"] = order
+    if validation is not None:
+        doc["validation"] = validation
     return doc
 
 
-def component_document(ref: models.ComponentRef) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def component_document(fields: Mapping[str, Any]) -> Document:
+    """One component (its plain form, ``compiled.component``) in the recipe's key order."""
+    out: Document = {}
     for key in _OUTPUT_ORDER:
-        value = getattr(ref, key)
+        value = fields.get(key)
         if key in ("type", "source"):
             out[key] = value or ("Helm" if key == "type" else "")
+        elif key == "healthCheckAsserts":
+            if value is not None:
+                out[key] = {k: v for k, v in value.items() if v != []}
         elif value not in (None, [], {}):
-            if key == "healthCheckAsserts":
-                out[key] = {k: v for k, v in value.model_dump(exclude_none=True, mode="json").items() if v != []}
-            elif key == "expectedResources":
-                out[key] = [r.model_dump(exclude_none=True) for r in value]
-            else:
-                out[key] = value
+            out[key] = value
     return out

@@ -28,7 +28,7 @@ def recipe_text(
     from shared.recipe import report, request
 
     with memo.counting_warnings() as warnings:
-        resolution, _ = request.build(request.RecipeRequest.model_validate(fields))
+        resolution, _ = request.build(request.RecipeRequest.of(fields))
         text = report.recipe_text(resolution, fmt)
     if warnings.count == 0:
         memo.store(memo_key, text)
@@ -74,8 +74,8 @@ def query_text(*, selector: str, fmt: Format, **fields: object) -> str:
     from shared.recipe import report, request, values
 
     with memo.counting_warnings() as warnings:
-        resolution, cat = request.build(request.RecipeRequest.model_validate(fields))
-        text = report.query_text(values.select(values.hydrate(resolution.recipe, cat), selector), fmt)
+        resolution, cat = request.build(request.RecipeRequest.of(fields))
+        text = report.query_text(values.select(values.hydrate(resolution.document(), cat), selector), fmt)
     if warnings.count == 0:
         memo.store(memo_key, text)
     return text

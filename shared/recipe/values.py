@@ -8,53 +8,61 @@ included, replaces).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shared import errors, merge
-from shared.recipe import catalog as catalog_mod
-from shared.recipe import models, resolver
+from shared.recipe import resolver
+
+if TYPE_CHECKING:
+    from shared.recipe import catalog as catalog_mod
+    from shared.recipe import models
+
+_QUERIED = (
+    "name",
+    "type",
+    "source",
+    "namespace",
+    "chart",
+    "version",
+    "tag",
+    "path",
+    "dependencyRefs",
+    "manifestFiles",
+    "healthCheckAsserts",
+)
+"""A component's fields in ``aicr query``'s tree (with its merged ``values``)."""
 
 
-def component_values(ref: models.ComponentRef, cat: catalog_mod.Catalog) -> dict[str, Any]:
+def component_values(ref: models.ComponentRef, cat: catalog_mod.Files) -> dict[str, Any]:
     """The values a deployer hands to Helm for ``ref``."""
-    default_file = f"components/{ref.name}/values.yaml"
+    return stacked_values(ref.name, ref.valuesFile, ref.overrides, cat)
+
+
+def stacked_values(
+    name: str, values_file: str | None, overrides: dict[str, Any] | None, cat: catalog_mod.Files
+) -> dict[str, Any]:
+    """The values of component ``name``: its default file, the file the recipe chose, its overrides."""
+    default_file = f"components/{name}/values.yaml"
     values: dict[str, Any] = {}
-    if ref.valuesFile and ref.valuesFile != default_file and cat.has_file(default_file):
+    if values_file and values_file != default_file and cat.has_file(default_file):
         values = merge.deep_merge(values, cat.values(default_file))
-    if ref.valuesFile:
-        values = merge.deep_merge(values, cat.values(ref.valuesFile))
-    if ref.overrides:
-        values = merge.deep_merge(values, ref.overrides)
+    if values_file:
+        values = merge.deep_merge(values, cat.values(values_file))
+    if overrides:
+        values = merge.deep_merge(values, overrides)
     return values
 
 
-def hydrate(recipe: models.RecipeResult, cat: catalog_mod.Catalog) -> dict[str, Any]:
-    """The recipe as one tree that ``aicr query`` selects from: components by name, with values."""
-    doc = resolver.recipe_document(recipe)
-    criteria = dict(recipe.criteria)
+def hydrate(doc: dict[str, Any], cat: catalog_mod.Files) -> dict[str, Any]:
+    """The recipe (as ``Resolution.document`` gives it) as one tree that ``aicr query`` selects
+    from: components by name, with values."""
+    criteria = dict(doc["criteria"])
     criteria.setdefault("nodes", 0)
     components: dict[str, Any] = {}
-    for ref in recipe.componentRefs:
-        entry = {
-            k: v
-            for k, v in resolver.component_document(ref).items()
-            if k
-            in (
-                "name",
-                "type",
-                "source",
-                "namespace",
-                "chart",
-                "version",
-                "tag",
-                "path",
-                "dependencyRefs",
-                "manifestFiles",
-                "healthCheckAsserts",
-            )
-        }
-        entry["values"] = component_values(ref, cat)
-        components[ref.name] = entry
+    for ref in doc["componentRefs"]:
+        entry = {k: v for k, v in resolver.component_document(ref).items() if k in _QUERIED}
+        entry["values"] = stacked_values(ref["name"], ref.get("valuesFile"), ref.get("overrides"), cat)
+        components[ref["name"]] = entry
     return {
         "kind": doc["kind"],
         "apiVersion": doc["apiVersion"],

@@ -10,6 +10,12 @@ from enum import StrEnum
 
 ANY = "any"
 
+API_VERSION = "aicr.run/v1alpha2"
+"""The apiVersion of our recipe documents (catalog files, criteria files, resolved recipes)."""
+UPSTREAM_API_VERSION = "aicr.nvidia.com/v1alpha1"
+"""Upstream AICR's, which every reader of those documents also takes."""
+API_VERSIONS = (API_VERSION, UPSTREAM_API_VERSION)
+
 
 class Service(StrEnum):
     ANY = "any"

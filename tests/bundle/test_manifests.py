@@ -163,7 +163,7 @@ def test_every_recipe_of_our_catalog_renders_its_manifests(tmp_path: Path) -> No
     recipes = bundles.distinct_recipes(catalog.embedded())
     skyhooks = 0
     for index, crit in enumerate(recipes.values()):
-        recipe = bundles.write_recipe(tmp_path / f"r{index}.yaml", **crit.model_dump())
+        recipe = bundles.write_recipe(tmp_path / f"r{index}.yaml", **crit.as_dict())
         plan = plan_mod.build(BundleRequest(recipe=recipe, workload_selector=["a=b"]))
         for component in plan.components:
             for manifest in component.manifests:

@@ -154,7 +154,7 @@ def test_values_of_every_upstream_recipe_follow_the_documented_merge_and_schedul
     assert len(recipes) > 20
     checked = 0
     for index, crit in enumerate(recipes.values()):
-        recipe_file = bundles.write_recipe(tmp_path / f"r{index}.yaml", cat=cat, **crit.model_dump())
+        recipe_file = bundles.write_recipe(tmp_path / f"r{index}.yaml", cat=cat, **crit.as_dict())
         plan = plan_mod.build(BundleRequest(recipe=recipe_file, catalog_dir=folder))
         refs = {ref.name: ref for ref in plan.recipe.componentRefs}
         for component in plan.components:
