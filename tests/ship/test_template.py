@@ -108,6 +108,7 @@ def test_a_rendered_map_under_nindent_is_yaml_with_the_same_data() -> None:
         ({"n": 1000000.0, "f": 0.1, "e": 1e21, "t": "a\tb"}, 'e: 1e+21\nf: 0.1\n"n": 1000000\nt: "a\\tb"'),
         ("\ufeffab", '"\\uFEFF\\x61\\x62"'),
         ("x", "x"),
+        ({"a": "<<", "b": "="}, "a: <<\nb: ="),
     ],
     ids=repr,
 )
@@ -123,7 +124,10 @@ _YAML_TEXT = st.text(
         lambda c: not "\x7f" <= c <= "\x9f"
     ),
     max_size=30,
-).filter(lambda t: t != "=")  # ruamel reads a plain "=" as YAML 1.1's value tag, which go-yaml does not
+    # ruamel reads a plain "=" as YAML 1.1's value tag and a plain "<<" value as a merge key (an error);
+    # go-yaml v2 writes both plain, as Helm's toYaml does (its resolver has no hint for "=" or "<"),
+    # and reads them back as text
+).filter(lambda t: t not in ("=", "<<"))
 _JSON_VALUES = st.recursive(
     st.one_of(
         st.none(),
